@@ -44,7 +44,9 @@ pub enum Error {
         size: u8,
     },
     /// The header's code size runs past the end of the input.
-    #[error("code size {code_size} at offset {offset:#x} runs past the end ({available} bytes available)")]
+    #[error(
+        "code size {code_size} at offset {offset:#x} runs past the end ({available} bytes available)"
+    )]
     CodeSizePastEnd {
         /// Offset where the code starts.
         offset: usize,
@@ -124,7 +126,9 @@ pub enum Error {
         flags: u32,
     },
     /// An EH clause range that lies outside the code.
-    #[error("EH clause at body offset {offset:#x}: {what} range {start:#x}+{length:#x} lies outside the code")]
+    #[error(
+        "EH clause at body offset {offset:#x}: {what} range {start:#x}+{length:#x} lies outside the code"
+    )]
     EhClauseOutOfRange {
         /// Body offset of the clause.
         offset: usize,
@@ -136,7 +140,9 @@ pub enum Error {
         length: u32,
     },
     /// An EH clause boundary that is not the start (or end) of an instruction.
-    #[error("EH clause at body offset {offset:#x}: {what} boundary {boundary:#x} is not on an instruction boundary")]
+    #[error(
+        "EH clause at body offset {offset:#x}: {what} boundary {boundary:#x} is not on an instruction boundary"
+    )]
     EhClauseNotOnBoundary {
         /// Body offset of the clause.
         offset: usize,
@@ -175,6 +181,14 @@ pub enum Error {
     },
 
     // ---- encoding and editing ---------------------------------------------------------
+    /// An instruction whose operand does not fit its opcode (wrong variant or out of range).
+    #[error("cannot encode {opcode}: {what}")]
+    BadOperand {
+        /// The opcode's ilasm name.
+        opcode: &'static str,
+        /// What was wrong.
+        what: &'static str,
+    },
     /// A value that does not fit the encoding it must be written in.
     #[error("cannot encode: {what}")]
     Unencodable {

@@ -2,6 +2,12 @@
 #![cfg_attr(not(feature = "clr"), forbid(unsafe_code))]
 #![warn(missing_docs)]
 
+pub mod body;
 pub mod error;
+pub mod graph;
+pub mod opcode;
 
+pub use body::{ClauseKind, ExceptionClause, MethodBody};
 pub use error::{Error, Result};
+pub use graph::{InstrId, Instruction, Operand};
+pub use opcode::OpCode;

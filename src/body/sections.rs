@@ -1,0 +1,184 @@
+//! Extra data sections after the code: EH tables, small and fat (ECMA-335 II.25.4.5-6).
+#![forbid(unsafe_code)]
+
+use super::SectionFormat;
+use crate::{Error, Result};
+use smallvec::SmallVec;
+
+const KIND_EH_TABLE: u8 = 0x01;
+const KIND_MASK: u8 = 0x3F;
+const KIND_FAT: u8 = 0x40;
+const KIND_MORE_SECTS: u8 = 0x80;
+const SECTION_HEADER: usize = 4;
+const SMALL_CLAUSE: usize = 12;
+const FAT_CLAUSE: usize = 24;
+/// Most clauses a small section can hold: its data size is one byte (20 * 12 + 4 = 244).
+pub(crate) const SMALL_MAX_CLAUSES: usize = (u8::MAX as usize - SECTION_HEADER) / SMALL_CLAUSE;
+/// Largest fat-section data size (three bytes).
+const FAT_MAX_DATA: usize = 0x00FF_FFFF;
+
+/// One clause with offset-based ranges, as stored in a section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RawClause {
+    pub flags: u32,
+    pub try_offset: u32,
+    pub try_length: u32,
+    pub handler_offset: u32,
+    pub handler_length: u32,
+    /// Class token (catch), filter offset (filter), or the ignored field of finally/fault.
+    pub extra: u32,
+    /// Body offset of the clause bytes (for errors); 0 for clauses being written.
+    pub at: usize,
+}
+
+impl RawClause {
+    /// Whether every field fits the small clause format.
+    pub fn fits_small(&self) -> bool {
+        self.flags <= 0xFFFF
+            && self.try_offset <= 0xFFFF
+            && self.try_length <= 0xFF
+            && self.handler_offset <= 0xFFFF
+            && self.handler_length <= 0xFF
+    }
+}
+
+fn le_u16(b: &[u8], at: usize) -> u32 {
+    u32::from(u16::from_le_bytes([b[at], b[at + 1]]))
+}
+
+fn le_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+/// Reads the chain of sections starting at (unaligned) body offset `pos`.
+///
+/// Calls `clause` for every clause in order; returns the body offset just past the last
+/// section and the format of each section.
+pub(crate) fn read_sections(
+    bytes: &[u8],
+    mut pos: usize,
+    mut clause: impl FnMut(RawClause) -> Result<()>,
+) -> Result<(usize, SmallVec<[SectionFormat; 1]>)> {
+    let mut formats = SmallVec::new();
+    loop {
+        pos = pos.next_multiple_of(4);
+        let header = bytes
+            .get(pos..pos + SECTION_HEADER)
+            .ok_or(Error::Truncated {
+                what: "data section header",
+                offset: pos,
+                needed: SECTION_HEADER,
+                available: bytes.len().saturating_sub(pos),
+            })?;
+        let kind = header[0];
+        if kind & KIND_MASK != KIND_EH_TABLE {
+            return Err(Error::BadSectionKind { offset: pos, kind });
+        }
+        let fat = kind & KIND_FAT != 0;
+        let (size, clause_size) = if fat {
+            (
+                u32::from_le_bytes([header[1], header[2], header[3], 0]) as usize,
+                FAT_CLAUSE,
+            )
+        } else {
+            (header[1] as usize, SMALL_CLAUSE)
+        };
+        if size < SECTION_HEADER || (size - SECTION_HEADER) % clause_size != 0 {
+            return Err(Error::BadSectionSize {
+                offset: pos,
+                size: size as u32,
+            });
+        }
+        let data = bytes.get(pos..pos + size).ok_or(Error::Truncated {
+            what: "EH section",
+            offset: pos,
+            needed: size,
+            available: bytes.len().saturating_sub(pos),
+        })?;
+        let count = (size - SECTION_HEADER) / clause_size;
+        for i in 0..count {
+            let at = SECTION_HEADER + i * clause_size;
+            let raw = if fat {
+                RawClause {
+                    flags: le_u32(data, at),
+                    try_offset: le_u32(data, at + 4),
+                    try_length: le_u32(data, at + 8),
+                    handler_offset: le_u32(data, at + 12),
+                    handler_length: le_u32(data, at + 16),
+                    extra: le_u32(data, at + 20),
+                    at: pos + at,
+                }
+            } else {
+                RawClause {
+                    flags: le_u16(data, at),
+                    try_offset: le_u16(data, at + 2),
+                    try_length: u32::from(data[at + 4]),
+                    handler_offset: le_u16(data, at + 5),
+                    handler_length: u32::from(data[at + 7]),
+                    extra: le_u32(data, at + 8),
+                    at: pos + at,
+                }
+            };
+            clause(raw)?;
+        }
+        formats.push(SectionFormat {
+            fat,
+            clauses: count as u32,
+        });
+        pos += size;
+        if kind & KIND_MORE_SECTS == 0 {
+            return Ok((pos, formats));
+        }
+    }
+}
+
+/// Whether `clauses` can be written as one small section.
+pub(crate) fn fit_small_section(clauses: &[RawClause]) -> bool {
+    clauses.len() <= SMALL_MAX_CLAUSES && clauses.iter().all(RawClause::fits_small)
+}
+
+/// Writes one EH section; `out` must already be 4-byte aligned relative to the body.
+pub(crate) fn write_section(
+    out: &mut Vec<u8>,
+    fat: bool,
+    clauses: &[RawClause],
+    more: bool,
+) -> Result<()> {
+    let more_bit = if more { KIND_MORE_SECTS } else { 0 };
+    if fat {
+        let size = SECTION_HEADER + clauses.len() * FAT_CLAUSE;
+        if size > FAT_MAX_DATA {
+            return Err(Error::Unencodable {
+                what: "too many EH clauses for one fat section",
+            });
+        }
+        out.push(KIND_EH_TABLE | KIND_FAT | more_bit);
+        out.extend_from_slice(&(size as u32).to_le_bytes()[..3]);
+        for c in clauses {
+            for v in [
+                c.flags,
+                c.try_offset,
+                c.try_length,
+                c.handler_offset,
+                c.handler_length,
+                c.extra,
+            ] {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+    } else {
+        debug_assert!(fit_small_section(clauses));
+        out.push(KIND_EH_TABLE | more_bit);
+        out.push((SECTION_HEADER + clauses.len() * SMALL_CLAUSE) as u8);
+        out.extend_from_slice(&[0, 0]);
+        for c in clauses {
+            out.extend_from_slice(&(c.flags as u16).to_le_bytes());
+            out.extend_from_slice(&(c.try_offset as u16).to_le_bytes());
+            out.push(c.try_length as u8);
+            out.extend_from_slice(&(c.handler_offset as u16).to_le_bytes());
+            out.push(c.handler_length as u8);
+            out.extend_from_slice(&c.extra.to_le_bytes());
+        }
+    }
+    Ok(())
+}

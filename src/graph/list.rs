@@ -1,0 +1,409 @@
+//! The instruction arena: nodes addressed by stable [`InstrId`]s, ordered by links.
+//!
+//! Inserting and unlinking are O(1) and never invalidate an id. Unlinked nodes stay in the
+//! arena (so stale ids are detectable) until the list is cleared.
+#![forbid(unsafe_code)]
+
+use crate::opcode::{OpCode, OperandKind};
+use std::fmt;
+
+/// Stable handle of an instruction inside one [`InstrList`].
+///
+/// Ids are dense indexes into the arena; they are never reused while the list lives, so an
+/// id handed out before an edit still names the same instruction after it.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct InstrId(pub(crate) u32);
+
+impl InstrId {
+    /// The arena index of this id.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Debug for InstrId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "i{}", self.0)
+    }
+}
+
+/// A range of the switch-target pool owned by an [`InstrList`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SwitchTargets {
+    pub(crate) start: u32,
+    pub(crate) len: u32,
+}
+
+impl SwitchTargets {
+    /// Number of targets.
+    #[inline]
+    pub fn len(self) -> usize {
+        self.len as usize
+    }
+
+    /// Whether the switch has no targets.
+    #[inline]
+    pub fn is_empty(self) -> bool {
+        self.len == 0
+    }
+}
+
+/// The operand of an instruction, independent of its encoded width.
+///
+/// The opcode decides the encoding: `Int` is written as `int8` for `ldc.i4.s`, `uint8` for
+/// `unaligned.`/`no.` and `int32` for `ldc.i4`; `Var` as `uint8` or `uint16`; `Target` as a
+/// one- or four-byte displacement. Floats are kept as raw bits so NaN payloads survive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operand {
+    /// No operand.
+    None,
+    /// `ldc.i4.s`, `ldc.i4`, `unaligned.`, `no.`.
+    Int(i32),
+    /// `ldc.i8`.
+    Long(i64),
+    /// `ldc.r4`, as IEEE-754 bits.
+    Float32(u32),
+    /// `ldc.r8`, as IEEE-754 bits.
+    Float64(u64),
+    /// An argument or local index.
+    Var(u16),
+    /// A metadata token.
+    Token(u32),
+    /// A branch target.
+    Target(InstrId),
+    /// `switch` targets, stored in the list's target pool.
+    Switch(SwitchTargets),
+}
+
+pub(crate) const NIL: u32 = u32::MAX;
+
+/// One IL instruction: an opcode and its operand.
+///
+/// Where it came from (its original code offset) is known by the body that holds it, see
+/// [`crate::MethodBody::original_offset`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Instruction {
+    /// The opcode; its table row fixes the operand encoding.
+    pub opcode: OpCode,
+    /// The operand; must match `opcode.operand()` (checked when encoding).
+    pub operand: Operand,
+}
+
+impl Instruction {
+    /// A new instruction.
+    #[inline]
+    pub fn new(opcode: OpCode, operand: Operand) -> Self {
+        Instruction { opcode, operand }
+    }
+
+    /// An instruction without an operand.
+    #[inline]
+    pub fn simple(opcode: OpCode) -> Self {
+        Self::new(opcode, Operand::None)
+    }
+
+    /// Whether the operand's variant agrees with the opcode's operand kind.
+    pub fn operand_matches_opcode(&self) -> bool {
+        matches!(
+            (self.opcode.operand(), self.operand),
+            (OperandKind::None, Operand::None)
+                | (
+                    OperandKind::ShortI | OperandKind::ShortU | OperandKind::I,
+                    Operand::Int(_)
+                )
+                | (OperandKind::I8, Operand::Long(_))
+                | (OperandKind::ShortR, Operand::Float32(_))
+                | (OperandKind::R, Operand::Float64(_))
+                | (OperandKind::ShortVar | OperandKind::Var, Operand::Var(_))
+                | (
+                    OperandKind::ShortBranch | OperandKind::Branch,
+                    Operand::Target(_)
+                )
+                | (OperandKind::Switch, Operand::Switch(_))
+                | (
+                    OperandKind::Method
+                        | OperandKind::Field
+                        | OperandKind::Type
+                        | OperandKind::String
+                        | OperandKind::Sig
+                        | OperandKind::Tok,
+                    Operand::Token(_)
+                )
+        )
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Node {
+    instr: Instruction,
+    prev: u32,
+    next: u32,
+    linked: bool,
+}
+
+/// An ordered list of instructions in an arena.
+#[derive(Debug, Clone, Default)]
+pub struct InstrList {
+    nodes: Vec<Node>,
+    head: u32,
+    tail: u32,
+    len: u32,
+    switch_pool: Vec<InstrId>,
+}
+
+impl InstrList {
+    /// An empty list.
+    pub fn new() -> Self {
+        InstrList {
+            nodes: Vec::new(),
+            head: NIL,
+            tail: NIL,
+            len: 0,
+            switch_pool: Vec::new(),
+        }
+    }
+
+    /// Removes every instruction, keeping allocated capacity; all ids become invalid.
+    pub fn clear(&mut self) {
+        self.nodes.clear();
+        self.switch_pool.clear();
+        self.head = NIL;
+        self.tail = NIL;
+        self.len = 0;
+    }
+
+    /// Reserves room for `n` more instructions.
+    pub fn reserve(&mut self, n: usize) {
+        self.nodes.reserve(n);
+    }
+
+    /// Number of instructions in the list.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// Whether the list has no instructions.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Size of the arena: every id ever handed out has `index() < arena_len()`.
+    #[inline]
+    pub fn arena_len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether `id` names an instruction currently in the list.
+    #[inline]
+    pub fn contains(&self, id: InstrId) -> bool {
+        self.nodes.get(id.index()).is_some_and(|n| n.linked)
+    }
+
+    /// The first instruction.
+    #[inline]
+    pub fn first(&self) -> Option<InstrId> {
+        wrap(self.head)
+    }
+
+    /// The last instruction.
+    #[inline]
+    pub fn last(&self) -> Option<InstrId> {
+        wrap(self.tail)
+    }
+
+    /// The instruction after `id`.
+    #[inline]
+    pub fn next(&self, id: InstrId) -> Option<InstrId> {
+        wrap(self.nodes[id.index()].next)
+    }
+
+    /// The instruction before `id`.
+    #[inline]
+    pub fn prev(&self, id: InstrId) -> Option<InstrId> {
+        wrap(self.nodes[id.index()].prev)
+    }
+
+    /// The instruction named by `id`. Panics if `id` was never handed out by this list.
+    #[inline]
+    pub fn get(&self, id: InstrId) -> &Instruction {
+        &self.nodes[id.index()].instr
+    }
+
+    /// Mutable access to the instruction named by `id`.
+    #[inline]
+    pub fn get_mut(&mut self, id: InstrId) -> &mut Instruction {
+        &mut self.nodes[id.index()].instr
+    }
+
+    /// Iterates over ids in order.
+    pub fn ids(&self) -> Ids<'_> {
+        Ids {
+            list: self,
+            cur: self.head,
+        }
+    }
+
+    /// Iterates over `(id, instruction)` in order.
+    pub fn iter(&self) -> impl Iterator<Item = (InstrId, &Instruction)> + '_ {
+        self.ids().map(move |id| (id, self.get(id)))
+    }
+
+    /// Appends an instruction, keeping its original offset (used by the decoder).
+    pub(crate) fn push_raw(&mut self, instr: Instruction) -> InstrId {
+        let id = self.nodes.len() as u32;
+        self.nodes.push(Node {
+            instr,
+            prev: self.tail,
+            next: NIL,
+            linked: true,
+        });
+        if self.tail == NIL {
+            self.head = id;
+        } else {
+            self.nodes[self.tail as usize].next = id;
+        }
+        self.tail = id;
+        self.len += 1;
+        InstrId(id)
+    }
+
+    /// Appends an instruction at the end.
+    pub fn push_back(&mut self, instr: Instruction) -> InstrId {
+        self.push_raw(instr)
+    }
+
+    fn alloc(&mut self, instr: Instruction) -> u32 {
+        let id = self.nodes.len() as u32;
+        self.nodes.push(Node {
+            instr,
+            prev: NIL,
+            next: NIL,
+            linked: true,
+        });
+        self.len += 1;
+        id
+    }
+
+    /// Links a new instruction right before `at`; nothing that refers to `at` changes.
+    pub fn link_before(&mut self, at: InstrId, instr: Instruction) -> InstrId {
+        let new = self.alloc(instr);
+        let prev = self.nodes[at.index()].prev;
+        self.nodes[new as usize].prev = prev;
+        self.nodes[new as usize].next = at.0;
+        self.nodes[at.index()].prev = new;
+        if prev == NIL {
+            self.head = new;
+        } else {
+            self.nodes[prev as usize].next = new;
+        }
+        InstrId(new)
+    }
+
+    /// Links a new instruction right after `at`; nothing that refers to `at` changes.
+    pub fn link_after(&mut self, at: InstrId, instr: Instruction) -> InstrId {
+        let new = self.alloc(instr);
+        let next = self.nodes[at.index()].next;
+        self.nodes[new as usize].prev = at.0;
+        self.nodes[new as usize].next = next;
+        self.nodes[at.index()].next = new;
+        if next == NIL {
+            self.tail = new;
+        } else {
+            self.nodes[next as usize].prev = new;
+        }
+        InstrId(new)
+    }
+
+    /// Unlinks `id` from the order. References to it are the caller's business.
+    pub fn unlink(&mut self, id: InstrId) {
+        let Node {
+            prev, next, linked, ..
+        } = self.nodes[id.index()];
+        if !linked {
+            return;
+        }
+        if prev == NIL {
+            self.head = next;
+        } else {
+            self.nodes[prev as usize].next = next;
+        }
+        if next == NIL {
+            self.tail = prev;
+        } else {
+            self.nodes[next as usize].prev = prev;
+        }
+        let node = &mut self.nodes[id.index()];
+        node.prev = NIL;
+        node.next = NIL;
+        node.linked = false;
+        self.len -= 1;
+    }
+
+    /// Stores a new set of switch targets and returns its handle.
+    pub fn new_switch_targets(&mut self, targets: &[InstrId]) -> SwitchTargets {
+        let start = self.switch_pool.len() as u32;
+        self.switch_pool.extend_from_slice(targets);
+        SwitchTargets {
+            start,
+            len: targets.len() as u32,
+        }
+    }
+
+    pub(crate) fn push_switch_target(&mut self, target: InstrId) {
+        self.switch_pool.push(target);
+    }
+
+    pub(crate) fn switch_pool_len(&self) -> u32 {
+        self.switch_pool.len() as u32
+    }
+
+    /// The targets of a switch operand.
+    #[inline]
+    pub fn switch_targets(&self, targets: SwitchTargets) -> &[InstrId] {
+        &self.switch_pool[targets.start as usize..(targets.start + targets.len) as usize]
+    }
+
+    /// Mutable targets of a switch operand (shared by every instruction holding the handle).
+    #[inline]
+    pub fn switch_targets_mut(&mut self, targets: SwitchTargets) -> &mut [InstrId] {
+        &mut self.switch_pool[targets.start as usize..(targets.start + targets.len) as usize]
+    }
+
+    /// Every switch-target slot in the pool (including stale ones), for bulk retargeting.
+    pub(crate) fn switch_pool_mut(&mut self) -> &mut [InstrId] {
+        &mut self.switch_pool
+    }
+
+    /// Mutable access to every linked instruction, in arena order (not list order).
+    pub(crate) fn arena_instrs_mut(&mut self) -> impl Iterator<Item = &mut Instruction> {
+        self.nodes
+            .iter_mut()
+            .filter(|n| n.linked)
+            .map(|n| &mut n.instr)
+    }
+}
+
+#[inline]
+fn wrap(raw: u32) -> Option<InstrId> {
+    (raw != NIL).then_some(InstrId(raw))
+}
+
+/// Iterator over the ids of an [`InstrList`], in order.
+pub struct Ids<'a> {
+    list: &'a InstrList,
+    cur: u32,
+}
+
+impl Iterator for Ids<'_> {
+    type Item = InstrId;
+
+    #[inline]
+    fn next(&mut self) -> Option<InstrId> {
+        let id = wrap(self.cur)?;
+        self.cur = self.list.nodes[id.index()].next;
+        Some(id)
+    }
+}

@@ -1,0 +1,10 @@
+//! The editable instruction graph: an arena of instructions ordered by links.
+//!
+//! Branch and switch operands hold [`InstrId`]s, never offsets, so inserting or removing
+//! code never invalidates them. Editing operations that must also keep exception-handling
+//! regions consistent live on [`crate::MethodBody`].
+#![forbid(unsafe_code)]
+
+mod list;
+
+pub use list::{Ids, InstrId, InstrList, Instruction, Operand, SwitchTargets};
