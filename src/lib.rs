@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 
 pub mod body;
+pub mod disasm;
 pub mod error;
 pub mod graph;
 pub mod opcode;

@@ -89,6 +89,15 @@ impl Encoder {
         Ok(())
     }
 
+    /// Lays out `body` as [`Encoder::encode`] would and returns the code offset of every
+    /// instruction, indexed by [`InstrId::index`] (`u32::MAX` for ids not in the body),
+    /// followed by one extra entry: the code size.
+    pub fn code_offsets(&mut self, body: &MethodBody) -> Result<&[u32]> {
+        self.layout(&body.instrs)?;
+        self.offsets.push(self.code_size);
+        Ok(&self.offsets)
+    }
+
     /// Assigns code offsets, widening short branches until every displacement fits.
     fn layout(&mut self, instrs: &InstrList) -> Result<()> {
         let arena = instrs.arena_len();
