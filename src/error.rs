@@ -181,6 +181,36 @@ pub enum Error {
     },
 
     // ---- encoding and editing ---------------------------------------------------------
+    /// An id that does not name an instruction of the body.
+    #[error("{what} i{id} is not an instruction of this body")]
+    NotInBody {
+        /// The id's index.
+        id: u32,
+        /// What the id was used as.
+        what: &'static str,
+    },
+    /// An edit refused because it would leave an exception region without instructions.
+    #[error("removing i{id} would leave its {region} region empty")]
+    EditWouldEmptyRegion {
+        /// The instruction's id index.
+        id: u32,
+        /// The region kind ("try", "handler", "filter").
+        region: &'static str,
+    },
+    /// An edit refused because branches would be left without a target.
+    #[error(
+        "removing i{id} would leave branches to it without a target (it is the last instruction)"
+    )]
+    EditWouldDangle {
+        /// The instruction's id index.
+        id: u32,
+    },
+    /// Exception clauses that are not properly nested or ordered.
+    #[error("bad exception clause nesting: {what}")]
+    BadEhNesting {
+        /// What was wrong.
+        what: &'static str,
+    },
     /// An instruction whose operand does not fit its opcode (wrong variant or out of range).
     #[error("cannot encode {opcode}: {what}")]
     BadOperand {

@@ -372,11 +372,6 @@ impl InstrList {
         &mut self.switch_pool[targets.start as usize..(targets.start + targets.len) as usize]
     }
 
-    /// Every switch-target slot in the pool (including stale ones), for bulk retargeting.
-    pub(crate) fn switch_pool_mut(&mut self) -> &mut [InstrId] {
-        &mut self.switch_pool
-    }
-
     /// Mutable access to every linked instruction, in arena order (not list order).
     pub(crate) fn arena_instrs_mut(&mut self) -> impl Iterator<Item = &mut Instruction> {
         self.nodes

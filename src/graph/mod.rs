@@ -5,6 +5,10 @@
 //! regions consistent live on [`crate::MethodBody`].
 #![forbid(unsafe_code)]
 
+mod build;
+mod edit;
 mod list;
+
+pub use edit::Incoming;
 
 pub use list::{Ids, InstrId, InstrList, Instruction, Operand, SwitchTargets};

@@ -1,0 +1,421 @@
+//! Editing a [`MethodBody`]: insert, replace, remove, retarget, add EH clauses.
+//!
+//! Every operation keeps three invariants: branch and switch operands name instructions of
+//! the body, every exception region is a non-empty inclusive range `[start, last]`, and no
+//! edit silently widens a region. Operations that would break one are refused with a
+//! typed error and leave the body untouched.
+#![forbid(unsafe_code)]
+
+use super::{InstrId, Instruction, Operand};
+use crate::body::{ClauseKind, ExceptionClause, MethodBody};
+use crate::{Error, Result};
+use smallvec::SmallVec;
+
+/// What happens to references (branch targets, EH region starts) that name the
+/// instruction before which new code is inserted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Incoming {
+    /// They keep naming the old instruction: branches jump over the new code, and regions
+    /// starting at the old instruction do not include it. This is what a method prologue
+    /// needs when a loop branches back to the first instruction.
+    Keep,
+    /// They name the first inserted instruction instead: every path that reached the old
+    /// instruction now runs the new code first, and regions starting at the old instruction
+    /// start at the new code. This is what single-ret needs before a `ret`.
+    Redirect,
+}
+
+/// Which part of a clause a region is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RegionPart {
+    Try,
+    Handler,
+    Filter,
+}
+
+impl MethodBody {
+    fn expect_linked(&self, id: InstrId, what: &'static str) -> Result<()> {
+        if self.instrs.contains(id) {
+            Ok(())
+        } else {
+            Err(Error::NotInBody { id: id.0, what })
+        }
+    }
+
+    /// Inserts `instr` right before `at` and returns its id; see [`Incoming`] for what
+    /// happens to references to `at`. Cost: O(1) with [`Incoming::Keep`], O(code) with
+    /// [`Incoming::Redirect`] (every branch operand is checked).
+    pub fn insert_before(
+        &mut self,
+        at: InstrId,
+        instr: Instruction,
+        incoming: Incoming,
+    ) -> Result<InstrId> {
+        self.expect_linked(at, "insertion point")?;
+        let new = self.instrs.link_before(at, instr);
+        if incoming == Incoming::Redirect {
+            self.redirect_references(at, new);
+        }
+        Ok(new)
+    }
+
+    /// Inserts `instrs` in order right before `at`; returns the ids in order. With
+    /// [`Incoming::Redirect`], references to `at` move to the first inserted instruction.
+    pub fn insert_all_before(
+        &mut self,
+        at: InstrId,
+        instrs: &[Instruction],
+        incoming: Incoming,
+    ) -> Result<SmallVec<[InstrId; 8]>> {
+        self.expect_linked(at, "insertion point")?;
+        let ids: SmallVec<[InstrId; 8]> = instrs
+            .iter()
+            .map(|&i| self.instrs.link_before(at, i))
+            .collect();
+        if let (Incoming::Redirect, Some(&first)) = (incoming, ids.first()) {
+            self.redirect_references(at, first);
+        }
+        Ok(ids)
+    }
+
+    /// Inserts `instr` right after `at` and returns its id. Nothing that names `at`
+    /// changes, and regions whose last instruction is `at` do not grow to include the new
+    /// instruction.
+    pub fn insert_after(&mut self, at: InstrId, instr: Instruction) -> Result<InstrId> {
+        self.expect_linked(at, "insertion point")?;
+        Ok(self.instrs.link_after(at, instr))
+    }
+
+    /// Inserts `instrs` in order right after `at` (see [`MethodBody::insert_after`]).
+    pub fn insert_all_after(
+        &mut self,
+        at: InstrId,
+        instrs: &[Instruction],
+    ) -> Result<SmallVec<[InstrId; 8]>> {
+        self.expect_linked(at, "insertion point")?;
+        let mut ids = SmallVec::new();
+        let mut prev = at;
+        for &i in instrs {
+            prev = self.instrs.link_after(prev, i);
+            ids.push(prev);
+        }
+        Ok(ids)
+    }
+
+    /// Appends `instr` at the end of the code. It joins no region.
+    pub fn append(&mut self, instr: Instruction) -> InstrId {
+        self.instrs.push_back(instr)
+    }
+
+    /// Replaces the instruction `at` in place and returns the old one. The id is kept, so
+    /// branches and regions that named the old instruction name the new one.
+    pub fn replace(&mut self, at: InstrId, instr: Instruction) -> Result<Instruction> {
+        self.expect_linked(at, "replaced instruction")?;
+        Ok(std::mem::replace(self.instrs.get_mut(at), instr))
+    }
+
+    /// Removes `at` and returns it. Branches to it move to the next instruction; a region
+    /// starting at it starts at the next instruction, a region ending at it ends at the
+    /// previous one (so no region ever grows).
+    ///
+    /// Refused, leaving the body unchanged, when it would empty a region, or when `at` is
+    /// a branch target (or filter start) with no next instruction.
+    pub fn remove(&mut self, at: InstrId) -> Result<Instruction> {
+        self.expect_linked(at, "removed instruction")?;
+        let next = self.instrs.next(at);
+        let prev = self.instrs.prev(at);
+        for clause in &self.clauses {
+            for (part, start, last) in regions(clause) {
+                if start == at && last == at {
+                    return Err(Error::EditWouldEmptyRegion {
+                        id: at.0,
+                        region: part.name(),
+                    });
+                }
+                // A filter region ends right before its handler; removing its only
+                // instruction also empties it.
+                if part == RegionPart::Filter && start == at && next == Some(clause.handler_start) {
+                    return Err(Error::EditWouldEmptyRegion {
+                        id: at.0,
+                        region: part.name(),
+                    });
+                }
+            }
+        }
+        match next {
+            Some(next) => self.redirect_references(at, next),
+            None => {
+                if self.is_branch_target(at) {
+                    return Err(Error::EditWouldDangle { id: at.0 });
+                }
+            }
+        }
+        for clause in &mut self.clauses {
+            if clause.try_last == at {
+                clause.try_last = prev.expect("a non-empty region ending here has a predecessor");
+            }
+            if clause.handler_last == at {
+                clause.handler_last =
+                    prev.expect("a non-empty region ending here has a predecessor");
+            }
+        }
+        let removed = *self.instrs.get(at);
+        self.instrs.unlink(at);
+        Ok(removed)
+    }
+
+    /// Whether any branch or switch operand names `id`.
+    pub fn is_branch_target(&self, id: InstrId) -> bool {
+        self.instrs.iter().any(|(_, instr)| match instr.operand {
+            Operand::Target(t) => t == id,
+            Operand::Switch(s) => self.instrs.switch_targets(s).contains(&id),
+            _ => false,
+        })
+    }
+
+    /// Makes every branch and switch operand that names `from` name `to` instead. EH
+    /// regions are not touched. Returns how many operands changed.
+    pub fn retarget_branches(&mut self, from: InstrId, to: InstrId) -> Result<usize> {
+        self.expect_linked(to, "branch target")?;
+        Ok(self.retarget_operands(|t| (t == from).then_some(to)))
+    }
+
+    /// Rewrites every branch and switch target through `map` (None keeps the target).
+    /// Returns how many operands changed. One pass over the code, whatever the map does.
+    pub(crate) fn retarget_operands(
+        &mut self,
+        mut map: impl FnMut(InstrId) -> Option<InstrId>,
+    ) -> usize {
+        let mut changed = 0;
+        let mut switches: SmallVec<[super::SwitchTargets; 4]> = SmallVec::new();
+        for instr in self.instrs.arena_instrs_mut() {
+            match &mut instr.operand {
+                Operand::Target(t) => {
+                    if let Some(new) = map(*t) {
+                        *t = new;
+                        changed += 1;
+                    }
+                }
+                Operand::Switch(s) => switches.push(*s),
+                _ => {}
+            }
+        }
+        for s in switches {
+            for slot in self.instrs.switch_targets_mut(s) {
+                if let Some(new) = map(*slot) {
+                    *slot = new;
+                    changed += 1;
+                }
+            }
+        }
+        changed
+    }
+
+    /// Moves branch targets and region starts (try, handler, filter) from `from` to `to`.
+    fn redirect_references(&mut self, from: InstrId, to: InstrId) {
+        self.retarget_operands(|t| (t == from).then_some(to));
+        for clause in &mut self.clauses {
+            if clause.try_start == from {
+                clause.try_start = to;
+            }
+            if clause.handler_start == from {
+                clause.handler_start = to;
+            }
+            if let ClauseKind::Filter(f) = &mut clause.kind
+                && *f == from
+            {
+                *f = to;
+            }
+        }
+    }
+
+    /// Position of every linked instruction in list order, indexed by id
+    /// (`u32::MAX` for ids not in the body).
+    pub fn positions(&self) -> Vec<u32> {
+        let mut pos = vec![u32::MAX; self.instrs.arena_len()];
+        for (i, id) in self.instrs.ids().enumerate() {
+            pos[id.index()] = i as u32;
+        }
+        pos
+    }
+
+    /// Adds an exception clause, placing it where ECMA-335 requires: after every clause
+    /// nested inside it and before every clause it is nested in (try-inside-handler
+    /// nesting included). Refused if a region is empty, not in the body, or overlaps
+    /// another region without nesting.
+    pub fn add_clause(&mut self, clause: ExceptionClause) -> Result<usize> {
+        let pos = self.positions();
+        let new = Spans::of(&clause, &pos)?;
+        let mut insert_at = 0usize;
+        let mut limit = self.clauses.len();
+        for (i, other) in self.clauses.iter().enumerate() {
+            let other = Spans::of(other, &pos)?;
+            new.check_compatible(&other)?;
+            if other.must_precede(&new) {
+                insert_at = i + 1;
+            }
+            if new.must_precede(&other) {
+                limit = limit.min(i);
+            }
+        }
+        if insert_at > limit {
+            return Err(Error::BadEhNesting {
+                what: "the new clause cannot be ordered inner-first among the existing ones",
+            });
+        }
+        self.clauses.insert(insert_at, clause);
+        Ok(insert_at)
+    }
+
+    /// Checks every clause: regions non-empty and in the body, handler after its filter,
+    /// regions pairwise disjoint or nested (tries may be shared), and inner clauses listed
+    /// before the clauses they are nested in.
+    pub fn validate_clauses(&self) -> Result<()> {
+        let pos = self.positions();
+        let spans = self
+            .clauses
+            .iter()
+            .map(|c| Spans::of(c, &pos))
+            .collect::<Result<Vec<_>>>()?;
+        for (i, a) in spans.iter().enumerate() {
+            for b in &spans[i + 1..] {
+                a.check_compatible(b)?;
+                if b.must_precede(a) {
+                    return Err(Error::BadEhNesting {
+                        what: "an inner clause is listed after a clause that encloses it",
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl RegionPart {
+    fn name(self) -> &'static str {
+        match self {
+            RegionPart::Try => "try",
+            RegionPart::Handler => "handler",
+            RegionPart::Filter => "filter",
+        }
+    }
+}
+
+/// The regions of a clause as `(part, start, last)`; the filter region's last is unknown
+/// without the order, so it is given as its start (callers treat it specially).
+fn regions(c: &ExceptionClause) -> SmallVec<[(RegionPart, InstrId, InstrId); 3]> {
+    let mut r = SmallVec::new();
+    r.push((RegionPart::Try, c.try_start, c.try_last));
+    r.push((RegionPart::Handler, c.handler_start, c.handler_last));
+    if let ClauseKind::Filter(f) = c.kind {
+        r.push((RegionPart::Filter, f, f));
+    }
+    r
+}
+
+/// A clause's regions as half-open position spans.
+#[derive(Debug, Clone, Copy)]
+struct Spans {
+    try_: (u32, u32),
+    handler: (u32, u32),
+    filter: Option<(u32, u32)>,
+}
+
+impl Spans {
+    fn of(c: &ExceptionClause, pos: &[u32]) -> Result<Spans> {
+        let at = |id: InstrId| -> Result<u32> {
+            match pos.get(id.index()) {
+                Some(&p) if p != u32::MAX => Ok(p),
+                _ => Err(Error::NotInBody {
+                    id: id.0,
+                    what: "EH region boundary",
+                }),
+            }
+        };
+        let span = |start, last, what| -> Result<(u32, u32)> {
+            let (s, l) = (at(start)?, at(last)?);
+            if l < s {
+                return Err(Error::BadEhNesting { what });
+            }
+            Ok((s, l + 1))
+        };
+        let try_ = span(c.try_start, c.try_last, "try region ends before it starts")?;
+        let handler = span(
+            c.handler_start,
+            c.handler_last,
+            "handler region ends before it starts",
+        )?;
+        let filter = match c.kind {
+            ClauseKind::Filter(f) => {
+                let s = at(f)?;
+                if s >= handler.0 {
+                    return Err(Error::BadEhNesting {
+                        what: "filter does not precede its handler",
+                    });
+                }
+                Some((s, handler.0))
+            }
+            _ => None,
+        };
+        let own: SmallVec<[(u32, u32); 3]> = [Some(try_), Some(handler), filter]
+            .into_iter()
+            .flatten()
+            .collect();
+        for (i, a) in own.iter().enumerate() {
+            for b in &own[i + 1..] {
+                if overlaps(*a, *b) {
+                    return Err(Error::BadEhNesting {
+                        what: "regions of one clause overlap",
+                    });
+                }
+            }
+        }
+        Ok(Spans {
+            try_,
+            handler,
+            filter,
+        })
+    }
+
+    fn all(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        [Some(self.try_), Some(self.handler), self.filter]
+            .into_iter()
+            .flatten()
+    }
+
+    /// Whether `self` must be listed before `other`: its try lies inside one of `other`'s
+    /// regions (and is not the very same try block).
+    fn must_precede(&self, other: &Spans) -> bool {
+        self.try_ != other.try_ && other.all().any(|r| contains(r, self.try_))
+    }
+
+    /// Regions of two clauses must be disjoint or nested; two clauses may share a try.
+    fn check_compatible(&self, other: &Spans) -> Result<()> {
+        for a in self.all() {
+            for b in other.all() {
+                if a == b && a == self.try_ && b == other.try_ {
+                    continue;
+                }
+                if a == b {
+                    return Err(Error::BadEhNesting {
+                        what: "two clauses share a handler or filter region",
+                    });
+                }
+                if overlaps(a, b) && !contains(a, b) && !contains(b, a) {
+                    return Err(Error::BadEhNesting {
+                        what: "two regions overlap without nesting",
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn overlaps(a: (u32, u32), b: (u32, u32)) -> bool {
+    a.0 < b.1 && b.0 < a.1
+}
+
+fn contains(outer: (u32, u32), inner: (u32, u32)) -> bool {
+    outer.0 <= inner.0 && inner.1 <= outer.1
+}
