@@ -219,6 +219,12 @@ pub enum Error {
         /// What was wrong.
         what: &'static str,
     },
+    /// A transform that cannot be applied to this body.
+    #[error("unsupported: {what}")]
+    Unsupported {
+        /// Why.
+        what: &'static str,
+    },
     /// A value that does not fit the encoding it must be written in.
     #[error("cannot encode: {what}")]
     Unencodable {

@@ -6,7 +6,9 @@ pub mod body;
 pub mod disasm;
 pub mod error;
 pub mod graph;
+pub mod ilmap;
 pub mod opcode;
+pub mod transform;
 
 pub use body::{ClauseKind, ExceptionClause, MethodBody};
 pub use error::{Error, Result};

@@ -1,0 +1,40 @@
+//! Prologue and epilogue injection.
+#![forbid(unsafe_code)]
+
+use crate::body::MethodBody;
+use crate::graph::{Incoming, InstrId, Instruction};
+use crate::{Error, Result};
+use smallvec::SmallVec;
+
+/// Inserts `code` before the first instruction. Branches to the first instruction (a loop
+/// jumping back to offset 0) keep going to it, so the prologue runs once per call; regions
+/// starting at the first instruction do not include the prologue. Returns the new ids.
+pub fn inject_prologue(
+    body: &mut MethodBody,
+    code: &[Instruction],
+) -> Result<SmallVec<[InstrId; 8]>> {
+    match body.instrs.first() {
+        Some(first) => body.insert_all_before(first, code, Incoming::Keep),
+        None => Ok(code.iter().map(|&i| body.append(i)).collect()),
+    }
+}
+
+/// Inserts `code` before `epilogue` (from [`super::single_ret`]) so that every jump to
+/// the epilogue runs it first. The stack is as it was at the original `ret`s minus the
+/// return value, which is in the return-value local.
+pub fn inject_epilogue(
+    body: &mut MethodBody,
+    epilogue: InstrId,
+    code: &[Instruction],
+) -> Result<SmallVec<[InstrId; 8]>> {
+    if code.is_empty() {
+        return Ok(SmallVec::new());
+    }
+    if !body.instrs.contains(epilogue) {
+        return Err(Error::NotInBody {
+            id: epilogue.index() as u32,
+            what: "epilogue",
+        });
+    }
+    body.insert_all_before(epilogue, code, Incoming::Redirect)
+}

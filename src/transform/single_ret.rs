@@ -1,0 +1,218 @@
+//! Single-ret: every `ret` becomes a jump to one epilogue at the end of the method.
+#![forbid(unsafe_code)]
+
+use crate::body::{ClauseKind, MethodBody};
+use crate::graph::{InstrId, Instruction};
+use crate::opcode::OpCode;
+use crate::{Error, Result};
+
+/// What the method returns, which decides the epilogue's shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Returns {
+    /// `void`: the epilogue is `ret`.
+    Void,
+    /// A value: each `ret` stores it in `local` first, and the epilogue is
+    /// `ldloc local; ret`. The local must have the method's return type (add it with the
+    /// LocalVarSig editing API and set the body's signature token).
+    Value {
+        /// Index of the return-value local.
+        local: u16,
+    },
+}
+
+/// The result of [`single_ret`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SingleRet {
+    /// First instruction of the epilogue (`ldloc` or `ret`). Code inserted before it with
+    /// [`crate::graph::Incoming::Redirect`] runs on every normal exit.
+    pub epilogue: InstrId,
+    /// The epilogue's `ret`.
+    pub ret: InstrId,
+    /// How many `ret`s were rewritten into jumps.
+    pub rewritten: usize,
+    /// How many of them became `leave` because they were inside a try or catch handler.
+    pub leaves: usize,
+    /// `tail.`-prefixed call + `ret` sequences left intact (they still return directly).
+    pub tail_calls_kept: usize,
+}
+
+/// Rewrites `body` so that every `ret` (except those completing a `tail.` call) jumps to
+/// one epilogue appended at the end, outside every exception region.
+///
+/// Each `ret` keeps its id: with [`Returns::Value`] it becomes `stloc local` followed by a
+/// jump, with [`Returns::Void`] it becomes the jump itself. Branches that targeted a `ret`
+/// therefore land on code that completes the return. Inside a try block or a catch/filter
+/// handler the jump is a `leave`; elsewhere a `br`. A `ret` inside a finally, fault or
+/// filter block is invalid IL (ECMA-335 III.3.56) and is refused.
+pub fn single_ret(body: &mut MethodBody, returns: Returns) -> Result<SingleRet> {
+    rewrite_rets(body, returns, false)
+}
+
+/// The shared implementation; `all_protected` makes every jump a `leave` (used when the
+/// whole body is about to be wrapped in a try block).
+pub(crate) fn rewrite_rets(
+    body: &mut MethodBody,
+    returns: Returns,
+    all_protected: bool,
+) -> Result<SingleRet> {
+    let rets: Vec<InstrId> = body
+        .instrs
+        .iter()
+        .filter(|(_, i)| i.opcode == OpCode::Ret)
+        .map(|(id, _)| id)
+        .collect();
+    let protection = Protection::of(body);
+
+    // Check everything before editing, so a refusal leaves the body untouched.
+    let mut tail_calls_kept = 0;
+    let mut to_rewrite = Vec::with_capacity(rets.len());
+    for &ret in &rets {
+        if !all_protected && completes_tail_call(body, ret) {
+            tail_calls_kept += 1;
+            continue;
+        }
+        match protection.at(ret) {
+            Region::FinallyOrFault | Region::Filter => {
+                return Err(Error::Unsupported {
+                    what: "ret inside a finally, fault or filter block (invalid IL)",
+                });
+            }
+            Region::Protected => to_rewrite.push((ret, true)),
+            Region::None => to_rewrite.push((ret, all_protected)),
+        }
+    }
+
+    // A void method whose code ends with a plain `ret` keeps that `ret` as its epilogue.
+    let reusable = match (returns, to_rewrite.last()) {
+        (Returns::Void, Some(&(last, false))) if body.instrs.last() == Some(last) => Some(last),
+        _ => None,
+    };
+    let (epilogue, ret) = match (returns, reusable) {
+        (_, Some(last)) => {
+            to_rewrite.pop();
+            (last, last)
+        }
+        (Returns::Void, None) => {
+            let ret = body.append(Instruction::simple(OpCode::Ret));
+            (ret, ret)
+        }
+        (Returns::Value { local }, None) => {
+            let load = body.append(Instruction::ldloc(local));
+            (load, body.append(Instruction::simple(OpCode::Ret)))
+        }
+    };
+
+    let mut leaves = 0;
+    for &(at, leave) in &to_rewrite {
+        let jump = Instruction::branch(if leave { OpCode::Leave } else { OpCode::Br }, epilogue);
+        leaves += usize::from(leave);
+        match returns {
+            Returns::Void => {
+                body.replace(at, jump)?;
+            }
+            Returns::Value { local } => {
+                body.replace(at, Instruction::stloc(local))?;
+                // A `br` straight into the epilogue is dead weight; a `leave` is not.
+                if leave || body.instrs.next(at) != Some(epilogue) {
+                    body.insert_after(at, jump)?;
+                }
+            }
+        }
+    }
+    Ok(SingleRet {
+        epilogue,
+        ret,
+        rewritten: to_rewrite.len(),
+        leaves,
+        tail_calls_kept,
+    })
+}
+
+/// Whether `ret` directly follows a `tail.`-prefixed call.
+fn completes_tail_call(body: &MethodBody, ret: InstrId) -> bool {
+    let Some(call) = body.instrs.prev(ret) else {
+        return false;
+    };
+    if !matches!(
+        body.instrs.get(call).opcode,
+        OpCode::Call | OpCode::Callvirt | OpCode::Calli
+    ) {
+        return false;
+    }
+    // Prefixes may be stacked (e.g. `tail. constrained.` is not legal, but `tail.` after
+    // `readonly.`-style chains is handled generally).
+    let mut cur = body.instrs.prev(call);
+    while let Some(p) = cur {
+        let op = body.instrs.get(p).opcode;
+        if op == OpCode::Tail {
+            return true;
+        }
+        if !op.is_prefix() {
+            return false;
+        }
+        cur = body.instrs.prev(p);
+    }
+    false
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Region {
+    None,
+    /// In a try block or a catch/filter handler: `leave` is the way out.
+    Protected,
+    FinallyOrFault,
+    Filter,
+}
+
+/// Which kind of region encloses each instruction (innermost wins by severity).
+struct Protection {
+    region: Vec<Region>,
+}
+
+impl Protection {
+    fn of(body: &MethodBody) -> Protection {
+        let mut region = vec![Region::None; body.instrs.arena_len()];
+        if body.clauses.is_empty() {
+            return Protection { region };
+        }
+        let mark = |region: &mut Vec<Region>, first: InstrId, stop: Option<InstrId>, r| {
+            let mut cur = Some(first);
+            while let Some(id) = cur {
+                if Some(id) == stop {
+                    break;
+                }
+                let slot = &mut region[id.index()];
+                if *slot == Region::None || *slot == Region::Protected {
+                    *slot = r;
+                }
+                cur = body.instrs.next(id);
+            }
+        };
+        for c in &body.clauses {
+            mark(
+                &mut region,
+                c.try_start,
+                body.instrs.next(c.try_last),
+                Region::Protected,
+            );
+            let handler = match c.kind {
+                ClauseKind::Finally | ClauseKind::Fault => Region::FinallyOrFault,
+                _ => Region::Protected,
+            };
+            mark(
+                &mut region,
+                c.handler_start,
+                body.instrs.next(c.handler_last),
+                handler,
+            );
+            if let ClauseKind::Filter(f) = c.kind {
+                mark(&mut region, f, Some(c.handler_start), Region::Filter);
+            }
+        }
+        Protection { region }
+    }
+
+    fn at(&self, id: InstrId) -> Region {
+        self.region[id.index()]
+    }
+}

@@ -1,0 +1,137 @@
+//! Wrapping a whole method body in try/finally (and optionally try/catch/rethrow), the
+//! shape APM agents use for method entry/exit instrumentation.
+#![forbid(unsafe_code)]
+
+use super::inject::inject_prologue;
+use super::single_ret::{Returns, rewrite_rets};
+use crate::body::{ClauseKind, ExceptionClause, MethodBody};
+use crate::graph::{Incoming, InstrId, Instruction};
+use crate::opcode::OpCode;
+use crate::{Error, Result};
+
+/// A catch handler that runs `code` and rethrows.
+#[derive(Debug, Clone, Copy)]
+pub struct CatchRethrow<'a> {
+    /// Type token of the exceptions to catch (e.g. a TypeRef to `System.Exception`).
+    pub type_token: u32,
+    /// Code run with the exception object on the stack; it must consume it (store it,
+    /// pass it to a call, or `pop` it). If empty, a `pop` is generated.
+    pub code: &'a [Instruction],
+}
+
+/// What to inject around the body.
+#[derive(Debug, Clone, Copy)]
+pub struct WrapOptions<'a> {
+    /// What the method returns (see [`Returns`]).
+    pub returns: Returns,
+    /// Code run on entry, before the try block; must leave the stack empty.
+    pub entry: &'a [Instruction],
+    /// Code run in the finally handler, on every exit; must leave the stack empty. With
+    /// [`Returns::Value`] it can read the return value from the local (it holds the
+    /// default value if an exception is propagating).
+    pub exit: &'a [Instruction],
+    /// An optional catch-and-rethrow handler around the original body, inside the finally.
+    pub catch: Option<CatchRethrow<'a>>,
+}
+
+/// Where the pieces of a wrapped body are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wrapped {
+    /// First instruction of the original body (start of the try block).
+    pub try_start: InstrId,
+    /// First instruction of the finally handler.
+    pub finally_start: InstrId,
+    /// First instruction of the catch handler, if one was requested.
+    pub catch_start: Option<InstrId>,
+    /// First instruction of the epilogue after the handlers.
+    pub epilogue: InstrId,
+    /// `tail.` prefixes removed (a tail call cannot leave a try block).
+    pub tail_prefixes_removed: usize,
+}
+
+/// Wraps the body:
+///
+/// ```text
+///       <entry>
+///       .try {
+///         [.try {]  <original body, every ret -> (stloc r;) leave EPI>
+///         [} catch T { <catch code> rethrow }]
+///       } finally { <exit> endfinally }
+/// EPI:  [ldloc r] ret
+/// ```
+///
+/// Branches back to the first original instruction stay inside the try (the entry code
+/// runs once). `tail.` prefixes are removed, since a tail call cannot leave a protected
+/// region. The max stack is not recomputed here; run the stack analysis afterwards.
+pub fn wrap_try_finally(body: &mut MethodBody, opts: &WrapOptions<'_>) -> Result<Wrapped> {
+    let Some(try_start) = body.instrs.first() else {
+        return Err(Error::Unsupported {
+            what: "cannot wrap an empty body",
+        });
+    };
+    let tails: Vec<InstrId> = body
+        .instrs
+        .iter()
+        .filter(|(_, i)| i.opcode == OpCode::Tail)
+        .map(|(id, _)| id)
+        .collect();
+    for &t in &tails {
+        body.remove(t)?;
+    }
+    // `remove` may have moved the first instruction.
+    let try_start = if tails.contains(&try_start) {
+        body.instrs
+            .first()
+            .expect("a call follows the removed prefix")
+    } else {
+        try_start
+    };
+    let single = rewrite_rets(body, opts.returns, true)?;
+    let try_last = body
+        .instrs
+        .prev(single.epilogue)
+        .expect("the epilogue is appended after the original code");
+
+    let mut catch_start = None;
+    let mut inner_last = try_last;
+    if let Some(catch) = &opts.catch {
+        let mut code: Vec<Instruction> = catch.code.to_vec();
+        if code.is_empty() {
+            code.push(Instruction::simple(OpCode::Pop));
+        }
+        code.push(Instruction::simple(OpCode::Rethrow));
+        let ids = body.insert_all_before(single.epilogue, &code, Incoming::Keep)?;
+        let (first, last) = (ids[0], ids[ids.len() - 1]);
+        body.add_clause(ExceptionClause::new(
+            ClauseKind::Catch(catch.type_token),
+            try_start,
+            try_last,
+            first,
+            last,
+        ))?;
+        catch_start = Some(first);
+        inner_last = last;
+    }
+
+    let mut exit: Vec<Instruction> = opts.exit.to_vec();
+    exit.push(Instruction::simple(OpCode::Endfinally));
+    let ids = body.insert_all_before(single.epilogue, &exit, Incoming::Keep)?;
+    let (finally_start, finally_last) = (ids[0], ids[ids.len() - 1]);
+    body.add_clause(ExceptionClause::new(
+        ClauseKind::Finally,
+        try_start,
+        inner_last,
+        finally_start,
+        finally_last,
+    ))?;
+
+    inject_prologue(body, opts.entry)?;
+    body.force_fat_header();
+    Ok(Wrapped {
+        try_start,
+        finally_start,
+        catch_start,
+        epilogue: single.epilogue,
+        tail_prefixes_removed: tails.len(),
+    })
+}
