@@ -3,5 +3,6 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod sig;
 
 pub use error::{Error, Result};
