@@ -8,6 +8,7 @@ pub mod error;
 pub mod graph;
 pub mod ilmap;
 pub mod opcode;
+pub mod sig;
 pub mod transform;
 
 pub use body::{ClauseKind, ExceptionClause, MethodBody};

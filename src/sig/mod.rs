@@ -1,0 +1,38 @@
+//! Signature blobs (ECMA-335 Partition II §23.2): decode, edit and re-encode.
+//!
+//! * [`compressed`]: compressed integers and `TypeDefOrRefOrSpecEncoded` tokens, and
+//!   the [`SigReader`] cursor the parsers share.
+//! * [`types`]: the type grammar, [`TypeSig`].
+//! * [`method`]: method signatures, [`MethodSig`], and the allocation-free
+//!   [`summarize_method_sig`] used on every call instruction.
+//! * [`field`]: field signatures, [`FieldSig`].
+//! * [`locals`]: local variable signatures, [`LocalVarSig`].
+//!
+//! Guarantees common to all parsers: malformed input yields
+//! [`Error::BadSignature`](crate::Error::BadSignature) with the offset in the blob,
+//! never a panic; nesting is bounded by [`MAX_NESTING`]; no allocation is sized by an
+//! unchecked count from the input; a whole-blob `parse` rejects trailing bytes.
+//!
+//! Guarantees common to all encoders: values that encode parse back equal, and parsed
+//! canonical blobs re-encode byte for byte. Compressed integers are always written in
+//! their shortest form, so a blob using a wider form than needed (which the parsers
+//! accept, as the CLR does) re-encodes canonically, i.e. shorter. A failing encoder
+//! returns [`Error::Unencodable`](crate::Error::Unencodable) and leaves its output
+//! buffer as it was.
+#![forbid(unsafe_code)]
+
+pub mod compressed;
+pub mod field;
+pub mod locals;
+pub mod method;
+pub mod types;
+
+pub use compressed::{
+    MAX_COMPRESSED_I32, MAX_COMPRESSED_U32, MIN_COMPRESSED_I32, SigReader, compressed_u32_len,
+    decode_type_def_or_ref, encode_type_def_or_ref, write_compressed_i32, write_compressed_u32,
+    write_type_def_or_ref,
+};
+pub use field::FieldSig;
+pub use locals::{CustomMod, LocalType, LocalVarSig};
+pub use method::{CallingConvention, MethodSig, MethodSigSummary, summarize_method_sig};
+pub use types::{ArrayType, MAX_NESTING, TypeSig, element_type, skip_type};

@@ -1,0 +1,664 @@
+//! The type grammar of signatures (ECMA-335 II.23.2.12 and neighbours).
+//!
+//! [`TypeSig`] is an owned tree that mirrors the bytes one to one: every element-type
+//! byte becomes one node, in blob order. That makes the mapping exact in both
+//! directions: [`TypeSig::encode`] of a parsed canonical blob reproduces it byte for
+//! byte, and parsing an encoded value gives back an equal value.
+//!
+//! **Custom modifiers** (`CMOD_REQD`/`CMOD_OPT` + token) are wrapper nodes,
+//! [`TypeSig::Modified`], around the type they precede. Likewise `PINNED` is the
+//! wrapper [`TypeSig::Pinned`] and `BYREF` is [`TypeSig::ByRef`]. This keeps any
+//! interleaving the blob uses (`CMOD PINNED CMOD BYREF T` included) and needs no
+//! separate modifier lists. The parser accepts modifiers before *any* type, a superset
+//! of where II.23.2 places them, matching the CLR's own parser.
+//!
+//! Position rules the parser enforces (and the encoder enforces identically, so that
+//! every value that encodes also parses):
+//! * `VOID` only as a return type or a pointer target (possibly under modifiers);
+//! * `PINNED` only at the head of a local variable (possibly under modifiers or other
+//!   `PINNED`s); see [`crate::sig::LocalVarSig`];
+//! * `SENTINEL` never inside a type (method signatures handle it);
+//! * at most [`MAX_NESTING`] nested levels, so hostile input cannot exhaust the stack.
+//!
+//! **`ELEMENT_TYPE_INTERNAL`** (`0x21`) never occurs in metadata; the runtime uses it in
+//! signatures it builds itself, followed by a raw `TypeHandle` pointer. It is parsed as
+//! [`TypeSig::Internal`] holding an 8-byte little-endian value, i.e. assuming a 64-bit
+//! runtime; signatures from a 32-bit runtime that contain it mis-parse (and almost
+//! surely fail later). `ELEMENT_TYPE_CMOD_INTERNAL` (`0x22`) and the obsolete or
+//! custom-attribute-only element types are rejected.
+#![forbid(unsafe_code)]
+
+use crate::error::Result;
+use crate::sig::compressed::{
+    SigReader, bad, unencodable, write_compressed_i32, write_compressed_u32, write_type_def_or_ref,
+};
+use crate::sig::method::{MethodSig, read_method_sig, skip_method_sig, write_method_sig};
+
+/// The deepest nesting of types (and function-pointer signatures) the parser and the
+/// encoder accept; deeper input fails with "type nesting deeper than 64 levels".
+///
+/// Every wrapper node ([`TypeSig::Modified`], [`TypeSig::Pinned`], pointers, arrays,
+/// generic arguments, function-pointer parameters, …) counts as one level.
+pub const MAX_NESTING: usize = 64;
+
+/// Element-type bytes (`CorElementType`, ECMA-335 II.23.1.16) used in signatures.
+pub mod element_type {
+    /// Marks the end of a list (unused in signatures).
+    pub const END: u8 = 0x00;
+    /// `void`.
+    pub const VOID: u8 = 0x01;
+    /// `bool`.
+    pub const BOOLEAN: u8 = 0x02;
+    /// `char`.
+    pub const CHAR: u8 = 0x03;
+    /// `int8`.
+    pub const I1: u8 = 0x04;
+    /// `unsigned int8`.
+    pub const U1: u8 = 0x05;
+    /// `int16`.
+    pub const I2: u8 = 0x06;
+    /// `unsigned int16`.
+    pub const U2: u8 = 0x07;
+    /// `int32`.
+    pub const I4: u8 = 0x08;
+    /// `unsigned int32`.
+    pub const U4: u8 = 0x09;
+    /// `int64`.
+    pub const I8: u8 = 0x0A;
+    /// `unsigned int64`.
+    pub const U8: u8 = 0x0B;
+    /// `float32`.
+    pub const R4: u8 = 0x0C;
+    /// `float64`.
+    pub const R8: u8 = 0x0D;
+    /// `string`.
+    pub const STRING: u8 = 0x0E;
+    /// Unmanaged pointer, followed by the target type.
+    pub const PTR: u8 = 0x0F;
+    /// Managed reference, followed by the target type.
+    pub const BYREF: u8 = 0x10;
+    /// Value type, followed by a TypeDefOrRefOrSpecEncoded token.
+    pub const VALUETYPE: u8 = 0x11;
+    /// Reference type, followed by a TypeDefOrRefOrSpecEncoded token.
+    pub const CLASS: u8 = 0x12;
+    /// Type generic parameter, followed by its compressed index.
+    pub const VAR: u8 = 0x13;
+    /// General array, followed by the element type and the array shape.
+    pub const ARRAY: u8 = 0x14;
+    /// Generic instantiation.
+    pub const GENERICINST: u8 = 0x15;
+    /// `typedref`.
+    pub const TYPEDBYREF: u8 = 0x16;
+    /// `native int`.
+    pub const I: u8 = 0x18;
+    /// `native unsigned int`.
+    pub const U: u8 = 0x19;
+    /// Function pointer, followed by a method signature.
+    pub const FNPTR: u8 = 0x1B;
+    /// `object`.
+    pub const OBJECT: u8 = 0x1C;
+    /// Single-dimension zero-based array, followed by the element type.
+    pub const SZARRAY: u8 = 0x1D;
+    /// Method generic parameter, followed by its compressed index.
+    pub const MVAR: u8 = 0x1E;
+    /// Required custom modifier, followed by a TypeDefOrRefOrSpecEncoded token.
+    pub const CMOD_REQD: u8 = 0x1F;
+    /// Optional custom modifier, followed by a TypeDefOrRefOrSpecEncoded token.
+    pub const CMOD_OPT: u8 = 0x20;
+    /// Runtime-internal type handle, followed by a pointer-sized value.
+    pub const INTERNAL: u8 = 0x21;
+    /// Runtime-internal custom modifier (never in metadata; rejected).
+    pub const CMOD_INTERNAL: u8 = 0x22;
+    /// Flag bit of the modifier element types.
+    pub const MODIFIER: u8 = 0x40;
+    /// Separates fixed from variable arguments in a vararg call site signature.
+    pub const SENTINEL: u8 = 0x41;
+    /// Pinned local variable.
+    pub const PINNED: u8 = 0x45;
+}
+
+use element_type as et;
+
+/// One type in a signature. See the [module documentation](self) for how the tree maps
+/// to bytes.
+///
+/// Tokens are full metadata tokens (`0x02xxxxxx` TypeDef, `0x01xxxxxx` TypeRef or
+/// `0x1Bxxxxxx` TypeSpec); the encoder rejects tokens of other tables.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TypeSig {
+    /// `VOID` (return types and pointer targets only).
+    Void,
+    /// `BOOLEAN`.
+    Boolean,
+    /// `CHAR`.
+    Char,
+    /// `I1`.
+    I1,
+    /// `U1`.
+    U1,
+    /// `I2`.
+    I2,
+    /// `U2`.
+    U2,
+    /// `I4`.
+    I4,
+    /// `U4`.
+    U4,
+    /// `I8`.
+    I8,
+    /// `U8`.
+    U8,
+    /// `R4`.
+    R4,
+    /// `R8`.
+    R8,
+    /// `I` (native int).
+    I,
+    /// `U` (native unsigned int).
+    U,
+    /// `STRING`.
+    String,
+    /// `OBJECT`.
+    Object,
+    /// `TYPEDBYREF`.
+    TypedByRef,
+    /// `CLASS` token: a reference type.
+    Class(u32),
+    /// `VALUETYPE` token: a value type.
+    ValueType(u32),
+    /// `PTR` type: an unmanaged pointer (the target may be [`TypeSig::Void`]).
+    Ptr(Box<TypeSig>),
+    /// `BYREF` type: a managed reference.
+    ByRef(Box<TypeSig>),
+    /// `SZARRAY` type: a single-dimension, zero-based array.
+    SzArray(Box<TypeSig>),
+    /// `ARRAY` type shape: a general array.
+    Array(Box<ArrayType>),
+    /// `GENERICINST (CLASS|VALUETYPE) token count args…`.
+    GenericInst {
+        /// Whether the generic type is a value type (`VALUETYPE`) or not (`CLASS`).
+        is_value_type: bool,
+        /// The generic type definition's token.
+        token: u32,
+        /// The type arguments; never empty in a valid signature.
+        args: Vec<TypeSig>,
+    },
+    /// `VAR n`: the `n`th generic parameter of the enclosing type.
+    Var(u32),
+    /// `MVAR n`: the `n`th generic parameter of the enclosing method.
+    MVar(u32),
+    /// `FNPTR` method signature: a function pointer.
+    FnPtr(Box<MethodSig>),
+    /// `CMOD_REQD token inner` or `CMOD_OPT token inner`: a custom modifier on `inner`.
+    Modified {
+        /// `CMOD_REQD` (true) or `CMOD_OPT` (false).
+        required: bool,
+        /// The modifier type's token.
+        token: u32,
+        /// The modified type (may itself be `Modified`).
+        inner: Box<TypeSig>,
+    },
+    /// `PINNED inner`: a pinned local (local variable signatures only).
+    Pinned(Box<TypeSig>),
+    /// `ELEMENT_TYPE_INTERNAL` followed by a raw 8-byte runtime `TypeHandle` (never in
+    /// metadata; see the [module documentation](self)).
+    Internal(u64),
+}
+
+/// A general (`ELEMENT_TYPE_ARRAY`) array type: element type and `ArrayShape`.
+///
+/// Valid shapes have `rank >= 1`, `sizes.len() <= rank` and `lo_bounds.len() <= rank`;
+/// the parser and encoder both enforce this.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ArrayType {
+    /// The element type.
+    pub elem: TypeSig,
+    /// The number of dimensions (`1..=0x1FFF_FFFF`).
+    pub rank: u32,
+    /// Sizes of the leading dimensions that have one (each `<= 0x1FFF_FFFF`).
+    pub sizes: Vec<u32>,
+    /// Lower bounds of the leading dimensions that have one (compressed signed, so
+    /// `-2^28..2^28`).
+    pub lo_bounds: Vec<i32>,
+}
+
+/// Where a type appears, which decides whether `VOID` and `PINNED` may head it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Ctx {
+    void: bool,
+    pinned: bool,
+}
+
+impl Ctx {
+    /// An ordinary type position.
+    pub(crate) const PLAIN: Ctx = Ctx {
+        void: false,
+        pinned: false,
+    };
+    /// A method's return type, or a pointer's target.
+    pub(crate) const RET: Ctx = Ctx {
+        void: true,
+        pinned: false,
+    };
+    /// A local variable.
+    pub(crate) const LOCAL: Ctx = Ctx {
+        void: false,
+        pinned: true,
+    };
+}
+
+fn primitive_from_byte(b: u8) -> Option<TypeSig> {
+    Some(match b {
+        et::VOID => TypeSig::Void,
+        et::BOOLEAN => TypeSig::Boolean,
+        et::CHAR => TypeSig::Char,
+        et::I1 => TypeSig::I1,
+        et::U1 => TypeSig::U1,
+        et::I2 => TypeSig::I2,
+        et::U2 => TypeSig::U2,
+        et::I4 => TypeSig::I4,
+        et::U4 => TypeSig::U4,
+        et::I8 => TypeSig::I8,
+        et::U8 => TypeSig::U8,
+        et::R4 => TypeSig::R4,
+        et::R8 => TypeSig::R8,
+        et::I => TypeSig::I,
+        et::U => TypeSig::U,
+        et::STRING => TypeSig::String,
+        et::OBJECT => TypeSig::Object,
+        et::TYPEDBYREF => TypeSig::TypedByRef,
+        _ => return None,
+    })
+}
+
+fn is_primitive_byte(b: u8) -> bool {
+    matches!(
+        b,
+        et::BOOLEAN..=et::STRING | et::TYPEDBYREF | et::I | et::U | et::OBJECT
+    )
+}
+
+impl TypeSig {
+    /// Parses a blob holding exactly one type, such as a TypeSpec blob.
+    ///
+    /// `VOID` and `PINNED` are rejected at the top level (they belong in return types
+    /// and locals); bytes left after the type are an error.
+    pub fn parse(blob: &[u8]) -> Result<TypeSig> {
+        let mut r = SigReader::new(blob);
+        let t = TypeSig::read(&mut r)?;
+        r.expect_end()?;
+        Ok(t)
+    }
+
+    /// Reads one type in an ordinary position (not a return type, not a local) and
+    /// leaves `r` just past it.
+    pub fn read(r: &mut SigReader<'_>) -> Result<TypeSig> {
+        read_type(r, 0, Ctx::PLAIN)
+    }
+
+    /// Appends this type's encoding (as in an ordinary position) to `out`.
+    ///
+    /// Fails with [`crate::Error::Unencodable`] if a token belongs to the wrong
+    /// table, an integer exceeds its compressed range, an array shape or generic
+    /// instantiation is invalid, `VOID`/`PINNED` appear where not allowed, or nesting
+    /// exceeds [`MAX_NESTING`]. On failure `out` is left as it was.
+    pub fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
+        encode_atomic(out, |out| write_type(self, out, 0, Ctx::PLAIN))
+    }
+
+    /// This type's encoding as a new vector; see [`TypeSig::encode`].
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.encode(&mut out)?;
+        Ok(out)
+    }
+
+    /// The type under any leading custom modifiers.
+    pub fn strip_modifiers(&self) -> &TypeSig {
+        let mut t = self;
+        while let TypeSig::Modified { inner, .. } = t {
+            t = inner;
+        }
+        t
+    }
+
+    /// The first byte of this type's encoding (its element type).
+    pub fn element_type(&self) -> u8 {
+        match self {
+            TypeSig::Void => et::VOID,
+            TypeSig::Boolean => et::BOOLEAN,
+            TypeSig::Char => et::CHAR,
+            TypeSig::I1 => et::I1,
+            TypeSig::U1 => et::U1,
+            TypeSig::I2 => et::I2,
+            TypeSig::U2 => et::U2,
+            TypeSig::I4 => et::I4,
+            TypeSig::U4 => et::U4,
+            TypeSig::I8 => et::I8,
+            TypeSig::U8 => et::U8,
+            TypeSig::R4 => et::R4,
+            TypeSig::R8 => et::R8,
+            TypeSig::I => et::I,
+            TypeSig::U => et::U,
+            TypeSig::String => et::STRING,
+            TypeSig::Object => et::OBJECT,
+            TypeSig::TypedByRef => et::TYPEDBYREF,
+            TypeSig::Class(_) => et::CLASS,
+            TypeSig::ValueType(_) => et::VALUETYPE,
+            TypeSig::Ptr(_) => et::PTR,
+            TypeSig::ByRef(_) => et::BYREF,
+            TypeSig::SzArray(_) => et::SZARRAY,
+            TypeSig::Array(_) => et::ARRAY,
+            TypeSig::GenericInst { .. } => et::GENERICINST,
+            TypeSig::Var(_) => et::VAR,
+            TypeSig::MVar(_) => et::MVAR,
+            TypeSig::FnPtr(_) => et::FNPTR,
+            TypeSig::Modified { required: true, .. } => et::CMOD_REQD,
+            TypeSig::Modified {
+                required: false, ..
+            } => et::CMOD_OPT,
+            TypeSig::Pinned(_) => et::PINNED,
+            TypeSig::Internal(_) => et::INTERNAL,
+        }
+    }
+}
+
+/// Skips one type in an ordinary position without allocating, leaving `r` just past
+/// it. Accepts exactly the inputs [`TypeSig::read`] accepts.
+pub fn skip_type(r: &mut SigReader<'_>) -> Result<()> {
+    skip_type_at(r, 0, Ctx::PLAIN).map(|_| ())
+}
+
+/// Runs `f`, truncating `out` back to its length on failure.
+pub(crate) fn encode_atomic(
+    out: &mut Vec<u8>,
+    f: impl FnOnce(&mut Vec<u8>) -> Result<()>,
+) -> Result<()> {
+    let len = out.len();
+    let r = f(out);
+    if r.is_err() {
+        out.truncate(len);
+    }
+    r
+}
+
+const TOO_DEEP: &str = "type nesting deeper than 64 levels";
+const VOID_MISPLACED: &str = "VOID outside a return type or pointer target";
+const PINNED_MISPLACED: &str = "PINNED outside a local variable signature";
+const RANK_ZERO: &str = "array rank is zero";
+const TOO_MANY_SIZES: &str = "more array sizes than rank";
+const TOO_MANY_BOUNDS: &str = "more array lower bounds than rank";
+const NO_GENERIC_ARGS: &str = "generic instantiation with no type arguments";
+
+/// Reads the parts of an `ARRAY` after the element type; `on_size`/`on_bound` see each
+/// value.
+fn read_array_shape(
+    r: &mut SigReader<'_>,
+    mut on_size: impl FnMut(u32),
+    mut on_bound: impl FnMut(i32),
+) -> Result<u32> {
+    let at = r.position();
+    let rank = r.read_compressed_u32()?;
+    if rank == 0 {
+        return Err(bad(at, RANK_ZERO));
+    }
+    let at = r.position();
+    let num_sizes = r.read_compressed_u32()?;
+    if num_sizes > rank {
+        return Err(bad(at, TOO_MANY_SIZES));
+    }
+    for _ in 0..num_sizes {
+        on_size(r.read_compressed_u32()?);
+    }
+    let at = r.position();
+    let num_bounds = r.read_compressed_u32()?;
+    if num_bounds > rank {
+        return Err(bad(at, TOO_MANY_BOUNDS));
+    }
+    for _ in 0..num_bounds {
+        on_bound(r.read_compressed_i32()?);
+    }
+    Ok(rank)
+}
+
+/// Reads the head of a `GENERICINST` (after the `0x15` byte): kind, token and argument
+/// count.
+fn read_generic_inst_head(r: &mut SigReader<'_>) -> Result<(bool, u32, u32)> {
+    let at = r.position();
+    let is_value_type = match r.read_u8()? {
+        et::CLASS => false,
+        et::VALUETYPE => true,
+        _ => return Err(bad(at, "GENERICINST not followed by CLASS or VALUETYPE")),
+    };
+    let token = r.read_type_def_or_ref()?;
+    let at = r.position();
+    let count = r.read_compressed_u32()?;
+    if count == 0 {
+        return Err(bad(at, NO_GENERIC_ARGS));
+    }
+    Ok((is_value_type, token, count))
+}
+
+/// The error for an element-type byte that cannot start a type.
+fn bad_element(at: usize, b: u8) -> crate::Error {
+    bad(
+        at,
+        match b {
+            et::SENTINEL => "SENTINEL outside a method signature's parameter list",
+            et::CMOD_INTERNAL => "runtime-internal ELEMENT_TYPE_CMOD_INTERNAL not supported",
+            et::PINNED => PINNED_MISPLACED,
+            et::VOID => VOID_MISPLACED,
+            et::END => "ELEMENT_TYPE_END where a type was expected",
+            _ => "unknown element type",
+        },
+    )
+}
+
+/// Reads one type at nesting `depth` in position `ctx`.
+pub(crate) fn read_type(r: &mut SigReader<'_>, depth: usize, ctx: Ctx) -> Result<TypeSig> {
+    let at = r.position();
+    if depth >= MAX_NESTING {
+        return Err(bad(at, TOO_DEEP));
+    }
+    let next = depth + 1;
+    let b = r.read_u8()?;
+    if is_primitive_byte(b) || (b == et::VOID && ctx.void) {
+        // `primitive_from_byte` covers exactly these bytes.
+        return primitive_from_byte(b).ok_or_else(|| bad_element(at, b));
+    }
+    Ok(match b {
+        et::PTR => TypeSig::Ptr(Box::new(read_type(r, next, Ctx::RET)?)),
+        et::BYREF => TypeSig::ByRef(Box::new(read_type(r, next, Ctx::PLAIN)?)),
+        et::SZARRAY => TypeSig::SzArray(Box::new(read_type(r, next, Ctx::PLAIN)?)),
+        et::VALUETYPE => TypeSig::ValueType(r.read_type_def_or_ref()?),
+        et::CLASS => TypeSig::Class(r.read_type_def_or_ref()?),
+        et::VAR => TypeSig::Var(r.read_compressed_u32()?),
+        et::MVAR => TypeSig::MVar(r.read_compressed_u32()?),
+        et::ARRAY => {
+            let elem = read_type(r, next, Ctx::PLAIN)?;
+            let mut sizes = Vec::new();
+            let mut lo_bounds = Vec::new();
+            let rank = read_array_shape(r, |s| sizes.push(s), |b| lo_bounds.push(b))?;
+            TypeSig::Array(Box::new(ArrayType {
+                elem,
+                rank,
+                sizes,
+                lo_bounds,
+            }))
+        }
+        et::GENERICINST => {
+            let (is_value_type, token, count) = read_generic_inst_head(r)?;
+            // Every argument takes at least one byte, so this bounds the allocation.
+            let cap = r.remaining().min(count as usize);
+            let mut args = Vec::with_capacity(cap);
+            for _ in 0..count {
+                args.push(read_type(r, next, Ctx::PLAIN)?);
+            }
+            TypeSig::GenericInst {
+                is_value_type,
+                token,
+                args,
+            }
+        }
+        et::FNPTR => TypeSig::FnPtr(Box::new(read_method_sig(r, next)?)),
+        et::CMOD_REQD | et::CMOD_OPT => {
+            let token = r.read_type_def_or_ref()?;
+            let inner = read_type(r, next, ctx)?;
+            TypeSig::Modified {
+                required: b == et::CMOD_REQD,
+                token,
+                inner: Box::new(inner),
+            }
+        }
+        et::PINNED if ctx.pinned => TypeSig::Pinned(Box::new(read_type(r, next, Ctx::LOCAL)?)),
+        et::INTERNAL => TypeSig::Internal(r.read_u64_le()?),
+        _ => return Err(bad_element(at, b)),
+    })
+}
+
+/// Skips one type at nesting `depth` in position `ctx`; accepts exactly what
+/// [`read_type`] accepts. Returns whether the type was `VOID` under any modifiers.
+pub(crate) fn skip_type_at(r: &mut SigReader<'_>, depth: usize, ctx: Ctx) -> Result<bool> {
+    let at = r.position();
+    if depth >= MAX_NESTING {
+        return Err(bad(at, TOO_DEEP));
+    }
+    let next = depth + 1;
+    let b = r.read_u8()?;
+    if is_primitive_byte(b) {
+        return Ok(false);
+    }
+    match b {
+        et::VOID if ctx.void => return Ok(true),
+        et::PTR => {
+            skip_type_at(r, next, Ctx::RET)?;
+        }
+        et::BYREF | et::SZARRAY => {
+            skip_type_at(r, next, Ctx::PLAIN)?;
+        }
+        et::VALUETYPE | et::CLASS => {
+            r.read_type_def_or_ref()?;
+        }
+        et::VAR | et::MVAR => {
+            r.read_compressed_u32()?;
+        }
+        et::ARRAY => {
+            skip_type_at(r, next, Ctx::PLAIN)?;
+            read_array_shape(r, |_| {}, |_| {})?;
+        }
+        et::GENERICINST => {
+            let (_, _, count) = read_generic_inst_head(r)?;
+            for _ in 0..count {
+                skip_type_at(r, next, Ctx::PLAIN)?;
+            }
+        }
+        et::FNPTR => {
+            skip_method_sig(r, next)?;
+        }
+        et::CMOD_REQD | et::CMOD_OPT => {
+            r.read_type_def_or_ref()?;
+            return skip_type_at(r, next, ctx);
+        }
+        et::PINNED if ctx.pinned => {
+            skip_type_at(r, next, Ctx::LOCAL)?;
+        }
+        et::INTERNAL => {
+            r.read_u64_le()?;
+        }
+        _ => return Err(bad_element(at, b)),
+    }
+    Ok(false)
+}
+
+/// Writes one type at nesting `depth` in position `ctx`; fails exactly where
+/// [`read_type`] would fail to read the result back.
+pub(crate) fn write_type(t: &TypeSig, out: &mut Vec<u8>, depth: usize, ctx: Ctx) -> Result<()> {
+    if depth >= MAX_NESTING {
+        return Err(unencodable(TOO_DEEP));
+    }
+    let next = depth + 1;
+    out.push(t.element_type());
+    match t {
+        TypeSig::Void if !ctx.void => return Err(unencodable(VOID_MISPLACED)),
+        TypeSig::Void
+        | TypeSig::Boolean
+        | TypeSig::Char
+        | TypeSig::I1
+        | TypeSig::U1
+        | TypeSig::I2
+        | TypeSig::U2
+        | TypeSig::I4
+        | TypeSig::U4
+        | TypeSig::I8
+        | TypeSig::U8
+        | TypeSig::R4
+        | TypeSig::R8
+        | TypeSig::I
+        | TypeSig::U
+        | TypeSig::String
+        | TypeSig::Object
+        | TypeSig::TypedByRef => {}
+        TypeSig::Class(token) | TypeSig::ValueType(token) => write_type_def_or_ref(*token, out)?,
+        TypeSig::Ptr(inner) => write_type(inner, out, next, Ctx::RET)?,
+        TypeSig::ByRef(inner) | TypeSig::SzArray(inner) => {
+            write_type(inner, out, next, Ctx::PLAIN)?
+        }
+        TypeSig::Array(a) => {
+            write_type(&a.elem, out, next, Ctx::PLAIN)?;
+            if a.rank == 0 {
+                return Err(unencodable(RANK_ZERO));
+            }
+            if a.sizes.len() > a.rank as usize {
+                return Err(unencodable(TOO_MANY_SIZES));
+            }
+            if a.lo_bounds.len() > a.rank as usize {
+                return Err(unencodable(TOO_MANY_BOUNDS));
+            }
+            write_compressed_u32(a.rank, out)?;
+            // Both lengths are at most `rank`, a u32.
+            write_compressed_u32(a.sizes.len() as u32, out)?;
+            for &s in &a.sizes {
+                write_compressed_u32(s, out)?;
+            }
+            write_compressed_u32(a.lo_bounds.len() as u32, out)?;
+            for &lb in &a.lo_bounds {
+                write_compressed_i32(lb, out)?;
+            }
+        }
+        TypeSig::GenericInst {
+            is_value_type,
+            token,
+            args,
+        } => {
+            out.push(if *is_value_type {
+                et::VALUETYPE
+            } else {
+                et::CLASS
+            });
+            write_type_def_or_ref(*token, out)?;
+            if args.is_empty() {
+                return Err(unencodable(NO_GENERIC_ARGS));
+            }
+            let count = u32::try_from(args.len())
+                .map_err(|_| unencodable("compressed unsigned integer exceeds 0x1FFFFFFF"))?;
+            write_compressed_u32(count, out)?;
+            for arg in args {
+                write_type(arg, out, next, Ctx::PLAIN)?;
+            }
+        }
+        TypeSig::Var(n) | TypeSig::MVar(n) => write_compressed_u32(*n, out)?,
+        TypeSig::FnPtr(m) => write_method_sig(m, out, next)?,
+        TypeSig::Modified { token, inner, .. } => {
+            write_type_def_or_ref(*token, out)?;
+            write_type(inner, out, next, ctx)?;
+        }
+        TypeSig::Pinned(inner) => {
+            if !ctx.pinned {
+                return Err(unencodable(PINNED_MISPLACED));
+            }
+            write_type(inner, out, next, Ctx::LOCAL)?;
+        }
+        TypeSig::Internal(handle) => out.extend_from_slice(&handle.to_le_bytes()),
+    }
+    Ok(())
+}
