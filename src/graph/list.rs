@@ -143,13 +143,19 @@ struct Node {
 }
 
 /// An ordered list of instructions in an arena.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct InstrList {
     nodes: Vec<Node>,
     head: u32,
     tail: u32,
     len: u32,
     switch_pool: Vec<InstrId>,
+}
+
+impl Default for InstrList {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl InstrList {
