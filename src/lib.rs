@@ -3,5 +3,7 @@
 #![warn(missing_docs)]
 
 pub mod error;
+#[cfg(feature = "pe")]
+pub mod pe;
 
 pub use error::{Error, Result};
