@@ -534,8 +534,8 @@ fn bad_signatures_and_headers() {
     let mut b = img.bytes.clone();
     put32(&mut b, img.opt + 92, 14); // no CLI header directory
     assert_eq!(
-        bad_pe_offset(parse(&b)).1,
-        "no CLI header: not a .NET image"
+        bad_pe_offset(parse(&b)),
+        (img.opt + 96 + 14 * 8, "no CLI header: not a .NET image")
     );
 
     let mut b = img.bytes.clone();
@@ -573,8 +573,8 @@ fn rvas_outside_sections() {
     let mut b = img.bytes.clone();
     put32(&mut b, cli_dir, 0x9000);
     assert_eq!(
-        bad_pe_offset(parse(&b)).1,
-        "CLI header RVA lies outside every section"
+        bad_pe_offset(parse(&b)),
+        (cli_dir, "CLI header RVA lies outside every section")
     );
 
     let mut b = img.bytes.clone();
@@ -759,6 +759,16 @@ fn heap_indexes_out_of_range() {
         bad_pe_offset(asm.methods().next().unwrap()),
         (img.strings + name + 1, "invalid UTF-8 in #Strings")
     );
+
+    // TypeDef 2 (Ns.Foo) name out of range: its two methods fail, Bar's does not.
+    let mut b = img.bytes.clone();
+    let typedef2 = img.method_rows - 6 - 3 * 14 + 14;
+    put16(&mut b, typedef2 + 4, 0xFFF0);
+    let asm = parse(&b).unwrap();
+    let ok: Vec<_> = asm.methods().map(|m| m.is_ok()).collect();
+    assert_eq!(ok, [false, false, true]);
+    assert!(asm.method(0x0600_0002).is_err());
+    assert!(asm.method(0x0600_0003).is_ok());
 
     // Module name index out of range.
     let mut b = img.bytes.clone();

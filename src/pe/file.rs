@@ -96,6 +96,7 @@ pub struct PeFile<'a> {
     dll_characteristics: u16,
     directories: [DataDirectory; MAX_DATA_DIRECTORIES],
     directory_count: usize,
+    directories_offset: usize,
     sections: Vec<SectionHeader>,
     section_table_offset: usize,
 }
@@ -213,6 +214,7 @@ impl<'a> PeFile<'a> {
             dll_characteristics: u16_at(opt_bytes, 70).unwrap_or(0),
             directories,
             directory_count,
+            directories_offset: opt + fixed_size,
             sections,
             section_table_offset,
         })
@@ -292,6 +294,12 @@ impl<'a> PeFile<'a> {
     /// Data directory `index`, or `None` when the optional header has fewer entries.
     pub fn data_directory(&self, index: usize) -> Option<DataDirectory> {
         self.data_directories().get(index).copied()
+    }
+
+    /// File offset of data directory `index`'s entry in the optional header (whether or
+    /// not the header has that many entries).
+    pub fn data_directory_offset(&self, index: usize) -> usize {
+        self.directories_offset + index * 8
     }
 
     /// The section table in file order.

@@ -67,7 +67,7 @@ impl CliHeader {
     /// Errors when the directory is missing or empty, or when its 72 bytes are not all
     /// in one section's raw data. The header's `cb` is reported as stored.
     pub fn parse(pe: &PeFile<'_>) -> Result<Self> {
-        let dir_offset = pe.section_table_offset(); // best available location for errors
+        let dir_offset = pe.data_directory_offset(CLI_HEADER_DIRECTORY);
         let dir = pe
             .data_directory(CLI_HEADER_DIRECTORY)
             .filter(|d| d.rva != 0)

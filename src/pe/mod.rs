@@ -514,20 +514,27 @@ impl<'a> Assembly<'a> {
         Ok((t != 0).then(|| TableId::TypeDef.token(t)))
     }
 
-    /// Builds the info of MethodDef row `rid` whose declaring TypeDef row is `owner`
-    /// (0 = none).
-    fn method_info(&self, rid: u32, owner: u32) -> Result<MethodDefInfo<'a>> {
+    /// The name of TypeDef row `owner`, or `None` for row 0 (no declaring type).
+    fn owner_name(&self, owner: u32) -> Result<Option<TypeName<'a>>> {
+        if owner == 0 {
+            Ok(None)
+        } else {
+            self.type_name(TableId::TypeDef.token(owner)).map(Some)
+        }
+    }
+
+    /// Builds the info of MethodDef row `rid` whose declaring type is `declaring_type`.
+    fn method_info(
+        &self,
+        rid: u32,
+        declaring_type: Option<TypeName<'a>>,
+    ) -> Result<MethodDefInfo<'a>> {
         let t = TableId::MethodDef;
         let row = self.row(t, rid)?;
         let get = |c: usize| row.get(c).unwrap_or(0);
         let rva = get(col::METHODDEF_RVA);
         let name = self.md.strings.get(get(col::METHODDEF_NAME))?;
         let signature = self.md.blobs.get(get(col::METHODDEF_SIGNATURE))?;
-        let declaring_type = if owner == 0 {
-            None
-        } else {
-            Some(self.type_name(TableId::TypeDef.token(owner))?)
-        };
         let (body, body_offset) = if rva == 0 {
             (None, None)
         } else {
@@ -557,7 +564,7 @@ impl<'a> Assembly<'a> {
         let owner = self
             .declaring_type(token)?
             .map_or(0, |t| t & tables::MAX_ROWS);
-        self.method_info(token & tables::MAX_ROWS, owner)
+        self.method_info(token & tables::MAX_ROWS, self.owner_name(owner)?)
     }
 
     /// Every MethodDef row in row order, each resolved to a [`MethodDefInfo`].
@@ -586,6 +593,7 @@ impl<'a> Assembly<'a> {
             next: 1,
             count,
             owners,
+            cached_owner: None,
         }
     }
 
@@ -638,6 +646,8 @@ pub struct Methods<'s, 'a> {
     next: u32,
     count: u32,
     owners: Owners,
+    /// The last declaring type resolved: (TypeDef row, its name or the error).
+    cached_owner: Option<(u32, Result<Option<TypeName<'a>>>)>,
 }
 
 impl<'a> Iterator for Methods<'_, 'a> {
@@ -669,7 +679,15 @@ impl<'a> Iterator for Methods<'_, 'a> {
             }
             Owners::Map(map) => map.get(rid as usize).copied().unwrap_or(0),
         };
-        Some(self.asm.method_info(rid, owner))
+        let name = match &self.cached_owner {
+            Some((row, name)) if *row == owner => name.clone(),
+            _ => {
+                let name = self.asm.owner_name(owner);
+                self.cached_owner = Some((owner, name.clone()));
+                name
+            }
+        };
+        Some(name.and_then(|t| self.asm.method_info(rid, t)))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
