@@ -8,6 +8,8 @@ pub mod error;
 pub mod graph;
 pub mod ilmap;
 pub mod opcode;
+#[cfg(feature = "pe")]
+pub mod pe;
 pub mod sig;
 pub mod transform;
 
