@@ -2,6 +2,8 @@
 #![cfg_attr(not(feature = "clr"), forbid(unsafe_code))]
 #![warn(missing_docs)]
 
+#[cfg(feature = "pe")]
+pub mod audit;
 pub mod body;
 pub mod disasm;
 pub mod error;

@@ -58,6 +58,7 @@ impl Decoder {
         format.header = header.format;
         format.sections.clear();
         format.original_offsets.clear();
+        format.code_size = header.code_size;
 
         self.decode_code(code, body, &mut format.original_offsets)?;
         let mut end = code_start + code_size;

@@ -127,6 +127,8 @@ pub(crate) struct BodyFormat {
     pub sections: SmallVec<[SectionFormat; 1]>,
     /// Code offset of each decoded instruction; decoded ids are `0..len`, in offset order.
     pub original_offsets: Vec<u32>,
+    /// Code size of the decoded bytes.
+    pub code_size: u32,
 }
 
 /// A method body: header fields, the instruction list and exception clauses.
@@ -197,6 +199,11 @@ impl MethodBody {
     #[inline]
     pub fn original_offset(&self, id: InstrId) -> Option<u32> {
         self.format.original_offsets.get(id.index()).copied()
+    }
+
+    /// Code size of the bytes the body was decoded from (0 for bodies built from scratch).
+    pub fn original_code_size(&self) -> u32 {
+        self.format.code_size
     }
 
     /// Code offsets of every decoded instruction, indexed by id (ids `0..len` are the
