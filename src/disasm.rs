@@ -137,3 +137,38 @@ fn write_float_bytes(out: &mut String, bytes: &[u8]) {
     }
     out.push(')');
 }
+
+#[cfg(feature = "pe")]
+impl TokenNames for crate::pe::Assembly<'_> {
+    /// Strings are quoted; methods and fields print their name, types their full name;
+    /// anything unresolvable falls back to hex. The token follows in a comment.
+    fn write_token(&self, opcode: OpCode, token: u32, out: &mut String) {
+        let table = (token >> 24) as u8;
+        let resolved = match table {
+            0x70 => self
+                .user_string(token)
+                .ok()
+                .map(|s| format!("{:?}", s.to_string_lossy())),
+            0x01 | 0x02 => self.type_name(token).ok().map(|t| t.to_string()),
+            0x04 | 0x06 | 0x0A | 0x2B => self.member_name(token).ok().map(|name| {
+                let owner = match table {
+                    0x06 => self
+                        .declaring_type(token)
+                        .ok()
+                        .flatten()
+                        .and_then(|t| self.type_name(t).ok())
+                        .map(|t| format!("{t}::")),
+                    _ => None,
+                };
+                format!("{}{name}", owner.unwrap_or_default())
+            }),
+            _ => None,
+        };
+        match resolved {
+            Some(text) => {
+                let _ = write!(out, "{text} /* {token:08x} */");
+            }
+            None => HexTokens.write_token(opcode, token, out),
+        }
+    }
+}
