@@ -143,13 +143,21 @@ struct Node {
 }
 
 /// An ordered list of instructions in an arena.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct InstrList {
     nodes: Vec<Node>,
     head: u32,
     tail: u32,
     len: u32,
     switch_pool: Vec<InstrId>,
+}
+
+/// The empty list (the same as [`InstrList::new`]; a derived `Default` would link the
+/// first instruction to itself).
+impl Default for InstrList {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl InstrList {
@@ -400,5 +408,25 @@ impl Iterator for Ids<'_> {
         let id = wrap(self.cur)?;
         self.cur = self.list.nodes[id.index()].next;
         Some(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_list_is_empty_and_links_correctly() {
+        let mut list = InstrList::default();
+        assert_eq!(list.ids().count(), 0);
+        assert_eq!(list.first(), None);
+        let a = list.push_back(Instruction::simple(OpCode::Nop));
+        assert_eq!(list.ids().collect::<Vec<_>>(), vec![a]);
+        assert_eq!(list.prev(a), None);
+        assert_eq!(list.next(a), None);
+        let b = list.push_back(Instruction::simple(OpCode::Ret));
+        assert_eq!(list.ids().collect::<Vec<_>>(), vec![a, b]);
+        assert_eq!(list.prev(a), None);
+        assert_eq!(list.prev(b), Some(a));
     }
 }
