@@ -2,6 +2,7 @@
 #![cfg_attr(not(feature = "clr"), forbid(unsafe_code))]
 #![warn(missing_docs)]
 
+pub mod analysis;
 pub mod body;
 pub mod disasm;
 pub mod error;
@@ -9,6 +10,6 @@ pub mod graph;
 pub mod opcode;
 
 pub use body::{ClauseKind, ExceptionClause, MethodBody};
-pub use error::{Error, Result};
+pub use error::{Error, InstrSite, Result};
 pub use graph::{InstrId, Instruction, Operand};
 pub use opcode::OpCode;

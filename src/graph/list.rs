@@ -374,6 +374,15 @@ impl InstrList {
         &self.switch_pool[targets.start as usize..(targets.start + targets.len) as usize]
     }
 
+    /// The targets of a switch operand, or `None` if the handle does not belong to this
+    /// list's pool. Never panics.
+    #[inline]
+    pub fn try_switch_targets(&self, targets: SwitchTargets) -> Option<&[InstrId]> {
+        let start = targets.start as usize;
+        let end = start.checked_add(targets.len as usize)?;
+        self.switch_pool.get(start..end)
+    }
+
     /// Mutable targets of a switch operand (shared by every instruction holding the handle).
     #[inline]
     pub fn switch_targets_mut(&mut self, targets: SwitchTargets) -> &mut [InstrId] {
