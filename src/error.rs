@@ -5,6 +5,10 @@
 //! given (the method body, the signature blob, or the PE file), as each variant documents.
 #![forbid(unsafe_code)]
 
+use crate::graph::InstrId;
+use crate::opcode::OpCode;
+use std::fmt;
+
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -231,4 +235,175 @@ pub enum Error {
         /// What could not be encoded.
         what: &'static str,
     },
+
+    // ---- analysis: stack simulation and control flow ----------------------------------
+    /// A body without instructions: control falls off its end at once.
+    #[error("the method body has no instructions")]
+    EmptyBody,
+    /// An instruction pops more values than the stack holds on some path.
+    #[error("stack underflow at {at}: pops {pops} with {height} on the stack")]
+    StackUnderflow {
+        /// The popping instruction.
+        at: InstrSite,
+        /// Stack height before it.
+        height: u16,
+        /// Values it pops.
+        pops: u16,
+    },
+    /// Two paths reach one instruction with different stack heights.
+    #[error("stack height mismatch at {at}: {expected} on an earlier path, {found} {}", from_text(.from))]
+    StackMismatch {
+        /// The join instruction.
+        at: InstrSite,
+        /// The instruction whose edge brought `found`; `None` when it is an exception
+        /// handler's entry.
+        from: Option<InstrSite>,
+        /// The height recorded first.
+        expected: u16,
+        /// The conflicting height.
+        found: u16,
+    },
+    /// The stack would hold more than 65,535 values, the most a header can declare.
+    #[error("stack overflow at {at}: more than 65535 values")]
+    StackOverflow {
+        /// The pushing instruction.
+        at: InstrSite,
+    },
+    /// A try region entered with values on the stack (ECMA-335 I.12.4.2.8.1).
+    #[error("try region of clause {clause} entered with {height} values on the stack at {at}")]
+    NonEmptyStackAtTryEntry {
+        /// The first instruction of the try region.
+        at: InstrSite,
+        /// Index of the clause in `MethodBody::clauses`.
+        clause: usize,
+        /// Stack height on entry.
+        height: u16,
+    },
+    /// `ret` with a stack other than exactly the return value (or nothing, for `void`).
+    #[error("ret at {at} with {height} values on the stack; expected {}", expected_ret(.expected))]
+    BadReturnStack {
+        /// The `ret`.
+        at: InstrSite,
+        /// Stack height before it.
+        height: u16,
+        /// The height required (from the method's return type or the first `ret`);
+        /// `None` when it was being inferred and `height` is neither 0 nor 1.
+        expected: Option<u16>,
+    },
+    /// `jmp` with a non-empty stack.
+    #[error("jmp at {at} with {height} values on the stack; it requires an empty stack")]
+    NonEmptyStackAtJmp {
+        /// The `jmp`.
+        at: InstrSite,
+        /// Stack height before it.
+        height: u16,
+    },
+    /// `endfilter` with a stack other than exactly the filter's result.
+    #[error("endfilter at {at} with {height} values on the stack; it requires exactly 1")]
+    BadEndfilterStack {
+        /// The `endfilter`.
+        at: InstrSite,
+        /// Stack height before it.
+        height: u16,
+    },
+    /// Control continues past the last instruction.
+    #[error("control falls off the end of the code after {at}")]
+    FallsOffEnd {
+        /// The last instruction, which does not end control flow.
+        at: InstrSite,
+    },
+    /// A branch, switch or leave whose target is not an instruction of the body.
+    #[error("{at} targets {target:?}, which is not an instruction of this body")]
+    BadBranchTarget {
+        /// The branching instruction.
+        at: InstrSite,
+        /// The target id.
+        target: InstrId,
+    },
+    /// An instruction whose operand does not fit its opcode.
+    #[error("malformed instruction {at}: {what}")]
+    MalformedInstruction {
+        /// The instruction.
+        at: InstrSite,
+        /// What is wrong.
+        what: &'static str,
+    },
+    /// Control flow the runtime rejects as invalid IL.
+    #[error("illegal control flow at {at}: {what}")]
+    IllegalControlFlow {
+        /// The offending instruction (for edges, their source).
+        at: InstrSite,
+        /// What is wrong.
+        what: &'static str,
+    },
+    /// An exception clause whose regions cannot be analysed.
+    #[error("bad exception clause {clause}: {what}")]
+    BadEhClause {
+        /// Index of the clause in `MethodBody::clauses`.
+        clause: usize,
+        /// What is wrong.
+        what: &'static str,
+    },
+    /// The call-site resolver failed for a call instruction.
+    #[error("cannot resolve the call at {at}: {source}")]
+    CallResolution {
+        /// The call instruction.
+        at: InstrSite,
+        /// The resolver's error.
+        source: Box<Error>,
+    },
+    /// A call site whose stack effect is unknown (e.g. no resolver was given).
+    #[error("unresolved {opcode} token {token:#010x}: {what}")]
+    UnresolvedCall {
+        /// The opcode's ilasm name.
+        opcode: &'static str,
+        /// The method or signature token.
+        token: u32,
+        /// Why it could not be resolved.
+        what: &'static str,
+    },
+    /// Signature facts that do not form a stack effect for the given opcode.
+    #[error("bad call site for {opcode}: {what}")]
+    BadCallSite {
+        /// The opcode's ilasm name.
+        opcode: &'static str,
+        /// What is wrong.
+        what: &'static str,
+    },
+}
+
+/// The instruction an analysis error is about: its id, its code offset in the decoded
+/// bytes when it has one, and its opcode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct InstrSite {
+    /// The instruction's id in its body.
+    pub id: InstrId,
+    /// Code offset in the bytes the body was decoded from; `None` for instructions added
+    /// since decoding.
+    pub offset: Option<u32>,
+    /// The instruction's opcode.
+    pub opcode: OpCode,
+}
+
+impl fmt::Display for InstrSite {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.offset {
+            Some(offset) => write!(f, "IL_{offset:04x} ({})", self.opcode),
+            None => write!(f, "new instruction {:?} ({})", self.id, self.opcode),
+        }
+    }
+}
+
+fn from_text(from: &Option<InstrSite>) -> String {
+    match from {
+        Some(site) => format!("coming from {site}"),
+        None => "on exception-handler entry".to_string(),
+    }
+}
+
+fn expected_ret(expected: &Option<u16>) -> String {
+    match expected {
+        Some(n) => n.to_string(),
+        None => "0 or 1".to_string(),
+    }
 }

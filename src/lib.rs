@@ -2,6 +2,7 @@
 #![cfg_attr(not(feature = "clr"), forbid(unsafe_code))]
 #![warn(missing_docs)]
 
+pub mod analysis;
 #[cfg(feature = "pe")]
 pub mod audit;
 pub mod body;
@@ -16,6 +17,6 @@ pub mod sig;
 pub mod transform;
 
 pub use body::{ClauseKind, ExceptionClause, MethodBody};
-pub use error::{Error, Result};
+pub use error::{Error, InstrSite, Result};
 pub use graph::{InstrId, Instruction, Operand};
 pub use opcode::OpCode;

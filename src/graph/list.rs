@@ -152,6 +152,8 @@ pub struct InstrList {
     switch_pool: Vec<InstrId>,
 }
 
+/// The empty list (the same as [`InstrList::new`]; a derived `Default` would link the
+/// first instruction to itself).
 impl Default for InstrList {
     fn default() -> Self {
         Self::new()
@@ -372,6 +374,15 @@ impl InstrList {
         &self.switch_pool[targets.start as usize..(targets.start + targets.len) as usize]
     }
 
+    /// The targets of a switch operand, or `None` if the handle does not belong to this
+    /// list's pool. Never panics.
+    #[inline]
+    pub fn try_switch_targets(&self, targets: SwitchTargets) -> Option<&[InstrId]> {
+        let start = targets.start as usize;
+        let end = start.checked_add(targets.len as usize)?;
+        self.switch_pool.get(start..end)
+    }
+
     /// Mutable targets of a switch operand (shared by every instruction holding the handle).
     #[inline]
     pub fn switch_targets_mut(&mut self, targets: SwitchTargets) -> &mut [InstrId] {
@@ -406,5 +417,25 @@ impl Iterator for Ids<'_> {
         let id = wrap(self.cur)?;
         self.cur = self.list.nodes[id.index()].next;
         Some(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_list_is_empty_and_links_correctly() {
+        let mut list = InstrList::default();
+        assert_eq!(list.ids().count(), 0);
+        assert_eq!(list.first(), None);
+        let a = list.push_back(Instruction::simple(OpCode::Nop));
+        assert_eq!(list.ids().collect::<Vec<_>>(), vec![a]);
+        assert_eq!(list.prev(a), None);
+        assert_eq!(list.next(a), None);
+        let b = list.push_back(Instruction::simple(OpCode::Ret));
+        assert_eq!(list.ids().collect::<Vec<_>>(), vec![a, b]);
+        assert_eq!(list.prev(a), None);
+        assert_eq!(list.prev(b), Some(a));
     }
 }
