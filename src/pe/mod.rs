@@ -30,6 +30,7 @@ pub mod file;
 pub mod heaps;
 pub mod metadata;
 mod read;
+mod resolve;
 pub mod tables;
 
 use std::fmt;

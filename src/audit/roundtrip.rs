@@ -1,7 +1,4 @@
-//! Whole-assembly checks: decode and re-encode every method body of an assembly and
-//! report what happened. Used by the corpus tests and the `roundtrip` example, and
-//! useful to anyone who wants to check this crate against their own assemblies before
-//! trusting it in production.
+//! Decode and re-encode every method body of an assembly, byte for byte.
 #![forbid(unsafe_code)]
 
 use crate::body::{Decoder, Encoder, MethodBody};
@@ -10,22 +7,7 @@ use crate::sig::LocalVarSig;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
-/// One method whose round trip failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
-    /// Assembly the method is in (file name or module name).
-    pub assembly: String,
-    /// MethodDef token (0 when the failure is not about one method).
-    pub token: u32,
-    /// What went wrong.
-    pub error: String,
-}
-
-impl fmt::Display for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} 0x{:08x}: {}", self.assembly, self.token, self.error)
-    }
-}
+use super::Failure;
 
 /// Counts gathered over one or more assemblies.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -1,0 +1,432 @@
+//! Analyse and instrument every method body of an assembly the way an APM agent would,
+//! and check the result.
+//!
+//! For each distinct body:
+//! 1. the stack analysis runs on the unedited body: it must verify, and its max stack is
+//!    compared with the header's;
+//! 2. the body is instrumented: a return-value local is added to its LocalVarSig (when the
+//!    method returns a value), then it is wrapped in try/finally with entry code before
+//!    the try, exit code in the finally, and epilogue code on the normal exit path
+//!    (`wrap_try_finally` applies single-ret first);
+//! 3. the max stack is computed for the result, the body is encoded, decoded again,
+//!    verified again, and its IL map is checked against the re-decoded code.
+//!
+//! The injected calls use tokens no assembly defines ([`ENTER_HOOK`], [`EXIT_HOOK`],
+//! [`RETURN_HOOK`]); the resolver used here knows their stack effects.
+#![forbid(unsafe_code)]
+
+use super::Failure;
+use crate::analysis::{CallEffect, CallSiteResolver, MaxStackMode, StackAnalyzer};
+use crate::body::{Decoder, Encoder, MethodBody};
+use crate::graph::Instruction;
+use crate::ilmap::IlMap;
+use crate::opcode::OpCode;
+use crate::pe::Assembly;
+use crate::sig::{LocalType, LocalVarSig, MethodSig, summarize_method_sig};
+use crate::transform::{Returns, WrapOptions, inject_epilogue, wrap_try_finally};
+use crate::{Error, Result};
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+
+/// Token of the injected entry call: `void Enter(int32 methodToken)`.
+pub const ENTER_HOOK: u32 = 0x0AFF_FFF0;
+/// Token of the injected exit call (in the finally): `void Exit(int32 methodToken)`.
+pub const EXIT_HOOK: u32 = 0x0AFF_FFF1;
+/// Token of the injected epilogue call: `void Return(object value)`, given the return
+/// value (value-returning methods only).
+pub const RETURN_HOOK: u32 = 0x0AFF_FFF2;
+/// StandAloneSig token given to LocalVarSigs extended with a return-value local (a real
+/// profiler gets one from `IMetaDataEmit::GetTokenFromSig`).
+pub const NEW_LOCALS_TOKEN: u32 = 0x11FF_FFFF;
+
+/// Counts gathered by [`rewrite_assembly`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RewriteReport {
+    /// Distinct bodies analysed.
+    pub bodies: usize,
+    /// Unedited tiny bodies: their header implies a max stack of 8 without stating one, so
+    /// they are only checked to need at most 8.
+    pub tiny_bodies: usize,
+    /// Unedited fat bodies whose computed max stack equals the header's.
+    pub max_stack_equal: usize,
+    /// Unedited fat bodies whose computed max stack is below the header's, by difference.
+    pub max_stack_lower: BTreeMap<u16, usize>,
+    /// Unedited bodies whose computed max stack exceeds the header's (must stay empty:
+    /// the JIT would reject such a body, so the analysis would be wrong).
+    pub max_stack_higher: Vec<Failure>,
+    /// Unedited bodies the stack analysis rejected.
+    pub verify_failures: Vec<Failure>,
+    /// Bodies instrumented, re-encoded, re-decoded and re-verified successfully.
+    pub rewritten: usize,
+    /// `ret`s turned into jumps to the epilogue.
+    pub rets_rewritten: usize,
+    /// Return-value locals added.
+    pub locals_added: usize,
+    /// `tail.` prefixes removed by wrapping.
+    pub tail_prefixes_removed: usize,
+    /// Bodies that grew from a tiny to a fat header.
+    pub tiny_to_fat: usize,
+    /// Bodies whose EH data had to change from small to fat sections.
+    pub small_to_fat_eh: usize,
+    /// IL-map entries checked.
+    pub il_map_entries: usize,
+    /// Bodies the transforms refused, by reason (e.g. `jmp` cannot sit in a try block).
+    pub refused: BTreeMap<String, usize>,
+    /// Rewrites that failed (must stay empty).
+    pub rewrite_failures: Vec<Failure>,
+}
+
+impl RewriteReport {
+    /// Adds the counts of `other`.
+    pub fn merge(&mut self, other: RewriteReport) {
+        self.bodies += other.bodies;
+        self.tiny_bodies += other.tiny_bodies;
+        self.max_stack_equal += other.max_stack_equal;
+        for (k, v) in other.max_stack_lower {
+            *self.max_stack_lower.entry(k).or_default() += v;
+        }
+        self.max_stack_higher.extend(other.max_stack_higher);
+        self.verify_failures.extend(other.verify_failures);
+        self.rewritten += other.rewritten;
+        self.rets_rewritten += other.rets_rewritten;
+        self.locals_added += other.locals_added;
+        self.tail_prefixes_removed += other.tail_prefixes_removed;
+        self.tiny_to_fat += other.tiny_to_fat;
+        self.small_to_fat_eh += other.small_to_fat_eh;
+        self.il_map_entries += other.il_map_entries;
+        for (k, v) in other.refused {
+            *self.refused.entry(k).or_default() += v;
+        }
+        self.rewrite_failures.extend(other.rewrite_failures);
+    }
+
+    /// Unedited fat bodies whose computed max stack is below the header's.
+    pub fn max_stack_lower_total(&self) -> usize {
+        self.max_stack_lower.values().sum()
+    }
+}
+
+impl fmt::Display for RewriteReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "bodies {} (tiny {}, fat {}): fat max stack equal {}, lower {} {:?}, higher {}, \
+             verify failures {}",
+            self.bodies,
+            self.tiny_bodies,
+            self.bodies - self.tiny_bodies,
+            self.max_stack_equal,
+            self.max_stack_lower_total(),
+            self.max_stack_lower,
+            self.max_stack_higher.len(),
+            self.verify_failures.len()
+        )?;
+        write!(
+            f,
+            "rewritten {} (rets {}, locals added {}, tail. removed {}, tiny->fat {}, \
+             small->fat EH {}, IL map entries {}), refused {:?}, failures {}",
+            self.rewritten,
+            self.rets_rewritten,
+            self.locals_added,
+            self.tail_prefixes_removed,
+            self.tiny_to_fat,
+            self.small_to_fat_eh,
+            self.il_map_entries,
+            self.refused,
+            self.rewrite_failures.len()
+        )
+    }
+}
+
+/// Resolves call sites through the assembly's metadata, plus the injected hooks.
+struct Resolver<'r, 'a> {
+    asm: &'r Assembly<'a>,
+}
+
+impl CallSiteResolver for Resolver<'_, '_> {
+    fn call_effect(&self, opcode: OpCode, token: u32) -> Result<CallEffect> {
+        match token {
+            ENTER_HOOK | EXIT_HOOK | RETURN_HOOK => Ok(CallEffect { pops: 1, pushes: 0 }),
+            _ => self.asm.call_effect(opcode, token),
+        }
+    }
+}
+
+/// Analyses and instruments every distinct method body of `asm` (see the module docs).
+pub fn rewrite_assembly(name: &str, asm: &Assembly<'_>) -> RewriteReport {
+    let mut report = RewriteReport::default();
+    let fail = |list: &mut Vec<Failure>, token: u32, error: String| {
+        list.push(Failure {
+            assembly: name.to_string(),
+            token,
+            error,
+        });
+    };
+    let resolver = Resolver { asm };
+    let mut seen = HashSet::new();
+    let mut decoder = Decoder::new();
+    let mut encoder = Encoder::new();
+    let mut analyzer = StackAnalyzer::new();
+    let mut body = MethodBody::new();
+    let mut again = MethodBody::new();
+    let mut bytes = Vec::new();
+    for method in asm.methods().flatten() {
+        let Some(code) = method.body else { continue };
+        if !method.is_il() || !seen.insert(method.rva) {
+            continue;
+        }
+        let token = method.token;
+        if let Err(e) = decoder.decode_into(code, &mut body) {
+            fail(&mut report.rewrite_failures, token, format!("decode: {e}"));
+            continue;
+        }
+        report.bodies += 1;
+        let returns_value = match summarize_method_sig(method.signature) {
+            Ok(s) => s.returns_value,
+            Err(e) => {
+                fail(
+                    &mut report.verify_failures,
+                    token,
+                    format!("signature: {e}"),
+                );
+                continue;
+            }
+        };
+
+        // 1. The unedited body.
+        match analyzer.analyze(&body, &resolver, Some(returns_value)) {
+            Ok(analysis) => {
+                let (computed, header) = (analysis.max_stack(), body.max_stack);
+                if body.has_tiny_format() && computed <= header {
+                    report.tiny_bodies += 1;
+                } else if computed == header {
+                    report.max_stack_equal += 1;
+                } else if computed < header {
+                    *report.max_stack_lower.entry(header - computed).or_default() += 1;
+                } else {
+                    fail(
+                        &mut report.max_stack_higher,
+                        token,
+                        format!("computed max stack {computed} > header {header}"),
+                    );
+                }
+            }
+            Err(e) => {
+                fail(&mut report.verify_failures, token, e.to_string());
+                continue;
+            }
+        }
+
+        // 2-3. Instrument, encode, decode, verify, check the IL map.
+        let was_tiny = code[0] & 3 == 2;
+        let original = body.clone();
+        match instrument(asm, method.signature, token, &mut body, returns_value).and_then(
+            |outcome| {
+                check_rewritten(
+                    &resolver,
+                    &original,
+                    &mut body,
+                    &mut again,
+                    (&mut encoder, &mut decoder, &mut analyzer, &mut bytes),
+                    returns_value,
+                )
+                .map(|entries| (outcome, entries))
+            },
+        ) {
+            Ok((outcome, entries)) => {
+                report.rewritten += 1;
+                report.rets_rewritten += outcome.rets;
+                report.locals_added += usize::from(outcome.local_added);
+                report.tail_prefixes_removed += outcome.tails;
+                report.tiny_to_fat += usize::from(was_tiny);
+                report.small_to_fat_eh += usize::from(small_became_fat(code, &bytes));
+                report.il_map_entries += entries;
+            }
+            Err(Error::Unsupported { what }) => {
+                *report.refused.entry(what.to_string()).or_default() += 1;
+            }
+            Err(e) => fail(&mut report.rewrite_failures, token, e.to_string()),
+        }
+    }
+    report
+}
+
+struct Outcome {
+    rets: usize,
+    local_added: bool,
+    tails: usize,
+}
+
+/// Adds the return-value local and wraps the body.
+fn instrument(
+    asm: &Assembly<'_>,
+    signature: &[u8],
+    token: u32,
+    body: &mut MethodBody,
+    returns_value: bool,
+) -> Result<Outcome> {
+    let rets = body
+        .instrs
+        .iter()
+        .filter(|(_, i)| i.opcode == OpCode::Ret)
+        .count();
+    let returns = if returns_value {
+        let ret_type = MethodSig::parse(signature)?.return_type;
+        let mut locals = match body.local_var_sig {
+            0 => LocalVarSig::empty(),
+            sig => LocalVarSig::parse(asm.standalone_sig(sig)?)?,
+        };
+        let local = locals.push(LocalType::new(ret_type))?;
+        // Check the new signature encodes; a profiler would now emit it for a token.
+        locals.to_bytes()?;
+        body.local_var_sig = NEW_LOCALS_TOKEN;
+        Returns::Value { local }
+    } else {
+        Returns::Void
+    };
+    if body.instrs.iter().any(|(_, i)| i.opcode == OpCode::Jmp) {
+        return Err(Error::Unsupported {
+            what: "jmp cannot be placed inside a try block",
+        });
+    }
+    let id = Instruction::ldc_i4(token as i32);
+    let wrapped = wrap_try_finally(
+        body,
+        &WrapOptions {
+            returns,
+            entry: &[id, Instruction::with_token(OpCode::Call, ENTER_HOOK)],
+            exit: &[id, Instruction::with_token(OpCode::Call, EXIT_HOOK)],
+            catch: None,
+        },
+    )?;
+    if let Returns::Value { local } = returns {
+        inject_epilogue(
+            body,
+            wrapped.epilogue,
+            &[
+                Instruction::ldloc(local),
+                Instruction::with_token(OpCode::Call, RETURN_HOOK),
+            ],
+        )?;
+    }
+    Ok(Outcome {
+        rets,
+        local_added: returns_value,
+        tails: wrapped.tail_prefixes_removed,
+    })
+}
+
+/// Computes the max stack, encodes, re-decodes, re-verifies and checks the IL map.
+/// Returns the number of IL-map entries checked.
+fn check_rewritten(
+    resolver: &Resolver<'_, '_>,
+    original: &MethodBody,
+    body: &mut MethodBody,
+    again: &mut MethodBody,
+    (encoder, decoder, analyzer, bytes): (
+        &mut Encoder,
+        &mut Decoder,
+        &mut StackAnalyzer,
+        &mut Vec<u8>,
+    ),
+    returns_value: bool,
+) -> Result<usize> {
+    analyzer.apply_max_stack(body, resolver, MaxStackMode::Compute, Some(returns_value))?;
+    body.validate_clauses()?;
+    bytes.clear();
+    encoder.encode(body, bytes)?;
+    let used = decoder.decode_into(bytes, again)?;
+    if used != bytes.len() {
+        return Err(Error::Unencodable {
+            what: "re-decoding consumed a different number of bytes",
+        });
+    }
+    again.validate_clauses()?;
+    let verified = analyzer.analyze(again, resolver, Some(returns_value))?;
+    if verified.max_stack() != again.max_stack {
+        return Err(Error::Unencodable {
+            what: "re-decoded body's max stack differs from its analysis",
+        });
+    }
+
+    // IL map: one entry per surviving original instruction, in code order, each at an
+    // instruction boundary of the re-decoded code, at or before the instruction's new
+    // home, with only injected instructions in between.
+    let offsets = encoder.code_offsets(body)?.to_vec();
+    let map = IlMap::from_offsets(body, &offsets);
+    let surviving = (0..original.instrs.len())
+        .filter(|&i| body.instrs.contains(crate::graph::InstrId(i as u32)))
+        .count();
+    if map.entries().len() != surviving {
+        return Err(Error::Unencodable {
+            what: "IL map does not have one entry per surviving instruction",
+        });
+    }
+    let code_size = offsets.last().copied().unwrap_or(0) as usize;
+    let mut injected_at = vec![false; code_size + 1];
+    for id in body.instrs.ids() {
+        if body.original_offset(id).is_none() {
+            injected_at[offsets[id.index()] as usize] = true;
+        }
+    }
+    let mut last_new = None;
+    for entry in map.entries() {
+        let Some(old_id) = original.find_by_original_offset(entry.old_offset) else {
+            return Err(Error::Unencodable {
+                what: "IL map names an offset that is not an original instruction",
+            });
+        };
+        let home = offsets[old_id.index()];
+        if last_new.is_some_and(|prev| entry.new_offset <= prev) || entry.new_offset > home {
+            return Err(Error::Unencodable {
+                what: "IL map entries are not in code order or point past the instruction",
+            });
+        }
+        last_new = Some(entry.new_offset);
+        // Between the mapped offset and the instruction's home: injected code only.
+        let mut cur = again.find_by_original_offset(entry.new_offset);
+        while let Some(id) = cur {
+            let at = again.original_offset(id).unwrap_or(u32::MAX);
+            if at >= home {
+                break;
+            }
+            if !injected_at[at as usize] {
+                return Err(Error::Unencodable {
+                    what: "IL map attributes original code to a later instruction",
+                });
+            }
+            cur = again.instrs.next(id);
+        }
+        // At its home the re-decoded instruction is the transformed one (or its widened
+        // long form).
+        let here = again
+            .find_by_original_offset(home)
+            .ok_or(Error::Unencodable {
+                what: "IL map: instruction home is not an instruction boundary",
+            })?;
+        let (now, decoded) = (
+            body.instrs.get(old_id).opcode,
+            again.instrs.get(here).opcode,
+        );
+        if now != decoded && now.long_form() != Some(decoded) {
+            return Err(Error::Unencodable {
+                what: "IL map: the instruction at the mapped home differs",
+            });
+        }
+    }
+    Ok(map.entries().len())
+}
+
+/// Whether the original body had a small EH section and the rewritten one a fat one.
+fn small_became_fat(original: &[u8], rewritten: &[u8]) -> bool {
+    first_section_is_fat(original) == Some(false) && first_section_is_fat(rewritten) == Some(true)
+}
+
+fn first_section_is_fat(body: &[u8]) -> Option<bool> {
+    if body.len() < 12 || body[0] & 3 != 3 || body[0] & 0x08 == 0 {
+        return None;
+    }
+    let code_size = u32::from_le_bytes([body[4], body[5], body[6], body[7]]) as usize;
+    let at = (12 + code_size).next_multiple_of(4);
+    body.get(at).map(|kind| kind & 0x40 != 0)
+}
