@@ -269,7 +269,8 @@ pub enum Error {
         /// The pushing instruction.
         at: InstrSite,
     },
-    /// A try region entered with values on the stack (ECMA-335 I.12.4.2.8.1).
+    /// A try region entered with values on the stack (ECMA-335 Partition I requires an
+    /// empty stack on entry to a protected block; the JIT rejects it).
     #[error("try region of clause {clause} entered with {height} values on the stack at {at}")]
     NonEmptyStackAtTryEntry {
         /// The first instruction of the try region.
