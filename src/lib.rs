@@ -27,7 +27,7 @@
 //!
 //! // int M(int x) { if (x != 0) return 1; return 2; }  as a tiny body:
 //! // ldarg.0; brfalse.s +2; ldc.i4.1; ret; ldc.i4.2; ret
-//! let original = [0x1A, 0x02, 0x2C, 0x02, 0x17, 0x2A, 0x18, 0x2A];
+//! let original = [0x1E, 0x02, 0x2C, 0x02, 0x17, 0x2A, 0x18, 0x2A];
 //! let mut body = MethodBody::decode(&original)?;
 //!
 //! // The hooks: `void OnEnter()` and `void OnExit()`, MemberRef tokens a profiler would
