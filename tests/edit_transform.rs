@@ -614,3 +614,49 @@ fn growing_a_tiny_body_past_64_bytes_and_past_small_eh_limits() {
     assert_ne!(bytes[sect] & 0x40, 0, "fat EH section");
     assert_eq!(decoded.clauses.len(), 1);
 }
+
+#[test]
+fn il_maps_of_two_rewrite_stages_compose() {
+    // Original: ldarg.0 (0); brtrue.s (1) -> L; ldc.i4.1 (3); ret (4); L: ldc.i4.2 (5); ret (6)
+    let original = [0x1E, 0x02, 0x2D, 0x02, 0x17, 0x2A, 0x18, 0x2A];
+    let mut stage1 = MethodBody::decode(&original).unwrap();
+    inject_prologue(&mut stage1, &[call(HOOK)]).unwrap(); // +5 bytes in front
+    let map1 = IlMap::of(&stage1).unwrap();
+    let bytes1 = stage1.encode().unwrap();
+    assert_eq!(map1.map(0), Some(0));
+    assert_eq!(map1.map(1), Some(6));
+    assert_eq!(map1.map(5), Some(10));
+
+    // Stage 2 works on the stage-1 bytes: a nop before `ldc.i4.2` (stage-1 offset 10),
+    // and the stage-1 prologue call (offset 0) is removed again.
+    let mut stage2 = MethodBody::decode(&bytes1).unwrap();
+    let at = stage2.find_by_original_offset(10).unwrap();
+    stage2.insert_before(at, op(OpCode::Nop), Incoming::Redirect).unwrap();
+    let hook = stage2.find_by_original_offset(0).unwrap();
+    stage2.remove(hook).unwrap();
+    let map2 = IlMap::of(&stage2).unwrap();
+    let bytes2 = stage2.encode().unwrap();
+    let composed = map1.then(&map2);
+
+    // Original offsets -> final offsets, checked against the final code itself.
+    let last = MethodBody::decode(&bytes2).unwrap();
+    let at = |off: u32| last.instrs.get(last.find_by_original_offset(off).unwrap()).opcode;
+    assert_eq!(composed.map(0), Some(0));
+    assert_eq!(at(0), OpCode::Ldarg0);
+    assert_eq!(composed.map(1), Some(1));
+    assert_eq!(at(1), OpCode::BrtrueS);
+    // ldc.i4.2 (original 5) now has the stage-2 nop in front: the map points at the nop.
+    assert_eq!(composed.map(5), Some(5));
+    assert_eq!(at(5), OpCode::Nop);
+    assert_eq!(at(6), OpCode::LdcI42);
+    assert_eq!(composed.entries().len(), 6);
+    // Offset 0 went through the stage-1 prologue, which stage 2 removed: it lands on the
+    // next surviving instruction and is marked inexact; every other entry is exact.
+    let inexact: Vec<u32> = composed
+        .entries()
+        .iter()
+        .filter(|e| !e.accurate)
+        .map(|e| e.old_offset)
+        .collect();
+    assert_eq!(inexact, vec![0]);
+}
