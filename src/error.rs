@@ -201,9 +201,10 @@ pub enum Error {
         /// The region kind ("try", "handler", "filter").
         region: &'static str,
     },
-    /// An edit refused because branches would be left without a target.
+    /// An edit refused because branches would be left without a target in the same region.
     #[error(
-        "removing i{id} would leave branches to it without a target (it is the last instruction)"
+        "removing i{id} would leave branches to it without a target in the same region \
+         (it is the last instruction, or the last of a region)"
     )]
     EditWouldDangle {
         /// The instruction's id index.

@@ -631,7 +631,9 @@ fn il_maps_of_two_rewrite_stages_compose() {
     // and the stage-1 prologue call (offset 0) is removed again.
     let mut stage2 = MethodBody::decode(&bytes1).unwrap();
     let at = stage2.find_by_original_offset(10).unwrap();
-    stage2.insert_before(at, op(OpCode::Nop), Incoming::Redirect).unwrap();
+    stage2
+        .insert_before(at, op(OpCode::Nop), Incoming::Redirect)
+        .unwrap();
     let hook = stage2.find_by_original_offset(0).unwrap();
     stage2.remove(hook).unwrap();
     let map2 = IlMap::of(&stage2).unwrap();
@@ -640,7 +642,11 @@ fn il_maps_of_two_rewrite_stages_compose() {
 
     // Original offsets -> final offsets, checked against the final code itself.
     let last = MethodBody::decode(&bytes2).unwrap();
-    let at = |off: u32| last.instrs.get(last.find_by_original_offset(off).unwrap()).opcode;
+    let at = |off: u32| {
+        last.instrs
+            .get(last.find_by_original_offset(off).unwrap())
+            .opcode
+    };
     assert_eq!(composed.map(0), Some(0));
     assert_eq!(at(0), OpCode::Ldarg0);
     assert_eq!(composed.map(1), Some(1));
@@ -659,4 +665,27 @@ fn il_maps_of_two_rewrite_stages_compose() {
         .map(|e| e.old_offset)
         .collect();
     assert_eq!(inexact, vec![0]);
+}
+
+#[test]
+fn removing_a_branch_target_that_ends_a_region_is_refused() {
+    // try { nop; br.s L; L: leave.s END } finally { endfinally } END: ret
+    // Removing L would move `br.s` to the finally handler: refused, body untouched.
+    let mut body = MethodBody::new();
+    let t0 = body.append(op(OpCode::Nop));
+    let br = body.append(op(OpCode::Nop));
+    let l = body.append(op(OpCode::Nop));
+    let h = body.append(op(OpCode::Endfinally));
+    let end = body.append(op(OpCode::Ret));
+    body.replace(br, Instruction::branch(OpCode::Br, l))
+        .unwrap();
+    body.replace(l, Instruction::branch(OpCode::Leave, end))
+        .unwrap();
+    body.add_clause(ExceptionClause::new(ClauseKind::Finally, t0, l, h, h))
+        .unwrap();
+    let before = opcodes(&body);
+    assert!(matches!(body.remove(l), Err(Error::EditWouldDangle { .. })));
+    assert_eq!(opcodes(&body), before);
+    assert_eq!(target_of(&body, br), l);
+    assert_eq!(body.clauses[0].try_last, l);
 }

@@ -119,7 +119,8 @@ impl MethodBody {
     /// previous one (so no region ever grows).
     ///
     /// Refused, leaving the body unchanged, when it would empty a region, or when `at` is
-    /// a branch target (or filter start) with no next instruction.
+    /// a branch target and its next instruction is missing or outside a region `at` ends
+    /// (retarget such branches first).
     pub fn remove(&mut self, at: InstrId) -> Result<Instruction> {
         self.expect_linked(at, "removed instruction")?;
         let next = self.instrs.next(at);
@@ -142,21 +143,35 @@ impl MethodBody {
                 }
             }
         }
-        match next {
-            Some(next) => self.redirect_references(at, next),
-            None => {
-                if self.is_branch_target(at) {
-                    return Err(Error::EditWouldDangle { id: at.0 });
-                }
+        // A region ending at `at` (and not starting there) has a predecessor inside it,
+        // unless the clause is malformed (its start lies after its end).
+        let ends_here = self
+            .clauses
+            .iter()
+            .any(|c| c.try_last == at || c.handler_last == at);
+        let new_last = match (ends_here, prev) {
+            (false, _) => at,
+            (true, Some(p)) => p,
+            (true, None) => {
+                return Err(Error::BadEhNesting {
+                    what: "a region ends at the first instruction but starts elsewhere",
+                });
             }
+        };
+        // Branches to `at` move to the next instruction; refuse when there is none, or
+        // when it lies outside a region `at` ends (the branch would cross into it).
+        if (next.is_none() || ends_here) && self.is_branch_target(at) {
+            return Err(Error::EditWouldDangle { id: at.0 });
+        }
+        if let Some(next) = next {
+            self.redirect_references(at, next);
         }
         for clause in &mut self.clauses {
             if clause.try_last == at {
-                clause.try_last = prev.expect("a non-empty region ending here has a predecessor");
+                clause.try_last = new_last;
             }
             if clause.handler_last == at {
-                clause.handler_last =
-                    prev.expect("a non-empty region ending here has a predecessor");
+                clause.handler_last = new_last;
             }
         }
         let removed = *self.instrs.get(at);
