@@ -143,13 +143,21 @@ struct Node {
 }
 
 /// An ordered list of instructions in an arena.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct InstrList {
     nodes: Vec<Node>,
     head: u32,
     tail: u32,
     len: u32,
     switch_pool: Vec<InstrId>,
+}
+
+/// The same empty list as [`InstrList::new`]: a derived `Default` would set the head and
+/// tail links to 0 instead of the "no node" marker.
+impl Default for InstrList {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl InstrList {
@@ -400,5 +408,26 @@ impl Iterator for Ids<'_> {
         let id = wrap(self.cur)?;
         self.cur = self.list.nodes[id.index()].next;
         Some(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_default_list_links_like_a_new_one() {
+        // Regression: the derived `Default` left head/tail at 0, so the first push linked
+        // node 0 to itself (a one-instruction list iterated forever, and the first node of
+        // a longer one had itself as predecessor).
+        for mut list in [InstrList::default(), InstrList::new()] {
+            let a = list.push_back(Instruction::simple(OpCode::Nop));
+            assert_eq!(list.ids().take(4).collect::<Vec<_>>(), [a]);
+            assert_eq!((list.prev(a), list.next(a)), (None, None));
+            let b = list.push_back(Instruction::simple(OpCode::Ret));
+            let z = list.link_before(a, Instruction::simple(OpCode::Nop));
+            assert_eq!(list.ids().take(4).collect::<Vec<_>>(), [z, a, b]);
+            assert_eq!(list.prev(z), None);
+        }
     }
 }
