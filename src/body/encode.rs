@@ -11,7 +11,8 @@
 //! * **EH sections**: the original split into sections and small/fat choice when the
 //!   clause count still matches and every small section still fits (sections that hold
 //!   no clause included, so a decoded body whose sections are all empty keeps them and
-//!   its MoreSects flag); otherwise one section, small when every clause fits the small
+//!   its MoreSects flag; the reserved bytes of small section headers are kept too);
+//!   otherwise one section, small when every clause fits the small
 //!   format and there are at most 20 clauses, fat otherwise, and no section at all
 //!   without clauses.
 //! * Padding between code and sections is zero bytes up to a 4-byte boundary.
@@ -311,13 +312,13 @@ impl Encoder {
             let mut at = 0usize;
             for (i, s) in sections.iter().enumerate() {
                 let part = &self.clauses[at..at + s.clauses as usize];
-                write_section(out, s.fat, part, i + 1 < sections.len())?;
+                write_section(out, s.fat, s.reserved, part, i + 1 < sections.len())?;
                 at += s.clauses as usize;
             }
             Ok(())
         } else {
             let fat = !fit_small_section(&self.clauses);
-            write_section(out, fat, &self.clauses, false)
+            write_section(out, fat, [0; 2], &self.clauses, false)
         }
     }
 }

@@ -118,6 +118,9 @@ pub(crate) enum HeaderFormat {
 pub(crate) struct SectionFormat {
     pub fat: bool,
     pub clauses: u32,
+    /// The two bytes after a small section's data size, which ECMA-335 reserves and the
+    /// runtime ignores (always 0 for fat sections); kept to reproduce the bytes.
+    pub reserved: [u8; 2],
 }
 
 /// The encoding choices of a decoded body, used to reproduce its bytes.
