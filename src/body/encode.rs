@@ -15,7 +15,8 @@
 //!   otherwise one section, small when every clause fits the small
 //!   format and there are at most 20 clauses, fat otherwise, and no section at all
 //!   without clauses.
-//! * Padding between code and sections is zero bytes up to a 4-byte boundary.
+//! * **Padding** between code and sections, up to a 4-byte boundary, is the padding of
+//!   the decoded body when it needs as many bytes, zero bytes otherwise.
 #![forbid(unsafe_code)]
 
 use super::header::{FatHeader, TINY_MAX_CODE_SIZE, TINY_MAX_STACK, write_fat, write_tiny};
@@ -87,8 +88,11 @@ impl Encoder {
         }
         self.write_code(&body.instrs, out)?;
         if has_sections {
-            while (out.len() - base) % 4 != 0 {
-                out.push(0);
+            let padding = (4 - (out.len() - base) % 4) % 4;
+            if body.format.padding.len() == padding {
+                out.extend_from_slice(&body.format.padding);
+            } else {
+                out.resize(out.len() + padding, 0);
             }
             self.write_sections(body, keep_sections, out)?;
         }
