@@ -57,12 +57,16 @@ impl Decoder {
         let mut format = std::mem::take(&mut body.format);
         format.header = header.format;
         format.sections.clear();
+        format.padding.clear();
         format.original_offsets.clear();
         format.code_size = header.code_size;
 
         self.decode_code(code, body, &mut format.original_offsets)?;
         let mut end = code_start + code_size;
         if header.more_sects {
+            // Reading the sections checks that the padding is there.
+            let padding = bytes.get(end..end.next_multiple_of(4)).unwrap_or_default();
+            format.padding.extend_from_slice(padding);
             let (sections_end, sections) = read_sections(bytes, end, |raw| {
                 let clause = self.resolve_clause(&raw, code_size, body.instrs.len())?;
                 body.clauses.push(clause);

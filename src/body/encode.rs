@@ -7,12 +7,16 @@
 //!   never shrink, so decoded long branches stay long and unedited code is reproduced.
 //! * **Header**: tiny when the body was decoded tiny or never decoded, and a tiny header
 //!   is legal (code <= 63 bytes, max stack <= 8, no locals signature, no InitLocals, no
-//!   EH clauses); otherwise fat, keeping any unknown flag bits of the original fat header.
+//!   EH sections); otherwise fat, keeping any unknown flag bits of the original fat header.
 //! * **EH sections**: the original split into sections and small/fat choice when the
-//!   clause count still matches and every small section still fits; otherwise one section,
-//!   small when every clause fits the small format and there are at most 20 clauses, fat
-//!   otherwise.
-//! * Padding between code and sections is zero bytes up to a 4-byte boundary.
+//!   clause count still matches and every small section still fits (sections that hold
+//!   no clause included, so a decoded body whose sections are all empty keeps them and
+//!   its MoreSects flag; the reserved bytes of small section headers are kept too);
+//!   otherwise one section, small when every clause fits the small
+//!   format and there are at most 20 clauses, fat otherwise, and no section at all
+//!   without clauses.
+//! * **Padding** between code and sections, up to a 4-byte boundary, is the padding of
+//!   the decoded body when it needs as many bytes, zero bytes otherwise.
 #![forbid(unsafe_code)]
 
 use super::header::{FatHeader, TINY_MAX_CODE_SIZE, TINY_MAX_STACK, write_fat, write_tiny};
@@ -50,12 +54,15 @@ impl Encoder {
         self.layout_clauses(body)?;
         let base = out.len();
         let code_size = self.code_size;
-        let has_clauses = !body.clauses.is_empty();
+        let keep_sections = self.keeps_section_layout(body);
+        // Sections are written for clauses, and also when the decoded layout is kept even
+        // though none of its sections holds a clause.
+        let has_sections = keep_sections || !body.clauses.is_empty();
         let tiny_legal = code_size <= TINY_MAX_CODE_SIZE
             && body.max_stack <= TINY_MAX_STACK
             && body.local_var_sig == 0
             && !body.init_locals
-            && !has_clauses;
+            && !has_sections;
         out.reserve(code_size as usize + 12 + 4 + self.clauses.len() * 24);
         match body.format.header {
             HeaderFormat::Smallest | HeaderFormat::Tiny if tiny_legal => {
@@ -70,7 +77,7 @@ impl Encoder {
                     out,
                     &FatHeader {
                         extra_flags,
-                        more_sects: has_clauses,
+                        more_sects: has_sections,
                         init_locals: body.init_locals,
                         max_stack: body.max_stack,
                         code_size,
@@ -80,11 +87,14 @@ impl Encoder {
             }
         }
         self.write_code(&body.instrs, out)?;
-        if has_clauses {
-            while (out.len() - base) % 4 != 0 {
-                out.push(0);
+        if has_sections {
+            let padding = (4 - (out.len() - base) % 4) % 4;
+            if body.format.padding.len() == padding {
+                out.extend_from_slice(&body.format.padding);
+            } else {
+                out.resize(out.len() + padding, 0);
             }
-            self.write_sections(body, out)?;
+            self.write_sections(body, keep_sections, out)?;
         }
         Ok(())
     }
@@ -284,29 +294,35 @@ impl Encoder {
         Ok((start, end - start))
     }
 
-    fn write_sections(&self, body: &MethodBody, out: &mut Vec<u8>) -> Result<()> {
+    /// Whether the decoded section layout is reused: there is one, it holds as many
+    /// clauses as the body has now, and each of its small sections still fits its clauses.
+    fn keeps_section_layout(&self, body: &MethodBody) -> bool {
         let sections = &body.format.sections;
-        let total: u32 = sections.iter().map(|s| s.clauses).sum();
-        let mut keep = total as usize == self.clauses.len();
-        if keep {
-            let mut at = 0usize;
-            for s in sections {
-                let part = &self.clauses[at..at + s.clauses as usize];
-                keep &= s.fat || fit_small_section(part);
-                at += s.clauses as usize;
-            }
+        let total: u64 = sections.iter().map(|s| u64::from(s.clauses)).sum();
+        if sections.is_empty() || total != self.clauses.len() as u64 {
+            return false;
         }
+        let mut at = 0usize;
+        sections.iter().all(|s| {
+            let part = &self.clauses[at..at + s.clauses as usize];
+            at += s.clauses as usize;
+            s.fat || fit_small_section(part)
+        })
+    }
+
+    fn write_sections(&self, body: &MethodBody, keep: bool, out: &mut Vec<u8>) -> Result<()> {
+        let sections = &body.format.sections;
         if keep {
             let mut at = 0usize;
             for (i, s) in sections.iter().enumerate() {
                 let part = &self.clauses[at..at + s.clauses as usize];
-                write_section(out, s.fat, part, i + 1 < sections.len())?;
+                write_section(out, s.fat, s.reserved, part, i + 1 < sections.len())?;
                 at += s.clauses as usize;
             }
             Ok(())
         } else {
             let fat = !fit_small_section(&self.clauses);
-            write_section(out, fat, &self.clauses, false)
+            write_section(out, fat, [0; 2], &self.clauses, false)
         }
     }
 }

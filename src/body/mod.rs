@@ -12,7 +12,10 @@
 //!
 //! Decoding records the encoding choices of the original bytes (tiny or fat header and its
 //! flags, short or long instruction forms, small or fat EH sections and how clauses were
-//! split into sections). Encoding an unedited body reproduces the original bytes exactly.
+//! split into sections, empty sections included) and the bytes the runtime ignores (the
+//! padding before the sections, the reserved bytes of small section headers, the class
+//! token of finally and fault clauses). Encoding an unedited body reproduces the original
+//! bytes exactly: any input the decoder accepts comes back byte for byte.
 //! After edits, the original choices are kept unless they became illegal; new code takes
 //! the smallest legal form (see [`encode`] for the rules).
 #![forbid(unsafe_code)]
@@ -118,6 +121,9 @@ pub(crate) enum HeaderFormat {
 pub(crate) struct SectionFormat {
     pub fat: bool,
     pub clauses: u32,
+    /// The two bytes after a small section's data size, which ECMA-335 reserves and the
+    /// runtime ignores (always 0 for fat sections); kept to reproduce the bytes.
+    pub reserved: [u8; 2],
 }
 
 /// The encoding choices of a decoded body, used to reproduce its bytes.
@@ -125,6 +131,9 @@ pub(crate) struct SectionFormat {
 pub(crate) struct BodyFormat {
     pub header: HeaderFormat,
     pub sections: SmallVec<[SectionFormat; 1]>,
+    /// The bytes between the code and the first EH section (up to the 4-byte boundary),
+    /// which the runtime ignores; kept to reproduce the bytes.
+    pub padding: SmallVec<[u8; 3]>,
     /// Code offset of each decoded instruction; decoded ids are `0..len`, in offset order.
     pub original_offsets: Vec<u32>,
     /// Code size of the decoded bytes.

@@ -124,6 +124,7 @@ pub(crate) fn read_sections(
         formats.push(SectionFormat {
             fat,
             clauses: count as u32,
+            reserved: if fat { [0; 2] } else { [header[2], header[3]] },
         });
         pos += size;
         if kind & KIND_MORE_SECTS == 0 {
@@ -138,9 +139,11 @@ pub(crate) fn fit_small_section(clauses: &[RawClause]) -> bool {
 }
 
 /// Writes one EH section; `out` must already be 4-byte aligned relative to the body.
+/// `reserved` fills the two reserved bytes of a small section's header (ignored if fat).
 pub(crate) fn write_section(
     out: &mut Vec<u8>,
     fat: bool,
+    reserved: [u8; 2],
     clauses: &[RawClause],
     more: bool,
 ) -> Result<()> {
@@ -170,7 +173,7 @@ pub(crate) fn write_section(
         debug_assert!(fit_small_section(clauses));
         out.push(KIND_EH_TABLE | more_bit);
         out.push((SECTION_HEADER + clauses.len() * SMALL_CLAUSE) as u8);
-        out.extend_from_slice(&[0, 0]);
+        out.extend_from_slice(&reserved);
         for c in clauses {
             out.extend_from_slice(&(c.flags as u16).to_le_bytes());
             out.extend_from_slice(&(c.try_offset as u16).to_le_bytes());
