@@ -7,7 +7,10 @@
 mod rewrite;
 mod roundtrip;
 
-pub use rewrite::{RewriteReport, rewrite_assembly};
+pub use rewrite::{
+    ENTER_HOOK, EXIT_HOOK, HookResolver, NEW_LOCALS_TOKEN, Outcome, RETURN_HOOK, RewriteReport,
+    instrument, rewrite_assembly,
+};
 pub use roundtrip::{RoundTripReport, round_trip_assembly};
 
 use std::fmt;

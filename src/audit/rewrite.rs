@@ -138,12 +138,15 @@ impl fmt::Display for RewriteReport {
     }
 }
 
-/// Resolves call sites through the assembly's metadata, plus the injected hooks.
-struct Resolver<'r, 'a> {
-    asm: &'r Assembly<'a>,
+/// Resolves call sites through the assembly's metadata, plus the injected hooks
+/// ([`ENTER_HOOK`], [`EXIT_HOOK`], [`RETURN_HOOK`]: each pops one value, pushes none).
+#[derive(Clone, Copy)]
+pub struct HookResolver<'r, 'a> {
+    /// The assembly whose metadata resolves every other call site.
+    pub asm: &'r Assembly<'a>,
 }
 
-impl CallSiteResolver for Resolver<'_, '_> {
+impl CallSiteResolver for HookResolver<'_, '_> {
     fn call_effect(&self, opcode: OpCode, token: u32) -> Result<CallEffect> {
         match token {
             ENTER_HOOK | EXIT_HOOK | RETURN_HOOK => Ok(CallEffect { pops: 1, pushes: 0 }),
@@ -162,7 +165,7 @@ pub fn rewrite_assembly(name: &str, asm: &Assembly<'_>) -> RewriteReport {
             error,
         });
     };
-    let resolver = Resolver { asm };
+    let resolver = HookResolver { asm };
     let mut seen = HashSet::new();
     let mut decoder = Decoder::new();
     let mut encoder = Encoder::new();
@@ -251,14 +254,25 @@ pub fn rewrite_assembly(name: &str, asm: &Assembly<'_>) -> RewriteReport {
     report
 }
 
-struct Outcome {
-    rets: usize,
-    local_added: bool,
-    tails: usize,
+/// What [`instrument`] did to one body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    /// `ret`s in the body before the rewrite.
+    pub rets: usize,
+    /// Whether a return-value local was added.
+    pub local_added: bool,
+    /// `tail.` prefixes removed.
+    pub tails: usize,
 }
 
-/// Adds the return-value local and wraps the body.
-fn instrument(
+/// Instruments one body the way an APM agent does: adds a return-value local to the
+/// LocalVarSig (value-returning methods; the body then names [`NEW_LOCALS_TOKEN`]),
+/// wraps the body in try/finally with `ldc.i4 token; call ENTER_HOOK` before the try and
+/// `ldc.i4 token; call EXIT_HOOK` in the finally, and calls [`RETURN_HOOK`] with the
+/// return value on the normal exit path. `signature` is the method's MethodDefSig and
+/// `returns_value` whether it returns a value. The max stack is left to the caller.
+/// Refuses bodies with `jmp` ([`Error::Unsupported`]).
+pub fn instrument(
     asm: &Assembly<'_>,
     signature: &[u8],
     token: u32,
@@ -319,7 +333,7 @@ fn instrument(
 /// Computes the max stack, encodes, re-decodes, re-verifies and checks the IL map.
 /// Returns the number of IL-map entries checked.
 fn check_rewritten(
-    resolver: &Resolver<'_, '_>,
+    resolver: &HookResolver<'_, '_>,
     original: &MethodBody,
     body: &mut MethodBody,
     again: &mut MethodBody,
