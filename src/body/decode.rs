@@ -38,16 +38,9 @@ impl Decoder {
     /// unspecified but valid state.
     pub fn decode_into(&mut self, bytes: &[u8], body: &mut MethodBody) -> Result<usize> {
         let header = read_header(bytes)?;
+        let code = header.code(bytes)?;
         let code_start = header.len;
-        let code_size = header.code_size as usize;
-        let code = bytes
-            .get(code_start..)
-            .and_then(|rest| rest.get(..code_size))
-            .ok_or(Error::CodeSizePastEnd {
-                offset: code_start,
-                code_size: header.code_size,
-                available: bytes.len().saturating_sub(code_start),
-            })?;
+        let code_size = code.len();
 
         body.instrs.clear();
         body.clauses.clear();

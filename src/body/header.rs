@@ -32,6 +32,21 @@ pub(crate) struct RawHeader {
     pub format: HeaderFormat,
 }
 
+impl RawHeader {
+    /// The code the header describes: `code_size` bytes right after the header.
+    #[inline]
+    pub fn code<'a>(&self, bytes: &'a [u8]) -> Result<&'a [u8]> {
+        bytes
+            .get(self.len..)
+            .and_then(|rest| rest.get(..self.code_size as usize))
+            .ok_or(Error::CodeSizePastEnd {
+                offset: self.len,
+                code_size: self.code_size,
+                available: bytes.len().saturating_sub(self.len),
+            })
+    }
+}
+
 fn le_u16(b: &[u8], at: usize) -> u16 {
     u16::from_le_bytes([b[at], b[at + 1]])
 }
