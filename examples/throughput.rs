@@ -2,7 +2,7 @@
 //! run.
 //!
 //! ```text
-//! cargo run --release --features pe --example throughput [ASSEMBLY] [-n RUNS]
+//! cargo run --release --features pe --example throughput [ASSEMBLY] [-n RUNS] [--only STAGE]
 //! ```
 //!
 //! `ASSEMBLY` defaults to System.Private.CoreLib of the provisioned .NET Core 3.1.23
@@ -13,6 +13,10 @@
 //! figure to compare across machines: DESIGN.md §4b asks for decode+encode within 3x),
 //! and, from the median, bodies per second, MB of body bytes per second, nanoseconds per
 //! instruction and microseconds per body.
+//!
+//! `--only STAGE` times that stage alone (no ratio), e.g. to profile it:
+//! `valgrind --tool=callgrind --toggle-collect='*Stage*time*' target/release/examples/throughput
+//! --only decode+encode -n 1` counts the instructions of two passes (warm-up and run).
 //!
 //! A stage is a closure called once per body with the body's index and bytes; adding one
 //! (a rewrite, say) is one more `Stage::per_body` entry in `main`.
@@ -85,6 +89,7 @@ impl<'a> Stage<'a> {
         }
     }
 
+    #[inline(never)] // a symbol for profilers to toggle on
     fn time(&mut self, corpus: &Corpus<'_>) {
         let start = Instant::now();
         black_box((self.run)(&corpus.bodies));
@@ -105,11 +110,13 @@ fn median(values: &mut [f64]) -> f64 {
 struct Args {
     path: PathBuf,
     runs: usize,
+    only: Option<String>,
 }
 
 fn parse_args() -> Result<Args, String> {
     let mut path = None;
     let mut runs = 20;
+    let mut only = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -121,8 +128,9 @@ fn parse_args() -> Result<Args, String> {
                     .filter(|&n| n > 0)
                     .ok_or(format!("bad run count {value:?}"))?;
             }
+            "--only" => only = Some(args.next().ok_or("--only needs a stage name")?),
             "-h" | "--help" => {
-                return Err("usage: throughput [ASSEMBLY] [-n RUNS]".into());
+                return Err("usage: throughput [ASSEMBLY] [-n RUNS] [--only STAGE]".into());
             }
             _ if path.is_none() => path = Some(PathBuf::from(arg)),
             _ => return Err(format!("unexpected argument {arg:?}")),
@@ -132,7 +140,7 @@ fn parse_args() -> Result<Args, String> {
         Some(path) => path,
         None => ilrewrite_corpus::corelib().map_err(|e| format!("no default assembly: {e}"))?,
     };
-    Ok(Args { path, runs })
+    Ok(Args { path, runs, only })
 }
 
 /// Decodes and re-encodes every body once and checks the bytes, so that the timed
@@ -202,6 +210,13 @@ fn main() -> Result<(), String> {
         }),
     ];
 
+    if let Some(only) = &args.only {
+        stages.retain(|stage| stage.name == only);
+        if stages.is_empty() {
+            return Err(format!("no stage named {only:?}"));
+        }
+    }
+
     // One untimed warm-up run, then the timed runs, stages taking turns.
     for stage in &mut stages {
         stage.time(&corpus);
@@ -225,7 +240,11 @@ fn main() -> Result<(), String> {
         "{:<14} {:>9} {:>9} {:>7} {:>10} {:>8} {:>9} {:>9}",
         "stage", "median ms", "best ms", "x scan", "methods/s", "MB/s", "ns/instr", "us/method"
     );
-    let scan_times: Vec<f64> = stages[0].times.iter().map(Duration::as_secs_f64).collect();
+    // Ratios need the scan, which is the first stage unless `--only` removed it.
+    let scan_times: Vec<f64> = match stages[0].name {
+        "scan" => stages[0].times.iter().map(Duration::as_secs_f64).collect(),
+        _ => vec![f64::NAN; args.runs],
+    };
     for stage in &stages {
         let mut secs: Vec<f64> = stage.times.iter().map(Duration::as_secs_f64).collect();
         // Ratio to the scan of the same run, then the median over runs.
