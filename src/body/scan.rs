@@ -118,8 +118,9 @@ pub fn scan_code(code: &[u8]) -> Result<u32> {
 }
 
 /// Length of the `switch` at `start`: opcode, count and table; the table must fit.
+/// (The decoder measures switches with it too.)
 #[cold]
-fn switch_len(code: &[u8], start: usize) -> Result<usize> {
+pub(crate) fn switch_len(code: &[u8], start: usize) -> Result<usize> {
     let count_bytes = code
         .get(start + 1..)
         .and_then(|rest| rest.first_chunk::<4>())
