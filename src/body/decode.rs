@@ -6,6 +6,8 @@
 //! Errors carry the offset: code offsets for instructions, body offsets for header and
 //! sections.
 #![forbid(unsafe_code)]
+// Errors are built only on the error path (`let ... else`, `ok_or_else`): `Error` has drop
+// glue, so `ok_or(Error::..)` would build and drop one on every instruction.
 
 use super::header::read_header;
 use super::scan::switch_len;
@@ -224,17 +226,19 @@ fn decode_instruction(
     let start = *pos;
     let first = code[start];
     let (opcode, at) = if first == 0xFE {
-        let second = *code.get(start + 1).ok_or(Error::Truncated {
-            what: "two-byte opcode",
-            offset: start,
-            needed: 2,
-            available: 1,
-        })?;
+        let Some(&second) = code.get(start + 1) else {
+            return Err(Error::Truncated {
+                what: "two-byte opcode",
+                offset: start,
+                needed: 2,
+                available: 1,
+            });
+        };
         (OpCode::from_fe_byte(second), start + 2)
     } else {
         (OpCode::from_byte(first), start + 1)
     };
-    let opcode = opcode.ok_or(Error::UnknownOpcode {
+    let opcode = opcode.ok_or_else(|| Error::UnknownOpcode {
         offset: start,
         byte: code[at - 1],
         prefixed: first == 0xFE,
@@ -243,10 +247,12 @@ fn decode_instruction(
         Some(len) => len as usize,
         None => switch_len(code, start)?,
     };
-    let bytes = code.get(at..start + len).ok_or(Error::OperandPastEnd {
-        offset: start,
-        opcode: opcode.name(),
-    })?;
+    let bytes = code
+        .get(at..start + len)
+        .ok_or_else(|| Error::OperandPastEnd {
+            offset: start,
+            opcode: opcode.name(),
+        })?;
     let end = start + len;
     *pos = end;
     let size = code.len();

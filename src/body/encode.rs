@@ -120,9 +120,12 @@ impl Encoder {
             for (id, instr) in instrs.iter() {
                 self.offsets[id.index()] = offset;
                 let size = self.size_of(instrs, id, instr)?;
-                offset = offset.checked_add(size).ok_or(Error::Unencodable {
-                    what: "code larger than 4 GiB",
-                })?;
+                let Some(next) = offset.checked_add(size) else {
+                    return Err(Error::Unencodable {
+                        what: "code larger than 4 GiB",
+                    });
+                };
+                offset = next;
             }
             self.code_size = offset;
             // Widen every short branch that is out of range; lay out again if any was.
@@ -153,12 +156,14 @@ impl Encoder {
             Some(len) => Ok(len),
             None => match instr.operand {
                 Operand::Switch(targets) => {
-                    let n = u32::try_from(targets.len())
+                    let Some(n) = u32::try_from(targets.len())
                         .ok()
                         .and_then(|n| n.checked_mul(4)?.checked_add(5))
-                        .ok_or(Error::Unencodable {
+                    else {
+                        return Err(Error::Unencodable {
                             what: "switch table too large",
-                        })?;
+                        });
+                    };
                     debug_assert_eq!(instrs.switch_targets(targets).len(), targets.len());
                     Ok(n)
                 }

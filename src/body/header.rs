@@ -39,7 +39,7 @@ impl RawHeader {
         bytes
             .get(self.len..)
             .and_then(|rest| rest.get(..self.code_size as usize))
-            .ok_or(Error::CodeSizePastEnd {
+            .ok_or_else(|| Error::CodeSizePastEnd {
                 offset: self.len,
                 code_size: self.code_size,
                 available: bytes.len().saturating_sub(self.len),

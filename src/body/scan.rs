@@ -14,6 +14,9 @@
 //! counting instructions cheaply, and serving as the baseline the codec's speed is
 //! measured against (`benches/codec.rs`, `examples/throughput.rs`).
 #![forbid(unsafe_code)]
+// Errors are built only where they are returned (`let ... else`, `ok_or_else`), never
+// with `ok_or(Error::..)`: `Error` has drop glue, so an eagerly built error costs a
+// construction and a `drop_in_place` on every instruction.
 
 use super::header::read_header;
 use super::sections::read_section_header;
@@ -90,17 +93,23 @@ pub fn scan_code(code: &[u8]) -> Result<u32> {
                     available: 1,
                 });
             };
-            OpCode::from_fe_byte(second).ok_or(Error::UnknownOpcode {
-                offset: start,
-                byte: second,
-                prefixed: true,
-            })?
+            let Some(opcode) = OpCode::from_fe_byte(second) else {
+                return Err(Error::UnknownOpcode {
+                    offset: start,
+                    byte: second,
+                    prefixed: true,
+                });
+            };
+            opcode
         } else {
-            OpCode::from_byte(first).ok_or(Error::UnknownOpcode {
-                offset: start,
-                byte: first,
-                prefixed: false,
-            })?
+            let Some(opcode) = OpCode::from_byte(first) else {
+                return Err(Error::UnknownOpcode {
+                    offset: start,
+                    byte: first,
+                    prefixed: false,
+                });
+            };
+            opcode
         };
         pos += match opcode.fixed_len() {
             Some(len) => len as usize,
@@ -121,13 +130,15 @@ pub fn scan_code(code: &[u8]) -> Result<u32> {
 /// (The decoder measures switches with it too.)
 #[cold]
 pub(crate) fn switch_len(code: &[u8], start: usize) -> Result<usize> {
-    let count_bytes = code
+    let Some(count_bytes) = code
         .get(start + 1..)
         .and_then(|rest| rest.first_chunk::<4>())
-        .ok_or(Error::OperandPastEnd {
+    else {
+        return Err(Error::OperandPastEnd {
             offset: start,
             opcode: "switch",
-        })?;
+        });
+    };
     let count = u32::from_le_bytes(*count_bytes);
     let available = code.len() - (start + 5);
     match (count as usize).checked_mul(4) {

@@ -82,7 +82,7 @@ pub(crate) fn read_section_header(bytes: &[u8], pos: usize) -> Result<SectionHea
     let header = bytes
         .get(pos..)
         .and_then(|rest| rest.get(..SECTION_HEADER))
-        .ok_or(Error::Truncated {
+        .ok_or_else(|| Error::Truncated {
             what: "data section header",
             offset: pos,
             needed: SECTION_HEADER,
