@@ -96,7 +96,10 @@ impl Decoder {
         // A rough guess that avoids most regrowth: IL averages 2-3 bytes per instruction.
         let guess = size / 2 + 1;
         offsets.reserve(guess);
-        body.instrs.append_in_order(guess, |list| {
+        // `move`: the loop reads its own copies of `code` and `size` rather than reloading
+        // them through the closure's captures after every store.
+        let starts = &mut *offsets;
+        body.instrs.append_in_order(guess, move |list| {
             let mut pos = 0usize;
             while pos < size {
                 let start = pos;
@@ -107,7 +110,7 @@ impl Decoder {
                     pending.push(id);
                 }
                 list.push(instr);
-                offsets.push(start as u32);
+                starts.push(start as u32);
             }
             Ok(())
         })?;
