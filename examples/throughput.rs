@@ -132,6 +132,11 @@ fn parse_args() -> Result<Args, String> {
             "-h" | "--help" => {
                 return Err("usage: throughput [ASSEMBLY] [-n RUNS] [--only STAGE]".into());
             }
+            _ if arg.starts_with('-') => {
+                return Err(format!(
+                    "unknown option {arg:?}; usage: throughput [ASSEMBLY] [-n RUNS] [--only STAGE]"
+                ));
+            }
             _ if path.is_none() => path = Some(PathBuf::from(arg)),
             _ => return Err(format!("unexpected argument {arg:?}")),
         }
