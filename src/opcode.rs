@@ -439,23 +439,44 @@ const SHORT_LONG: &[(OpCode, OpCode)] = &[
 ];
 
 const NO_OPCODE: u8 = u8::MAX;
+const OPCODE_COUNT: usize = INFO.len();
 
-/// Builds a byte -> table index map for one- or two-byte opcodes at compile time.
-const fn decode_map(two_byte: bool) -> [u8; 256] {
-    let mut map = [NO_OPCODE; 256];
+// The lookup maps below are derived from `INFO` at compile time; they restate nothing.
+// They exist so that the hot paths (decoding an opcode byte, stepping over an
+// instruction) are one load each instead of a chain of dependent loads and branches.
+
+/// Builds the byte -> opcode map for one- or two-byte opcodes at compile time.
+const fn decode_map(two_byte: bool) -> [Option<OpCode>; 256] {
+    let mut map = [None; 256];
     let mut i = 0;
     while i < INFO.len() {
         let code = INFO[i].code;
         if (code >= 0xFE00) == two_byte {
-            map[(code & 0xFF) as usize] = i as u8;
+            map[(code & 0xFF) as usize] = Some(OpCode::ALL[i]);
         }
         i += 1;
     }
     map
 }
 
-static ONE_BYTE: [u8; 256] = decode_map(false);
-static TWO_BYTE: [u8; 256] = decode_map(true);
+static ONE_BYTE: [Option<OpCode>; 256] = decode_map(false);
+static TWO_BYTE: [Option<OpCode>; 256] = decode_map(true);
+
+/// Builds the opcode -> encoded length map (0 for `switch`) at compile time.
+const fn fixed_lens() -> [u8; OPCODE_COUNT] {
+    let mut lens = [0; OPCODE_COUNT];
+    let mut i = 0;
+    while i < OPCODE_COUNT {
+        let opcode_len = if INFO[i].code >= 0xFE00 { 2 } else { 1 };
+        if let Some(operand) = INFO[i].operand.size() {
+            lens[i] = opcode_len + operand as u8;
+        }
+        i += 1;
+    }
+    lens
+}
+
+static FIXED_LEN: [u8; OPCODE_COUNT] = fixed_lens();
 
 /// Builds the short <-> long partner map at compile time from [`SHORT_LONG`].
 const fn partner_map(short_to_long: bool) -> [u8; 256] {
@@ -516,19 +537,22 @@ impl OpCode {
     /// Total encoded size, or `None` for `switch` (size depends on its target count).
     #[inline]
     pub fn fixed_len(self) -> Option<u32> {
-        Some(self.opcode_len() + self.operand().size()?)
+        match FIXED_LEN[self as usize] {
+            0 => None,
+            len => Some(u32::from(len)),
+        }
     }
 
     /// The opcode encoded by a single byte, if any (`0xFE` itself is not an opcode).
     #[inline]
     pub fn from_byte(byte: u8) -> Option<OpCode> {
-        Self::from_index(ONE_BYTE[byte as usize])
+        ONE_BYTE[byte as usize]
     }
 
     /// The opcode encoded by `0xFE byte`, if any.
     #[inline]
     pub fn from_fe_byte(byte: u8) -> Option<OpCode> {
-        Self::from_index(TWO_BYTE[byte as usize])
+        TWO_BYTE[byte as usize]
     }
 
     /// Looks up an opcode by its encoding (`0x00..=0xFF` or `0xFE00 | b`).
@@ -614,6 +638,23 @@ mod tests {
         assert_eq!(OpCode::from_byte(0x24), None);
         assert_eq!(OpCode::from_fe_byte(0x08), None);
         assert_eq!(OpCode::from_fe_byte(0x19), Some(OpCode::No));
+    }
+
+    #[test]
+    fn derived_maps_agree_with_the_table() {
+        for &op in OpCode::ALL {
+            let expected = op.operand().size().map(|size| op.opcode_len() + size);
+            assert_eq!(op.fixed_len(), expected, "{op}");
+        }
+        assert_eq!(OpCode::Switch.fixed_len(), None);
+        for b in 0..=255u8 {
+            let one = OpCode::ALL.iter().find(|op| op.code() == u16::from(b));
+            assert_eq!(OpCode::from_byte(b), one.copied());
+            let two = OpCode::ALL
+                .iter()
+                .find(|op| op.code() == 0xFE00 | u16::from(b));
+            assert_eq!(OpCode::from_fe_byte(b), two.copied());
+        }
     }
 
     #[test]

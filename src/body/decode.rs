@@ -6,8 +6,11 @@
 //! Errors carry the offset: code offsets for instructions, body offsets for header and
 //! sections.
 #![forbid(unsafe_code)]
+// Errors are built only on the error path (`let ... else`, `ok_or_else`): `Error` has drop
+// glue, so `ok_or(Error::..)` would build and drop one on every instruction.
 
 use super::header::read_header;
+use super::scan::switch_len;
 use super::sections::{RawClause, read_sections};
 use super::{ClauseKind, ExceptionClause, MethodBody};
 use crate::graph::{InstrId, Instruction, Operand, SwitchTargets};
@@ -38,16 +41,9 @@ impl Decoder {
     /// unspecified but valid state.
     pub fn decode_into(&mut self, bytes: &[u8], body: &mut MethodBody) -> Result<usize> {
         let header = read_header(bytes)?;
+        let code = header.code(bytes)?;
         let code_start = header.len;
-        let code_size = header.code_size as usize;
-        let code = bytes
-            .get(code_start..)
-            .and_then(|rest| rest.get(..code_size))
-            .ok_or(Error::CodeSizePastEnd {
-                offset: code_start,
-                code_size: header.code_size,
-                available: bytes.len().saturating_sub(code_start),
-            })?;
+        let code_size = code.len();
 
         body.instrs.clear();
         body.clauses.clear();
@@ -79,6 +75,11 @@ impl Decoder {
         Ok(end)
     }
 
+    /// Decodes `code` into `body.instrs` and the original offsets into `offsets`.
+    ///
+    /// One pass appends the instructions in order, checking the structure and that branch
+    /// targets lie inside the code, in stream order; branch operands hold the target
+    /// *offset* until a second pass over the branches alone resolves them to ids.
     fn decode_code(
         &mut self,
         code: &[u8],
@@ -86,122 +87,34 @@ impl Decoder {
         offsets: &mut Vec<u32>,
     ) -> Result<()> {
         let size = code.len();
-        self.offset_to_id.clear();
-        self.offset_to_id.resize(size + 1, NOT_AN_INSTRUCTION);
-        self.pending_branches.clear();
+        let map = &mut self.offset_to_id;
+        map.clear();
+        map.resize(size + 1, NOT_AN_INSTRUCTION);
+        let pending = &mut self.pending_branches;
+        pending.clear();
+        offsets.clear();
         // A rough guess that avoids most regrowth: IL averages 2-3 bytes per instruction.
-        body.instrs.reserve(size / 2 + 1);
-        offsets.reserve(size / 2 + 1);
-
-        let mut pos = 0usize;
-        while pos < size {
-            let start = pos;
-            let mut byte = code[pos];
-            pos += 1;
-            let opcode = if byte == 0xFE {
-                let Some(&second) = code.get(pos) else {
-                    return Err(Error::Truncated {
-                        what: "two-byte opcode",
-                        offset: start,
-                        needed: 2,
-                        available: 1,
-                    });
-                };
-                byte = second;
-                pos += 1;
-                OpCode::from_fe_byte(second)
-            } else {
-                OpCode::from_byte(byte)
-            };
-            let Some(opcode) = opcode else {
-                return Err(Error::UnknownOpcode {
-                    offset: start,
-                    byte,
-                    prefixed: code[start] == 0xFE,
-                });
-            };
-
-            let kind = opcode.operand();
-            let operand = if kind == OperandKind::Switch {
-                self.read_switch(code, start, &mut pos, body)?
-            } else {
-                let len = kind.size().unwrap_or(0) as usize;
-                let bytes = code.get(pos..pos + len).ok_or(Error::OperandPastEnd {
-                    offset: start,
-                    opcode: opcode.name(),
-                })?;
-                pos += len;
-                match kind {
-                    OperandKind::None => Operand::None,
-                    OperandKind::ShortI => Operand::Int(i32::from(bytes[0] as i8)),
-                    OperandKind::ShortU => Operand::Int(i32::from(bytes[0])),
-                    OperandKind::ShortVar => Operand::Var(u16::from(bytes[0])),
-                    OperandKind::Var => Operand::Var(u16::from_le_bytes([bytes[0], bytes[1]])),
-                    OperandKind::I => Operand::Int(le_i32(bytes)),
-                    OperandKind::ShortR => Operand::Float32(le_i32(bytes) as u32),
-                    OperandKind::I8 => Operand::Long(le_i64(bytes)),
-                    OperandKind::R => Operand::Float64(le_i64(bytes) as u64),
-                    OperandKind::ShortBranch | OperandKind::Branch => {
-                        let disp = if len == 1 {
-                            i64::from(bytes[0] as i8)
-                        } else {
-                            i64::from(le_i32(bytes))
-                        };
-                        let target = check_target(start, pos, disp, size)?;
-                        self.pending_branches.push(body.instrs.arena_len() as u32);
-                        // Holds the target *offset* until every instruction is known.
-                        Operand::Target(InstrId(target))
-                    }
-                    OperandKind::Switch => unreachable!("handled above"),
-                    _ => Operand::Token(le_i32(bytes) as u32),
+        let guess = size / 2 + 1;
+        offsets.reserve(guess);
+        // `move`: the loop reads its own copies of `code` and `size` rather than reloading
+        // them through the closure's captures after every store.
+        let starts = &mut *offsets;
+        body.instrs.append_in_order(guess, move |list| {
+            let mut pos = 0usize;
+            while pos < size {
+                let start = pos;
+                let instr = decode_instruction(code, &mut pos, list.pool)?;
+                let id = list.next_id();
+                map[start] = id;
+                if matches!(instr.operand, Operand::Target(_) | Operand::Switch(_)) {
+                    pending.push(id);
                 }
-            };
-            self.offset_to_id[start] = body.instrs.arena_len() as u32;
-            body.instrs.push_raw(Instruction { opcode, operand });
-            offsets.push(start as u32);
-        }
-        self.resolve_branches(body, offsets)
-    }
-
-    fn read_switch(
-        &mut self,
-        code: &[u8],
-        start: usize,
-        pos: &mut usize,
-        body: &mut MethodBody,
-    ) -> Result<Operand> {
-        let count_bytes = code.get(*pos..*pos + 4).ok_or(Error::OperandPastEnd {
-            offset: start,
-            opcode: "switch",
+                list.push(instr);
+                starts.push(start as u32);
+            }
+            Ok(())
         })?;
-        let count = u32::from_le_bytes([
-            count_bytes[0],
-            count_bytes[1],
-            count_bytes[2],
-            count_bytes[3],
-        ]);
-        *pos += 4;
-        let table_len = count as usize * 4;
-        let table = code
-            .get(*pos..)
-            .and_then(|rest| rest.get(..table_len))
-            .ok_or(Error::SwitchTablePastEnd {
-                offset: start,
-                count,
-            })?;
-        let end = *pos + table_len;
-        let first = body.instrs.switch_pool_len();
-        for chunk in table.chunks_exact(4) {
-            let disp = i64::from(le_i32(chunk));
-            let target = check_target(start, end, disp, code.len())?;
-            body.instrs.push_switch_target(InstrId(target));
-        }
-        *pos = end;
-        self.pending_branches.push(body.instrs.arena_len() as u32);
-        Ok(Operand::Switch(SwitchTargets {
-            start: first,
-            len: count,
-        }))
+        self.resolve_branches(body, offsets)
     }
 
     /// Replaces the target offsets stored in branch and switch operands by ids.
@@ -304,7 +217,107 @@ impl Decoder {
     }
 }
 
+/// Decodes the instruction at `*pos` and moves `*pos` past it. Branch operands hold the
+/// target code offset (checked to lie inside the code) in place of an id; switch targets
+/// are appended to `pool`, also as offsets.
+#[inline(always)]
+fn decode_instruction(
+    code: &[u8],
+    pos: &mut usize,
+    pool: &mut Vec<InstrId>,
+) -> Result<Instruction> {
+    let start = *pos;
+    let first = code[start];
+    let (opcode, at) = if first == 0xFE {
+        let Some(&second) = code.get(start + 1) else {
+            return Err(Error::Truncated {
+                what: "two-byte opcode",
+                offset: start,
+                needed: 2,
+                available: 1,
+            });
+        };
+        (OpCode::from_fe_byte(second), start + 2)
+    } else {
+        (OpCode::from_byte(first), start + 1)
+    };
+    let opcode = opcode.ok_or_else(|| Error::UnknownOpcode {
+        offset: start,
+        byte: code[at - 1],
+        prefixed: first == 0xFE,
+    })?;
+    let len = match opcode.fixed_len() {
+        Some(len) => len as usize,
+        None => switch_len(code, start)?,
+    };
+    let bytes = code
+        .get(at..start + len)
+        .ok_or_else(|| Error::OperandPastEnd {
+            offset: start,
+            opcode: opcode.name(),
+        })?;
+    let end = start + len;
+    *pos = end;
+    let size = code.len();
+    let operand = match opcode.operand() {
+        OperandKind::None => Operand::None,
+        OperandKind::ShortI => Operand::Int(i32::from(le::<1>(bytes)[0] as i8)),
+        OperandKind::ShortU => Operand::Int(i32::from(le::<1>(bytes)[0])),
+        OperandKind::ShortVar => Operand::Var(u16::from(le::<1>(bytes)[0])),
+        OperandKind::Var => Operand::Var(u16::from_le_bytes(le(bytes))),
+        OperandKind::I => Operand::Int(i32::from_le_bytes(le(bytes))),
+        OperandKind::ShortR => Operand::Float32(u32::from_le_bytes(le(bytes))),
+        OperandKind::I8 => Operand::Long(i64::from_le_bytes(le(bytes))),
+        OperandKind::R => Operand::Float64(u64::from_le_bytes(le(bytes))),
+        OperandKind::ShortBranch => {
+            let disp = i64::from(le::<1>(bytes)[0] as i8);
+            Operand::Target(InstrId(check_target(start, end, disp, size)?))
+        }
+        OperandKind::Branch => {
+            let disp = i64::from(i32::from_le_bytes(le(bytes)));
+            Operand::Target(InstrId(check_target(start, end, disp, size)?))
+        }
+        OperandKind::Switch => read_switch(bytes, start, end, size, pool)?,
+        OperandKind::Method
+        | OperandKind::Field
+        | OperandKind::Type
+        | OperandKind::String
+        | OperandKind::Sig
+        | OperandKind::Tok => Operand::Token(u32::from_le_bytes(le(bytes))),
+    };
+    Ok(Instruction { opcode, operand })
+}
+
+/// Appends the target offsets of a switch (operand `bytes`: count and table) to `pool`.
+#[cold]
+fn read_switch(
+    bytes: &[u8],
+    start: usize,
+    end: usize,
+    size: usize,
+    pool: &mut Vec<InstrId>,
+) -> Result<Operand> {
+    let first = pool.len() as u32;
+    let table = bytes.get(4..).unwrap_or_default();
+    for chunk in table.chunks_exact(4) {
+        let disp = i64::from(i32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]));
+        pool.push(InstrId(check_target(start, end, disp, size)?));
+    }
+    Ok(Operand::Switch(SwitchTargets {
+        start: first,
+        len: (table.len() / 4) as u32,
+    }))
+}
+
+/// The first `N` bytes of an operand, zero-filled if `bytes` is shorter (it never is:
+/// the table's operand size decided its length).
+#[inline(always)]
+fn le<const N: usize>(bytes: &[u8]) -> [u8; N] {
+    bytes.first_chunk::<N>().copied().unwrap_or([0; N])
+}
+
 /// Checks a branch displacement and returns the target code offset.
+#[inline]
 fn check_target(from: usize, next: usize, disp: i64, size: usize) -> Result<u32> {
     let target = next as i64 + disp;
     if target < 0 || target >= size as i64 {
@@ -314,14 +327,4 @@ fn check_target(from: usize, next: usize, disp: i64, size: usize) -> Result<u32>
         });
     }
     Ok(target as u32)
-}
-
-#[inline]
-fn le_i32(b: &[u8]) -> i32 {
-    i32::from_le_bytes([b[0], b[1], b[2], b[3]])
-}
-
-#[inline]
-fn le_i64(b: &[u8]) -> i64 {
-    i64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
 }

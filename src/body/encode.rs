@@ -19,7 +19,9 @@
 //!   the decoded body when it needs as many bytes, zero bytes otherwise.
 #![forbid(unsafe_code)]
 
-use super::header::{FatHeader, TINY_MAX_CODE_SIZE, TINY_MAX_STACK, write_fat, write_tiny};
+use super::header::{
+    FAT_HEADER_SIZE, FatHeader, TINY_MAX_CODE_SIZE, TINY_MAX_STACK, fat_header, tiny_header,
+};
 use super::sections::{RawClause, fit_small_section, write_section};
 use super::{ClauseKind, HeaderFormat, MethodBody};
 use crate::graph::{InstrId, InstrList, Instruction, Operand};
@@ -33,10 +35,31 @@ const NOT_PLACED: u32 = u32::MAX;
 pub struct Encoder {
     /// Code offset of each instruction, indexed by id (`NOT_PLACED` if unlinked).
     offsets: Vec<u32>,
-    /// Whether a short-form branch must be written in its long form, indexed by id.
+    /// Whether a short-form branch must be written in its long form, indexed by id;
+    /// empty while no branch of the body needs widening (the usual case).
     widened: Vec<bool>,
+    /// Branch displacements to write once every instruction is placed.
+    fixups: Vec<Fixup>,
     clauses: Vec<RawClause>,
     code_size: u32,
+    /// Code written by [`Encoder::code_offsets`], which only wants the offsets.
+    scratch: Vec<u8>,
+}
+
+/// A branch displacement left as zeros while the code is written, filled in afterwards.
+#[derive(Debug, Clone, Copy)]
+struct Fixup {
+    /// Code offset of the displacement.
+    at: u32,
+    /// Code offset the displacement counts from (the end of the instruction).
+    next: u32,
+    /// The branch target.
+    target: InstrId,
+    /// The branch or switch.
+    from: InstrId,
+    /// Its opcode as written: a short branch has a one-byte displacement, anything else
+    /// (long branch, switch table entry) four bytes.
+    opcode: OpCode,
 }
 
 impl Encoder {
@@ -45,49 +68,62 @@ impl Encoder {
         Self::default()
     }
 
-    /// Appends the encoding of `body` to `out`.
+    /// Appends the encoding of `body` to `out`. On error `out` is left as it was.
     ///
     /// `out` is assumed to start at a 4-byte-aligned address (as method bodies with fat
     /// headers must); section padding is computed relative to where this body starts.
     pub fn encode(&mut self, body: &MethodBody, out: &mut Vec<u8>) -> Result<()> {
-        self.layout(&body.instrs)?;
-        self.layout_clauses(body)?;
         let base = out.len();
-        let code_size = self.code_size;
-        let keep_sections = self.keeps_section_layout(body);
+        let result = self.encode_at(body, out, base);
+        if result.is_err() {
+            out.truncate(base);
+        }
+        result
+    }
+
+    fn encode_at(&mut self, body: &MethodBody, out: &mut Vec<u8>, base: usize) -> Result<()> {
         // Sections are written for clauses, and also when the decoded layout is kept even
-        // though none of its sections holds a clause.
-        let has_sections = keep_sections || !body.clauses.is_empty();
-        let tiny_legal = code_size <= TINY_MAX_CODE_SIZE
-            && body.max_stack <= TINY_MAX_STACK
+        // though none of its sections holds a clause (`keeps_section_layout` agrees).
+        let sections = &body.format.sections;
+        let has_sections = !body.clauses.is_empty()
+            || (!sections.is_empty() && sections.iter().all(|s| s.clauses == 0));
+        let tiny_possible = matches!(
+            body.format.header,
+            HeaderFormat::Smallest | HeaderFormat::Tiny
+        ) && body.max_stack <= TINY_MAX_STACK
             && body.local_var_sig == 0
             && !body.init_locals
             && !has_sections;
-        out.reserve(code_size as usize + 12 + 4 + self.clauses.len() * 24);
-        match body.format.header {
-            HeaderFormat::Smallest | HeaderFormat::Tiny if tiny_legal => {
-                write_tiny(out, code_size);
+        // The header goes first, but its size depends on the code size: leave room for the
+        // likely one and fill it in once the code is written.
+        let header_len = if tiny_possible { 1 } else { FAT_HEADER_SIZE };
+        out.reserve(header_len + body.format.code_size as usize + 4);
+        out.resize(base + header_len, 0);
+        self.write_code(&body.instrs, out, base + header_len, Check::All)?;
+        let code_size = self.code_size;
+        if tiny_possible && code_size <= TINY_MAX_CODE_SIZE {
+            out[base] = tiny_header(code_size);
+        } else {
+            if tiny_possible {
+                // Grown past what a tiny header can hold.
+                out.splice(base + 1..base + 1, [0; FAT_HEADER_SIZE - 1]);
             }
-            format => {
-                let extra_flags = match format {
-                    HeaderFormat::Fat { extra_flags } => extra_flags,
-                    _ => 0,
-                };
-                write_fat(
-                    out,
-                    &FatHeader {
-                        extra_flags,
-                        more_sects: has_sections,
-                        init_locals: body.init_locals,
-                        max_stack: body.max_stack,
-                        code_size,
-                        local_var_sig: body.local_var_sig,
-                    },
-                );
-            }
+            let extra_flags = match body.format.header {
+                HeaderFormat::Fat { extra_flags } => extra_flags,
+                _ => 0,
+            };
+            out[base..base + FAT_HEADER_SIZE].copy_from_slice(&fat_header(&FatHeader {
+                extra_flags,
+                more_sects: has_sections,
+                init_locals: body.init_locals,
+                max_stack: body.max_stack,
+                code_size,
+                local_var_sig: body.local_var_sig,
+            }));
         }
-        self.write_code(&body.instrs, out)?;
         if has_sections {
+            self.layout_clauses(body)?;
+            let keep_sections = self.keeps_section_layout(body);
             let padding = (4 - (out.len() - base) % 4) % 4;
             if body.format.padding.len() == padding {
                 out.extend_from_slice(&body.format.padding);
@@ -102,143 +138,107 @@ impl Encoder {
     /// Lays out `body` as [`Encoder::encode`] would and returns the code offset of every
     /// instruction, indexed by [`InstrId::index`] (`u32::MAX` for ids not in the body),
     /// followed by one extra entry: the code size.
+    ///
+    /// Checks only what decides the layout (switch and short-branch operands, and the
+    /// targets of short branches), so it also lays out bodies that `encode` refuses for
+    /// an operand value, e.g. to disassemble them.
     pub fn code_offsets(&mut self, body: &MethodBody) -> Result<&[u32]> {
-        self.layout(&body.instrs)?;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        let result = self.write_code(&body.instrs, &mut scratch, 0, Check::Layout);
+        self.scratch = scratch;
+        result?;
         self.offsets.push(self.code_size);
         Ok(&self.offsets)
     }
 
-    /// Assigns code offsets, widening short branches until every displacement fits.
-    fn layout(&mut self, instrs: &InstrList) -> Result<()> {
-        let arena = instrs.arena_len();
-        self.offsets.clear();
-        self.offsets.resize(arena, NOT_PLACED);
+    /// Writes the code at `out[code_start..]` (truncating `out` there first), placing
+    /// every instruction and widening short branches until every displacement fits.
+    ///
+    /// Each round writes every instruction, branch displacements as zeros, then fills in
+    /// the displacements. A short branch whose displacement does not fit is marked for
+    /// its long form and the code written again; the rounds run to a fixed point (growing
+    /// one branch can push another out of range). Unedited code needs one round.
+    fn write_code(
+        &mut self,
+        instrs: &InstrList,
+        out: &mut Vec<u8>,
+        code_start: usize,
+        check: Check,
+    ) -> Result<()> {
         self.widened.clear();
-        self.widened.resize(arena, false);
         loop {
-            let mut offset = 0u32;
+            out.truncate(code_start);
+            self.offsets.clear();
+            self.offsets.resize(instrs.arena_len(), NOT_PLACED);
+            self.fixups.clear();
+            let widening = !self.widened.is_empty();
             for (id, instr) in instrs.iter() {
+                let offset = (out.len() - code_start) as u32;
                 self.offsets[id.index()] = offset;
-                let size = self.size_of(instrs, id, instr)?;
-                offset = offset.checked_add(size).ok_or(Error::Unencodable {
-                    what: "code larger than 4 GiB",
-                })?;
-            }
-            self.code_size = offset;
-            // Widen every short branch that is out of range; lay out again if any was.
-            let mut widened_any = false;
-            for (id, instr) in instrs.iter() {
-                if instr.opcode.operand() != OperandKind::ShortBranch || self.widened[id.index()] {
-                    continue;
-                }
-                let Operand::Target(target) = instr.operand else {
-                    return Err(operand_mismatch(instr));
+                let opcode = if widening && self.widened[id.index()] {
+                    instr.opcode.long_form().unwrap_or(instr.opcode)
+                } else {
+                    instr.opcode
                 };
-                let next = self.offsets[id.index()] + instr.opcode.opcode_len() + 1;
-                if i8::try_from(self.displacement(target, next)?).is_err() {
-                    self.widened[id.index()] = true;
-                    widened_any = true;
-                }
+                write_instruction(
+                    instrs,
+                    id,
+                    instr,
+                    opcode,
+                    offset,
+                    out,
+                    &mut self.fixups,
+                    check,
+                )?;
             }
-            if !widened_any {
+            let Ok(code_size) = u32::try_from(out.len() - code_start) else {
+                return Err(Error::Unencodable {
+                    what: "code larger than 4 GiB",
+                });
+            };
+            self.code_size = code_size;
+            if !self.fill_displacements(&mut out[code_start..], instrs.arena_len(), check)? {
                 return Ok(());
             }
         }
     }
 
-    #[inline]
-    fn size_of(&self, instrs: &InstrList, id: InstrId, instr: &Instruction) -> Result<u32> {
-        let opcode = self.effective_opcode(id, instr.opcode);
-        match opcode.fixed_len() {
-            Some(len) => Ok(len),
-            None => match instr.operand {
-                Operand::Switch(targets) => {
-                    let n = u32::try_from(targets.len())
-                        .ok()
-                        .and_then(|n| n.checked_mul(4)?.checked_add(5))
-                        .ok_or(Error::Unencodable {
-                            what: "switch table too large",
-                        })?;
-                    debug_assert_eq!(instrs.switch_targets(targets).len(), targets.len());
-                    Ok(n)
+    /// Writes the displacement of every fixup into `code`. Returns whether a short branch
+    /// was out of range, in which case it is marked in `widened` and `code` is incomplete.
+    fn fill_displacements(&mut self, code: &mut [u8], arena: usize, check: Check) -> Result<bool> {
+        let mut widened_any = false;
+        for fixup in &self.fixups {
+            let short = fixup.opcode.operand() == OperandKind::ShortBranch;
+            let target = match self.offsets.get(fixup.target.index()) {
+                Some(&at) if at != NOT_PLACED => at,
+                _ if check == Check::Layout && !short => continue,
+                _ => {
+                    return Err(Error::Unencodable {
+                        what: "branch target is not an instruction of this body",
+                    });
                 }
-                _ => Err(operand_mismatch(instr)),
-            },
-        }
-    }
-
-    #[inline]
-    fn effective_opcode(&self, id: InstrId, opcode: OpCode) -> OpCode {
-        if self.widened[id.index()] {
-            opcode.long_form().unwrap_or(opcode)
-        } else {
-            opcode
-        }
-    }
-
-    /// Displacement from the end of a branch (code offset `next`) to `target`.
-    fn displacement(&self, target: InstrId, next: u32) -> Result<i64> {
-        match self.offsets.get(target.index()) {
-            Some(&at) if at != NOT_PLACED => Ok(i64::from(at) - i64::from(next)),
-            _ => Err(Error::Unencodable {
-                what: "branch target is not an instruction of this body",
-            }),
-        }
-    }
-
-    fn write_code(&self, instrs: &InstrList, out: &mut Vec<u8>) -> Result<()> {
-        for (id, instr) in instrs.iter() {
-            let opcode = self.effective_opcode(id, instr.opcode);
-            let code = opcode.code();
-            if code >= 0xFE00 {
-                out.push(0xFE);
-            }
-            out.push(code as u8);
-            let next = self.offsets[id.index()] + opcode.fixed_len().unwrap_or(0);
-            match (opcode.operand(), instr.operand) {
-                (OperandKind::None, Operand::None) => {}
-                (OperandKind::ShortI, Operand::Int(v)) => {
-                    out.push(i8::try_from(v).map_err(|_| out_of_range(opcode))? as u8);
-                }
-                (OperandKind::ShortU, Operand::Int(v)) => {
-                    out.push(u8::try_from(v).map_err(|_| out_of_range(opcode))?);
-                }
-                (OperandKind::I, Operand::Int(v)) => out.extend_from_slice(&v.to_le_bytes()),
-                (OperandKind::I8, Operand::Long(v)) => out.extend_from_slice(&v.to_le_bytes()),
-                (OperandKind::ShortR, Operand::Float32(v)) => {
-                    out.extend_from_slice(&v.to_le_bytes());
-                }
-                (OperandKind::R, Operand::Float64(v)) => out.extend_from_slice(&v.to_le_bytes()),
-                (OperandKind::ShortVar, Operand::Var(v)) => {
-                    out.push(u8::try_from(v).map_err(|_| out_of_range(opcode))?);
-                }
-                (OperandKind::Var, Operand::Var(v)) => out.extend_from_slice(&v.to_le_bytes()),
-                (OperandKind::ShortBranch, Operand::Target(t)) => {
-                    // Layout guarantees the fit.
-                    out.push(self.displacement(t, next)? as i8 as u8);
-                }
-                (OperandKind::Branch, Operand::Target(t)) => {
-                    let disp = i32::try_from(self.displacement(t, next)?)
-                        .map_err(|_| out_of_range(opcode))?;
-                    out.extend_from_slice(&disp.to_le_bytes());
-                }
-                (OperandKind::Switch, Operand::Switch(targets)) => {
-                    let targets = instrs.switch_targets(targets);
-                    let next = self.offsets[id.index()] + 5 + 4 * targets.len() as u32;
-                    out.extend_from_slice(&(targets.len() as u32).to_le_bytes());
-                    for &t in targets {
-                        let disp = i32::try_from(self.displacement(t, next)?)
-                            .map_err(|_| out_of_range(opcode))?;
-                        out.extend_from_slice(&disp.to_le_bytes());
+            };
+            let disp = i64::from(target) - i64::from(fixup.next);
+            let at = fixup.at as usize;
+            if short {
+                match i8::try_from(disp) {
+                    Ok(disp) => code[at] = disp as u8,
+                    Err(_) => {
+                        if self.widened.is_empty() {
+                            self.widened.resize(arena, false);
+                        }
+                        self.widened[fixup.from.index()] = true;
+                        widened_any = true;
                     }
                 }
-                (kind, Operand::Token(t)) if kind.is_token() => {
-                    out.extend_from_slice(&t.to_le_bytes());
-                }
-                _ => return Err(operand_mismatch(instr)),
+            } else if let Ok(disp) = i32::try_from(disp) {
+                code[at..at + 4].copy_from_slice(&disp.to_le_bytes());
+            } else if check == Check::All {
+                return Err(out_of_range(fixup.opcode));
             }
         }
-        Ok(())
+        Ok(widened_any)
     }
 
     /// Converts clauses to offsets using the current layout.
@@ -325,6 +325,142 @@ impl Encoder {
             write_section(out, fat, [0; 2], &self.clauses, false)
         }
     }
+}
+
+/// How much [`Encoder::write_code`] checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Check {
+    /// Everything: the code is to be used.
+    All,
+    /// What decides the layout: switch operands, short-branch operands and the targets of
+    /// short branches. Other operands that do not fit are written as zeros or truncated.
+    Layout,
+}
+
+/// Appends `instr`, written as `opcode` at code offset `offset`, to `out`; branch
+/// displacements are written as zeros and recorded in `fixups`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn write_instruction(
+    instrs: &InstrList,
+    id: InstrId,
+    instr: &Instruction,
+    opcode: OpCode,
+    offset: u32,
+    out: &mut Vec<u8>,
+    fixups: &mut Vec<Fixup>,
+    check: Check,
+) -> Result<()> {
+    // Small operands that are out of range: an error, or truncated when only laying out.
+    let narrow = |fits: bool, byte: u8| match (fits, check) {
+        (false, Check::All) => Err(out_of_range(opcode)),
+        _ => Ok(byte),
+    };
+    let code = opcode.code();
+    if code >= 0xFE00 {
+        out.push(0xFE);
+    }
+    out.push(code as u8);
+    match (opcode.operand(), instr.operand) {
+        (OperandKind::None, Operand::None) => {}
+        (OperandKind::ShortI, Operand::Int(v)) => {
+            out.push(narrow(i8::try_from(v).is_ok(), v as u8)?);
+        }
+        (OperandKind::ShortU, Operand::Int(v)) => {
+            out.push(narrow(u8::try_from(v).is_ok(), v as u8)?);
+        }
+        (OperandKind::I, Operand::Int(v)) => out.extend_from_slice(&v.to_le_bytes()),
+        (OperandKind::I8, Operand::Long(v)) => out.extend_from_slice(&v.to_le_bytes()),
+        (OperandKind::ShortR, Operand::Float32(v)) => out.extend_from_slice(&v.to_le_bytes()),
+        (OperandKind::R, Operand::Float64(v)) => out.extend_from_slice(&v.to_le_bytes()),
+        (OperandKind::ShortVar, Operand::Var(v)) => {
+            out.push(narrow(u8::try_from(v).is_ok(), v as u8)?);
+        }
+        (OperandKind::Var, Operand::Var(v)) => out.extend_from_slice(&v.to_le_bytes()),
+        // Offsets wrap only past 4 GiB of code, which `write_code` then rejects.
+        (OperandKind::ShortBranch, Operand::Target(target)) => {
+            let at = offset.wrapping_add(opcode.opcode_len());
+            fixups.push(Fixup {
+                at,
+                next: at.wrapping_add(1),
+                target,
+                from: id,
+                opcode,
+            });
+            out.push(0);
+        }
+        (OperandKind::Branch, Operand::Target(target)) => {
+            let at = offset.wrapping_add(opcode.opcode_len());
+            fixups.push(Fixup {
+                at,
+                next: at.wrapping_add(4),
+                target,
+                from: id,
+                opcode,
+            });
+            out.extend_from_slice(&[0; 4]);
+        }
+        (OperandKind::Switch, Operand::Switch(targets)) => {
+            match instrs.try_switch_targets(targets) {
+                Some(targets) => write_switch(targets, id, offset, out, fixups)?,
+                // A handle from another list: its length is all the layout needs.
+                None if check == Check::Layout => {
+                    let table = 4 + 4 * targets.len();
+                    out.resize(out.len() + table, 0);
+                }
+                None => {
+                    return Err(Error::BadOperand {
+                        opcode: opcode.name(),
+                        what: "switch targets are not in this body's target pool",
+                    });
+                }
+            }
+        }
+        (kind, Operand::Token(t)) if kind.is_token() => out.extend_from_slice(&t.to_le_bytes()),
+        (kind, _) => match (check, kind.size()) {
+            // Only laying out: the operand's size is all that matters, and the switch and
+            // short-branch cases that matter to the layout are checked above.
+            (Check::Layout, Some(size)) if kind != OperandKind::ShortBranch => {
+                out.resize(out.len() + size as usize, 0);
+            }
+            _ => return Err(operand_mismatch(instr)),
+        },
+    }
+    Ok(())
+}
+
+/// Appends the count and table of the `switch` at code offset `offset` (its opcode
+/// already written), recording a fixup per target.
+#[cold]
+fn write_switch(
+    targets: &[InstrId],
+    id: InstrId,
+    offset: u32,
+    out: &mut Vec<u8>,
+    fixups: &mut Vec<Fixup>,
+) -> Result<()> {
+    let Some(count) = u32::try_from(targets.len())
+        .ok()
+        .filter(|n| n.checked_mul(4).and_then(|t| t.checked_add(5)).is_some())
+    else {
+        return Err(Error::Unencodable {
+            what: "switch table too large",
+        });
+    };
+    out.extend_from_slice(&count.to_le_bytes());
+    let table = offset.wrapping_add(5);
+    let next = table.wrapping_add(4 * count);
+    for (i, &target) in targets.iter().enumerate() {
+        fixups.push(Fixup {
+            at: table.wrapping_add(4 * i as u32),
+            next,
+            target,
+            from: id,
+            opcode: OpCode::Switch,
+        });
+        out.extend_from_slice(&[0; 4]);
+    }
+    Ok(())
 }
 
 fn operand_mismatch(instr: &Instruction) -> Error {

@@ -32,6 +32,21 @@ pub(crate) struct RawHeader {
     pub format: HeaderFormat,
 }
 
+impl RawHeader {
+    /// The code the header describes: `code_size` bytes right after the header.
+    #[inline]
+    pub fn code<'a>(&self, bytes: &'a [u8]) -> Result<&'a [u8]> {
+        bytes
+            .get(self.len..)
+            .and_then(|rest| rest.get(..self.code_size as usize))
+            .ok_or_else(|| Error::CodeSizePastEnd {
+                offset: self.len,
+                code_size: self.code_size,
+                available: bytes.len().saturating_sub(self.len),
+            })
+    }
+}
+
 fn le_u16(b: &[u8], at: usize) -> u16 {
     u16::from_le_bytes([b[at], b[at + 1]])
 }
@@ -93,10 +108,10 @@ pub(crate) fn read_header(bytes: &[u8]) -> Result<RawHeader> {
     }
 }
 
-/// Writes a tiny header; the caller has checked `code_size <= TINY_MAX_CODE_SIZE`.
-pub(crate) fn write_tiny(out: &mut Vec<u8>, code_size: u32) {
+/// The tiny header byte; the caller has checked `code_size <= TINY_MAX_CODE_SIZE`.
+pub(crate) fn tiny_header(code_size: u32) -> u8 {
     debug_assert!(code_size <= TINY_MAX_CODE_SIZE);
-    out.push(((code_size as u8) << 2) | TINY_FORMAT);
+    ((code_size as u8) << 2) | TINY_FORMAT
 }
 
 /// Fields of a fat header to write.
@@ -109,8 +124,8 @@ pub(crate) struct FatHeader {
     pub local_var_sig: u32,
 }
 
-/// Writes a 12-byte fat header.
-pub(crate) fn write_fat(out: &mut Vec<u8>, h: &FatHeader) {
+/// The 12 bytes of a fat header.
+pub(crate) fn fat_header(h: &FatHeader) -> [u8; FAT_HEADER_SIZE] {
     let mut flags = (u16::from(FAT_SIZE_DWORDS) << 12) | FAT_FORMAT | h.extra_flags;
     if h.more_sects {
         flags |= MORE_SECTS;
@@ -118,8 +133,10 @@ pub(crate) fn write_fat(out: &mut Vec<u8>, h: &FatHeader) {
     if h.init_locals {
         flags |= INIT_LOCALS;
     }
-    out.extend_from_slice(&flags.to_le_bytes());
-    out.extend_from_slice(&h.max_stack.to_le_bytes());
-    out.extend_from_slice(&h.code_size.to_le_bytes());
-    out.extend_from_slice(&h.local_var_sig.to_le_bytes());
+    let mut bytes = [0; FAT_HEADER_SIZE];
+    bytes[0..2].copy_from_slice(&flags.to_le_bytes());
+    bytes[2..4].copy_from_slice(&h.max_stack.to_le_bytes());
+    bytes[4..8].copy_from_slice(&h.code_size.to_le_bytes());
+    bytes[8..12].copy_from_slice(&h.local_var_sig.to_le_bytes());
+    bytes
 }

@@ -23,11 +23,13 @@
 pub mod decode;
 pub mod encode;
 mod header;
+pub mod scan;
 mod sections;
 
 pub use decode::Decoder;
 pub use encode::Encoder;
 pub use header::{FAT_HEADER_SIZE, TINY_MAX_CODE_SIZE, TINY_MAX_STACK};
+pub use scan::{BodyExtent, scan_body};
 
 use crate::graph::{InstrId, InstrList};
 use smallvec::SmallVec;

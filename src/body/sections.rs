@@ -50,6 +50,78 @@ fn le_u32(b: &[u8], at: usize) -> u32 {
     u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
+/// The header of one data section, validated against the bytes that hold it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SectionHeader {
+    /// Fat (24-byte clauses, 3-byte size) or small (12-byte clauses, 1-byte size).
+    pub fat: bool,
+    /// Whether another section follows.
+    pub more: bool,
+    /// Bytes of the section, its 4-byte header included.
+    pub size: usize,
+}
+
+impl SectionHeader {
+    /// Number of clauses the section holds.
+    #[inline]
+    pub fn clauses(&self) -> usize {
+        (self.size - SECTION_HEADER) / self.clause_size()
+    }
+
+    #[inline]
+    fn clause_size(&self) -> usize {
+        if self.fat { FAT_CLAUSE } else { SMALL_CLAUSE }
+    }
+}
+
+/// Reads the header of the section at the (already aligned) body offset `pos` and checks
+/// that its kind is an EH table, that its size holds whole clauses and that the section
+/// lies inside `bytes`.
+#[inline]
+pub(crate) fn read_section_header(bytes: &[u8], pos: usize) -> Result<SectionHeader> {
+    let header = bytes
+        .get(pos..)
+        .and_then(|rest| rest.get(..SECTION_HEADER))
+        .ok_or_else(|| Error::Truncated {
+            what: "data section header",
+            offset: pos,
+            needed: SECTION_HEADER,
+            available: bytes.len().saturating_sub(pos),
+        })?;
+    let kind = header[0];
+    if kind & KIND_MASK != KIND_EH_TABLE {
+        return Err(Error::BadSectionKind { offset: pos, kind });
+    }
+    let fat = kind & KIND_FAT != 0;
+    let (size, clause_size) = if fat {
+        (
+            u32::from_le_bytes([header[1], header[2], header[3], 0]) as usize,
+            FAT_CLAUSE,
+        )
+    } else {
+        (header[1] as usize, SMALL_CLAUSE)
+    };
+    if size < SECTION_HEADER || (size - SECTION_HEADER) % clause_size != 0 {
+        return Err(Error::BadSectionSize {
+            offset: pos,
+            size: size as u32,
+        });
+    }
+    if bytes.len() - pos < size {
+        return Err(Error::Truncated {
+            what: "EH section",
+            offset: pos,
+            needed: size,
+            available: bytes.len() - pos,
+        });
+    }
+    Ok(SectionHeader {
+        fat,
+        more: kind & KIND_MORE_SECTS != 0,
+        size,
+    })
+}
+
 /// Reads the chain of sections starting at (unaligned) body offset `pos`.
 ///
 /// Calls `clause` for every clause in order; returns the body offset just past the last
@@ -62,40 +134,11 @@ pub(crate) fn read_sections(
     let mut formats = SmallVec::new();
     loop {
         pos = pos.next_multiple_of(4);
-        let header = bytes
-            .get(pos..pos + SECTION_HEADER)
-            .ok_or(Error::Truncated {
-                what: "data section header",
-                offset: pos,
-                needed: SECTION_HEADER,
-                available: bytes.len().saturating_sub(pos),
-            })?;
-        let kind = header[0];
-        if kind & KIND_MASK != KIND_EH_TABLE {
-            return Err(Error::BadSectionKind { offset: pos, kind });
-        }
-        let fat = kind & KIND_FAT != 0;
-        let (size, clause_size) = if fat {
-            (
-                u32::from_le_bytes([header[1], header[2], header[3], 0]) as usize,
-                FAT_CLAUSE,
-            )
-        } else {
-            (header[1] as usize, SMALL_CLAUSE)
-        };
-        if size < SECTION_HEADER || (size - SECTION_HEADER) % clause_size != 0 {
-            return Err(Error::BadSectionSize {
-                offset: pos,
-                size: size as u32,
-            });
-        }
-        let data = bytes.get(pos..pos + size).ok_or(Error::Truncated {
-            what: "EH section",
-            offset: pos,
-            needed: size,
-            available: bytes.len().saturating_sub(pos),
-        })?;
-        let count = (size - SECTION_HEADER) / clause_size;
+        let section = read_section_header(bytes, pos)?;
+        let data = &bytes[pos..pos + section.size];
+        let fat = section.fat;
+        let clause_size = section.clause_size();
+        let count = section.clauses();
         for i in 0..count {
             let at = SECTION_HEADER + i * clause_size;
             let raw = if fat {
@@ -124,10 +167,10 @@ pub(crate) fn read_sections(
         formats.push(SectionFormat {
             fat,
             clauses: count as u32,
-            reserved: if fat { [0; 2] } else { [header[2], header[3]] },
+            reserved: if fat { [0; 2] } else { [data[2], data[3]] },
         });
-        pos += size;
-        if kind & KIND_MORE_SECTS == 0 {
+        pos += section.size;
+        if !section.more {
             return Ok((pos, formats));
         }
     }

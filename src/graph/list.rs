@@ -259,7 +259,34 @@ impl InstrList {
         self.ids().map(move |id| (id, self.get(id)))
     }
 
-    /// Appends an instruction, keeping its original offset (used by the decoder).
+    /// Clears the list and lets `f` append instructions in order through an [`InOrder`]
+    /// (ids `0..n`, linked in id order), with room reserved for `capacity` of them.
+    ///
+    /// The decoder's bulk path: each node is written once, its links computed from its
+    /// index rather than patched into the previous node. Whatever `f` returns, the list
+    /// is consistent afterwards.
+    pub(crate) fn append_in_order<R>(
+        &mut self,
+        capacity: usize,
+        f: impl FnOnce(&mut InOrder<'_>) -> R,
+    ) -> R {
+        self.clear();
+        self.nodes.reserve(capacity);
+        let result = f(&mut InOrder {
+            nodes: &mut self.nodes,
+            pool: &mut self.switch_pool,
+        });
+        let n = self.nodes.len() as u32;
+        if let Some(last) = self.nodes.last_mut() {
+            last.next = NIL;
+        }
+        self.head = if n == 0 { NIL } else { 0 };
+        self.tail = n.wrapping_sub(1); // NIL when empty
+        self.len = n;
+        result
+    }
+
+    /// Appends an instruction at the end.
     pub(crate) fn push_raw(&mut self, instr: Instruction) -> InstrId {
         let id = self.nodes.len() as u32;
         self.nodes.push(Node {
@@ -360,14 +387,6 @@ impl InstrList {
         }
     }
 
-    pub(crate) fn push_switch_target(&mut self, target: InstrId) {
-        self.switch_pool.push(target);
-    }
-
-    pub(crate) fn switch_pool_len(&self) -> u32 {
-        self.switch_pool.len() as u32
-    }
-
     /// The targets of a switch operand.
     #[inline]
     pub fn switch_targets(&self, targets: SwitchTargets) -> &[InstrId] {
@@ -395,6 +414,33 @@ impl InstrList {
             .iter_mut()
             .filter(|n| n.linked)
             .map(|n| &mut n.instr)
+    }
+}
+
+/// Appends to a list being built in order (see [`InstrList::append_in_order`]).
+pub(crate) struct InOrder<'a> {
+    nodes: &'a mut Vec<Node>,
+    /// The list's switch-target pool, to which switches being appended add their targets.
+    pub pool: &'a mut Vec<InstrId>,
+}
+
+impl InOrder<'_> {
+    /// The id the next appended instruction gets.
+    #[inline(always)]
+    pub fn next_id(&self) -> u32 {
+        self.nodes.len() as u32
+    }
+
+    /// Appends `instr`; its `next` link is fixed up when the list is finished.
+    #[inline(always)]
+    pub fn push(&mut self, instr: Instruction) {
+        let id = self.nodes.len() as u32;
+        self.nodes.push(Node {
+            instr,
+            prev: id.wrapping_sub(1), // NIL for the first
+            next: id.wrapping_add(1),
+            linked: true,
+        });
     }
 }
 
