@@ -19,11 +19,19 @@
 //! --only decode+encode -n 1` counts the instructions of two passes (warm-up and run).
 //!
 //! A stage is a closure called once per body with the body's index and bytes; adding one
-//! (a rewrite, say) is one more `Stage::per_body` entry in `main`.
+//! is one more `Stage::per_body` entry in `main`.
+//!
+//! The `rewrite` stage is what a profiler does in its JIT callback: decode, add a
+//! return-value local to the LocalVarSig, single-ret + try/finally wrap with entry, exit
+//! and epilogue calls (`ilrewrite::audit::instrument`), exact max stack, encode. DESIGN.md
+//! §4b asks for it within 6x of the scan.
 
 use ilrewrite::MethodBody;
+use ilrewrite::analysis::{MaxStackMode, StackAnalyzer};
+use ilrewrite::audit::{HookResolver, instrument};
 use ilrewrite::body::{Decoder, Encoder, scan_body};
 use ilrewrite::pe::Assembly;
+use ilrewrite::sig::summarize_method_sig;
 use std::collections::HashSet;
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -32,6 +40,8 @@ use std::time::{Duration, Instant};
 /// The bodies every stage processes.
 struct Corpus<'a> {
     bodies: Vec<&'a [u8]>,
+    /// MethodDef token and signature blob of the (first) method of each body.
+    methods: Vec<(u32, &'a [u8])>,
     bytes: usize,
     instructions: usize,
 }
@@ -42,6 +52,7 @@ impl<'a> Corpus<'a> {
         let mut seen = HashSet::new();
         let mut corpus = Corpus {
             bodies: Vec::new(),
+            methods: Vec::new(),
             bytes: 0,
             instructions: 0,
         };
@@ -54,6 +65,7 @@ impl<'a> Corpus<'a> {
             let extent =
                 scan_body(bytes).map_err(|e| format!("method 0x{:08x}: {e}", method.token))?;
             corpus.bodies.push(&bytes[..extent.len]);
+            corpus.methods.push((method.token, method.signature));
             corpus.bytes += extent.len;
             corpus.instructions += extent.instructions as usize;
         }
@@ -187,6 +199,10 @@ fn main() -> Result<(), String> {
     let mut encode_out = Vec::new();
     let (mut de_decoder, mut de_encoder) = (Decoder::new(), Encoder::new());
     let (mut de_body, mut de_out) = (MethodBody::new(), Vec::new());
+    let (mut rw_decoder, mut rw_encoder) = (Decoder::new(), Encoder::new());
+    let (mut rw_body, mut rw_out) = (MethodBody::new(), Vec::new());
+    let mut analyzer = StackAnalyzer::new();
+    let resolver = HookResolver { asm: &asm };
 
     // The scan must stay first: it is the baseline of the ratios.
     let mut stages = vec![
@@ -212,6 +228,29 @@ fn main() -> Result<(), String> {
             de_out.clear();
             de_encoder.encode(&de_body, &mut de_out).expect("encodes");
             de_out.len()
+        }),
+        Stage::per_body("rewrite", |i, bytes| {
+            let (token, signature) = corpus.methods[i];
+            rw_decoder
+                .decode_into(bytes, &mut rw_body)
+                .expect("decodes");
+            let returns_value = summarize_method_sig(signature)
+                .expect("signature")
+                .returns_value;
+            // Bodies with `jmp` are refused (and left as they are), as a profiler would.
+            if instrument(&asm, signature, token, &mut rw_body, returns_value).is_ok() {
+                analyzer
+                    .apply_max_stack(
+                        &mut rw_body,
+                        &resolver,
+                        MaxStackMode::Compute,
+                        Some(returns_value),
+                    )
+                    .expect("verifies");
+            }
+            rw_out.clear();
+            rw_encoder.encode(&rw_body, &mut rw_out).expect("encodes");
+            rw_out.len()
         }),
     ];
 
