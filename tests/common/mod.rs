@@ -176,7 +176,7 @@ const SPECIAL_BITS: &[u64] = &[
     u64::MAX,
 ];
 
-fn operand_bits() -> impl Strategy<Value = u64> {
+pub fn operand_bits() -> impl Strategy<Value = u64> {
     prop_oneof![
         6 => any::<u64>(),
         2 => 0u64..300,
@@ -447,6 +447,26 @@ fn place_clauses(groups: &[GroupSeed], n: usize) -> Vec<Clause> {
     clauses
 }
 
+/// The operand of kind `kind` (neither a branch nor a switch) that `bits` encode, in range
+/// for its encoding.
+pub fn operand_from_bits(kind: OperandKind, bits: u64) -> Operand {
+    match kind {
+        OperandKind::None => Operand::None,
+        OperandKind::ShortI => Operand::Int(i32::from(bits as u8 as i8)),
+        OperandKind::ShortU => Operand::Int(i32::from(bits as u8)),
+        OperandKind::I => Operand::Int(bits as u32 as i32),
+        OperandKind::I8 => Operand::Long(bits as i64),
+        OperandKind::ShortR => Operand::Float32(bits as u32),
+        OperandKind::R => Operand::Float64(bits),
+        OperandKind::ShortVar => Operand::Var(u16::from(bits as u8)),
+        OperandKind::Var => Operand::Var(bits as u16),
+        OperandKind::ShortBranch | OperandKind::Branch | OperandKind::Switch => {
+            panic!("{kind:?} operands name instructions")
+        }
+        _ => Operand::Token(bits as u32),
+    }
+}
+
 /// Builds the body through the public editing API. Returns it with the clauses in the
 /// order they were added.
 pub fn build(spec: &BodySpec) -> (MethodBody, Vec<Clause>) {
@@ -456,17 +476,7 @@ pub fn build(spec: &BodySpec) -> (MethodBody, Vec<Clause>) {
         .map(|_| body.append(Instruction::simple(OpCode::Nop)))
         .collect();
     for (i, s) in spec.instrs.iter().enumerate() {
-        let bits = s.bits;
         let operand = match s.op.operand() {
-            OperandKind::None => Operand::None,
-            OperandKind::ShortI => Operand::Int(i32::from(bits as u8 as i8)),
-            OperandKind::ShortU => Operand::Int(i32::from(bits as u8)),
-            OperandKind::I => Operand::Int(bits as u32 as i32),
-            OperandKind::I8 => Operand::Long(bits as i64),
-            OperandKind::ShortR => Operand::Float32(bits as u32),
-            OperandKind::R => Operand::Float64(bits),
-            OperandKind::ShortVar => Operand::Var(u16::from(bits as u8)),
-            OperandKind::Var => Operand::Var(bits as u16),
             OperandKind::ShortBranch | OperandKind::Branch => {
                 Operand::Target(ids[s.target.resolve(i, n)])
             }
@@ -474,7 +484,7 @@ pub fn build(spec: &BodySpec) -> (MethodBody, Vec<Clause>) {
                 let targets: Vec<InstrId> = s.switch.iter().map(|t| ids[t.resolve(i, n)]).collect();
                 Operand::Switch(body.instrs.new_switch_targets(&targets))
             }
-            _ => Operand::Token(bits as u32),
+            kind => operand_from_bits(kind, s.bits),
         };
         body.replace(ids[i], Instruction::new(s.op, operand))
             .unwrap();
