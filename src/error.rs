@@ -204,7 +204,8 @@ pub enum Error {
     /// An edit refused because branches would be left without a target in the same region.
     #[error(
         "removing i{id} would leave branches to it without a target in the same region \
-         (it is the last instruction, or the last of a region)"
+         (it is the last instruction, the last of a region, or right before a handler or \
+         filter)"
     )]
     EditWouldDangle {
         /// The instruction's id index.

@@ -21,9 +21,17 @@ pub enum Incoming {
     Keep,
     /// They name the first inserted instruction instead: every path that reached the old
     /// instruction now runs the new code first, and regions starting at the old instruction
-    /// start at the new code. This is what single-ret needs before a `ret`.
+    /// start at the new code. This is what single-ret needs before a `ret`. Branches in
+    /// the inserted code itself keep their targets (a branch to the old instruction
+    /// skips the rest of the new code).
     Redirect,
 }
+
+/// What a newly linked instruction holds while references are redirected to it.
+const PLACEHOLDER: Instruction = Instruction {
+    opcode: crate::opcode::OpCode::Nop,
+    operand: Operand::None,
+};
 
 /// Which part of a clause a region is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,10 +60,14 @@ impl MethodBody {
         incoming: Incoming,
     ) -> Result<InstrId> {
         self.expect_linked(at, "insertion point")?;
-        let new = self.instrs.link_before(at, instr);
-        if incoming == Incoming::Redirect {
-            self.redirect_references(at, new);
+        if incoming == Incoming::Keep {
+            return Ok(self.instrs.link_before(at, instr));
         }
+        // The new instruction's own target is not an incoming reference: redirect while
+        // it holds a placeholder.
+        let new = self.instrs.link_before(at, PLACEHOLDER);
+        self.redirect_references(at, new);
+        *self.instrs.get_mut(new) = instr;
         Ok(new)
     }
 
@@ -68,12 +80,21 @@ impl MethodBody {
         incoming: Incoming,
     ) -> Result<SmallVec<[InstrId; 8]>> {
         self.expect_linked(at, "insertion point")?;
+        let redirect = incoming == Incoming::Redirect;
+        // The new code's own targets are not incoming references: redirect while it
+        // holds placeholders.
         let ids: SmallVec<[InstrId; 8]> = instrs
             .iter()
-            .map(|&i| self.instrs.link_before(at, i))
+            .map(|&i| {
+                let linked = if redirect { PLACEHOLDER } else { i };
+                self.instrs.link_before(at, linked)
+            })
             .collect();
-        if let (Incoming::Redirect, Some(&first)) = (incoming, ids.first()) {
+        if let (true, Some(&first)) = (redirect, ids.first()) {
             self.redirect_references(at, first);
+            for (&id, &i) in ids.iter().zip(instrs) {
+                *self.instrs.get_mut(id) = i;
+            }
         }
         Ok(ids)
     }
@@ -119,23 +140,22 @@ impl MethodBody {
     /// previous one (so no region ever grows).
     ///
     /// Refused, leaving the body unchanged, when it would empty a region, or when `at` is
-    /// a branch target and its next instruction is missing or outside a region `at` ends
-    /// (retarget such branches first).
+    /// a branch target and its next instruction is missing, outside a region `at` ends,
+    /// or the first instruction of a handler or filter (retarget such branches first).
     pub fn remove(&mut self, at: InstrId) -> Result<Instruction> {
         self.expect_linked(at, "removed instruction")?;
         let next = self.instrs.next(at);
         let prev = self.instrs.prev(at);
         for clause in &self.clauses {
             for (part, start, last) in regions(clause) {
-                if start == at && last == at {
-                    return Err(Error::EditWouldEmptyRegion {
-                        id: at.0,
-                        region: part.name(),
-                    });
-                }
-                // A filter region ends right before its handler; removing its only
-                // instruction also empties it.
-                if part == RegionPart::Filter && start == at && next == Some(clause.handler_start) {
+                // A filter region ends right before its handler (its `last` here is only
+                // its start): removing its first instruction empties it only when the
+                // handler comes next.
+                let only = match part {
+                    RegionPart::Filter => next == Some(clause.handler_start),
+                    _ => last == at,
+                };
+                if start == at && only {
                     return Err(Error::EditWouldEmptyRegion {
                         id: at.0,
                         region: part.name(),
@@ -158,9 +178,16 @@ impl MethodBody {
                 });
             }
         };
-        // Branches to `at` move to the next instruction; refuse when there is none, or
-        // when it lies outside a region `at` ends (the branch would cross into it).
-        if (next.is_none() || ends_here) && self.is_branch_target(at) {
+        // Branches to `at` move to the next instruction; refuse when there is none, when
+        // it lies outside a region `at` ends (the branch would cross out of it), or when it
+        // starts a handler or filter (which only the runtime may enter; this includes
+        // `at` ending a filter, whose next instruction is its handler).
+        let enters_handler = next.is_some_and(|n| {
+            self.clauses
+                .iter()
+                .any(|c| c.handler_start == n || c.filter_start() == Some(n))
+        });
+        if (next.is_none() || ends_here || enters_handler) && self.is_branch_target(at) {
             return Err(Error::EditWouldDangle { id: at.0 });
         }
         if let Some(next) = next {
