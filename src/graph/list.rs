@@ -77,6 +77,9 @@ pub enum Operand {
 }
 
 pub(crate) const NIL: u32 = u32::MAX;
+/// The `prev` link of a node that is not in the list (folds a `linked` flag into the
+/// links, keeping a node at 32 bytes). Like `NIL`, never a valid id.
+const UNLINKED: u32 = u32::MAX - 1;
 
 /// One IL instruction: an opcode and its operand.
 ///
@@ -134,12 +137,19 @@ impl Instruction {
     }
 }
 
+/// An arena slot. `prev` is `UNLINKED` for nodes removed from the list.
 #[derive(Debug, Clone)]
 struct Node {
     instr: Instruction,
     prev: u32,
     next: u32,
-    linked: bool,
+}
+
+impl Node {
+    #[inline(always)]
+    fn linked(&self) -> bool {
+        self.prev != UNLINKED
+    }
 }
 
 /// An ordered list of instructions in an arena.
@@ -207,7 +217,7 @@ impl InstrList {
     /// Whether `id` names an instruction currently in the list.
     #[inline]
     pub fn contains(&self, id: InstrId) -> bool {
-        self.nodes.get(id.index()).is_some_and(|n| n.linked)
+        self.nodes.get(id.index()).is_some_and(Node::linked)
     }
 
     /// The first instruction.
@@ -293,7 +303,6 @@ impl InstrList {
             instr,
             prev: self.tail,
             next: NIL,
-            linked: true,
         });
         if self.tail == NIL {
             self.head = id;
@@ -316,7 +325,6 @@ impl InstrList {
             instr,
             prev: NIL,
             next: NIL,
-            linked: true,
         });
         self.len += 1;
         id
@@ -354,12 +362,11 @@ impl InstrList {
 
     /// Unlinks `id` from the order. References to it are the caller's business.
     pub fn unlink(&mut self, id: InstrId) {
-        let Node {
-            prev, next, linked, ..
-        } = self.nodes[id.index()];
-        if !linked {
+        let node = &self.nodes[id.index()];
+        if !node.linked() {
             return;
         }
+        let (prev, next) = (node.prev, node.next);
         if prev == NIL {
             self.head = next;
         } else {
@@ -371,9 +378,8 @@ impl InstrList {
             self.nodes[next as usize].prev = prev;
         }
         let node = &mut self.nodes[id.index()];
-        node.prev = NIL;
+        node.prev = UNLINKED;
         node.next = NIL;
-        node.linked = false;
         self.len -= 1;
     }
 
@@ -412,7 +418,7 @@ impl InstrList {
     pub(crate) fn arena_instrs_mut(&mut self) -> impl Iterator<Item = &mut Instruction> {
         self.nodes
             .iter_mut()
-            .filter(|n| n.linked)
+            .filter(|n| n.linked())
             .map(|n| &mut n.instr)
     }
 }
@@ -439,14 +445,14 @@ impl InOrder<'_> {
             instr,
             prev: id.wrapping_sub(1), // NIL for the first
             next: id.wrapping_add(1),
-            linked: true,
         });
     }
 }
 
 #[inline]
 fn wrap(raw: u32) -> Option<InstrId> {
-    (raw != NIL).then_some(InstrId(raw))
+    // `UNLINKED` too: the `prev` of a removed node.
+    (raw < UNLINKED).then_some(InstrId(raw))
 }
 
 /// Iterator over the ids of an [`InstrList`], in order.
@@ -465,6 +471,8 @@ impl Iterator for Ids<'_> {
         Some(id)
     }
 }
+
+const _: () = assert!(std::mem::size_of::<Node>() == 32);
 
 #[cfg(test)]
 mod tests {
