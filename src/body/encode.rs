@@ -172,25 +172,10 @@ impl Encoder {
             self.offsets.clear();
             self.offsets.resize(instrs.arena_len(), NOT_PLACED);
             self.fixups.clear();
-            let widening = !self.widened.is_empty();
-            for (id, instr) in instrs.iter() {
-                let offset = (out.len() - code_start) as u32;
-                self.offsets[id.index()] = offset;
-                let opcode = if widening && self.widened[id.index()] {
-                    instr.opcode.long_form().unwrap_or(instr.opcode)
-                } else {
-                    instr.opcode
-                };
-                write_instruction(
-                    instrs,
-                    id,
-                    instr,
-                    opcode,
-                    offset,
-                    out,
-                    &mut self.fixups,
-                    check,
-                )?;
+            // Unedited (and appended-to) lists are walked as a slice, not link by link.
+            match instrs.iter_in_arena_order() {
+                Some(order) => self.write_all(instrs, order, out, code_start, check)?,
+                None => self.write_all(instrs, instrs.iter(), out, code_start, check)?,
             }
             let Ok(code_size) = u32::try_from(out.len() - code_start) else {
                 return Err(Error::Unencodable {
@@ -202,6 +187,40 @@ impl Encoder {
                 return Ok(());
             }
         }
+    }
+
+    /// Places and writes the instructions of `order` (the list order of `instrs`), one
+    /// round of [`Encoder::write_code`].
+    #[inline(always)]
+    fn write_all<'a>(
+        &mut self,
+        instrs: &InstrList,
+        order: impl Iterator<Item = (InstrId, &'a Instruction)>,
+        out: &mut Vec<u8>,
+        code_start: usize,
+        check: Check,
+    ) -> Result<()> {
+        let widening = !self.widened.is_empty();
+        for (id, instr) in order {
+            let offset = (out.len() - code_start) as u32;
+            self.offsets[id.index()] = offset;
+            let opcode = if widening && self.widened[id.index()] {
+                instr.opcode.long_form().unwrap_or(instr.opcode)
+            } else {
+                instr.opcode
+            };
+            write_instruction(
+                instrs,
+                id,
+                instr,
+                opcode,
+                offset,
+                out,
+                &mut self.fixups,
+                check,
+            )?;
+        }
+        Ok(())
     }
 
     /// Writes the displacement of every fixup into `code`. Returns whether a short branch

@@ -160,6 +160,10 @@ pub struct InstrList {
     tail: u32,
     len: u32,
     switch_pool: Vec<InstrId>,
+    /// Whether every node is linked and the order is the arena order (ids `0..n`):
+    /// true for decoded lists and lists only ever appended to, false after any edit that
+    /// links elsewhere or unlinks. Lets whole-list passes walk the arena as a slice.
+    in_arena_order: bool,
 }
 
 /// The empty list (the same as [`InstrList::new`]; a derived `Default` would link the
@@ -179,6 +183,7 @@ impl InstrList {
             tail: NIL,
             len: 0,
             switch_pool: Vec::new(),
+            in_arena_order: true,
         }
     }
 
@@ -189,6 +194,7 @@ impl InstrList {
         self.head = NIL;
         self.tail = NIL;
         self.len = 0;
+        self.in_arena_order = true;
     }
 
     /// Reserves room for `n` more instructions.
@@ -332,6 +338,7 @@ impl InstrList {
 
     /// Links a new instruction right before `at`; nothing that refers to `at` changes.
     pub fn link_before(&mut self, at: InstrId, instr: Instruction) -> InstrId {
+        self.in_arena_order = false;
         let new = self.alloc(instr);
         let prev = self.nodes[at.index()].prev;
         self.nodes[new as usize].prev = prev;
@@ -347,6 +354,7 @@ impl InstrList {
 
     /// Links a new instruction right after `at`; nothing that refers to `at` changes.
     pub fn link_after(&mut self, at: InstrId, instr: Instruction) -> InstrId {
+        self.in_arena_order = false;
         let new = self.alloc(instr);
         let next = self.nodes[at.index()].next;
         self.nodes[new as usize].prev = at.0;
@@ -366,6 +374,7 @@ impl InstrList {
         if !node.linked() {
             return;
         }
+        self.in_arena_order = false;
         let (prev, next) = (node.prev, node.next);
         if prev == NIL {
             self.head = next;
@@ -412,6 +421,20 @@ impl InstrList {
     #[inline]
     pub fn switch_targets_mut(&mut self, targets: SwitchTargets) -> &mut [InstrId] {
         &mut self.switch_pool[targets.start as usize..(targets.start + targets.len) as usize]
+    }
+
+    /// Every instruction in list order as a slice walk, when the list order is the arena
+    /// order (see `in_arena_order`); `None` otherwise, then use [`InstrList::iter`].
+    #[inline]
+    pub(crate) fn iter_in_arena_order(
+        &self,
+    ) -> Option<impl Iterator<Item = (InstrId, &Instruction)> + '_> {
+        self.in_arena_order.then(|| {
+            self.nodes
+                .iter()
+                .enumerate()
+                .map(|(i, node)| (InstrId(i as u32), &node.instr))
+        })
     }
 
     /// Mutable access to every linked instruction, in arena order (not list order).
@@ -491,5 +514,25 @@ mod tests {
         assert_eq!(list.ids().collect::<Vec<_>>(), vec![a, b]);
         assert_eq!(list.prev(a), None);
         assert_eq!(list.prev(b), Some(a));
+    }
+
+    #[test]
+    fn arena_order_walk_only_while_the_order_is_the_arena_order() {
+        let in_order = |list: &InstrList| {
+            list.iter_in_arena_order()
+                .map(|it| it.map(|(id, _)| id).collect::<Vec<_>>())
+        };
+        let mut list = InstrList::new();
+        let a = list.push_back(Instruction::simple(OpCode::Nop));
+        let b = list.push_back(Instruction::simple(OpCode::Ret));
+        assert_eq!(in_order(&list), Some(vec![a, b]));
+        let c = list.link_after(a, Instruction::simple(OpCode::Dup));
+        assert_eq!(in_order(&list), None);
+        assert_eq!(list.ids().collect::<Vec<_>>(), vec![a, c, b]);
+        list.clear();
+        let a = list.push_back(Instruction::simple(OpCode::Nop));
+        list.push_back(Instruction::simple(OpCode::Ret));
+        list.unlink(a);
+        assert_eq!(in_order(&list), None);
     }
 }
