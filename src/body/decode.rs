@@ -46,29 +46,32 @@ impl Decoder {
         body.max_stack = header.max_stack;
         body.init_locals = header.init_locals;
         body.local_var_sig = header.local_var_sig;
-        let mut format = std::mem::take(&mut body.format);
+        // Fields are updated in place: moving the whole format out and back costs more
+        // than the rest of a small body's decoding.
+        let format = &mut body.format;
         format.header = header.format;
         format.sections.clear();
         format.padding.clear();
-        format.original_offsets.clear();
         format.code_size = header.code_size;
-
-        self.decode_code(code, body, &mut format.original_offsets)?;
+        let mut offsets = std::mem::take(&mut format.original_offsets);
+        let decoded = self.decode_code(code, body, &mut offsets);
+        body.format.original_offsets = offsets;
+        decoded?;
         let mut end = code_start + code_size;
         if header.more_sects {
             // Reading the sections checks that the padding is there.
             let padding = bytes.get(end..end.next_multiple_of(4)).unwrap_or_default();
-            format.padding.extend_from_slice(padding);
-            let offsets = &format.original_offsets;
+            body.format.padding.extend_from_slice(padding);
+            let offsets = &body.format.original_offsets;
+            let clauses = &mut body.clauses;
             let (sections_end, sections) = read_sections(bytes, end, |raw| {
                 let clause = resolve_clause(&raw, offsets, code_size)?;
-                body.clauses.push(clause);
+                clauses.push(clause);
                 Ok(())
             })?;
             end = sections_end;
-            format.sections = sections;
+            body.format.sections = sections;
         }
-        body.format = format;
         Ok(end)
     }
 
