@@ -98,9 +98,9 @@ impl Decoder {
         let starts = &mut *offsets;
         body.instrs.append_in_order(guess, move |list| {
             let mut pos = 0usize;
-            while pos < size {
+            while let Some(&first) = code.get(pos) {
                 let start = pos;
-                let instr = decode_instruction(code, &mut pos, list.pool)?;
+                let instr = decode_instruction(code, first, &mut pos, list.pool)?;
                 let id = list.next_id();
                 if matches!(instr.operand, Operand::Target(_) | Operand::Switch(_)) {
                     pending.push(id);
@@ -217,17 +217,17 @@ fn id_at(offsets: &[u32], offset: u32) -> Option<InstrId> {
         .map(|index| InstrId(index as u32))
 }
 
-/// Decodes the instruction at `*pos` and moves `*pos` past it. Branch operands hold the
+/// Decodes the instruction at `*pos` (whose first byte is `first`) and moves `*pos` past it. Branch operands hold the
 /// target code offset (checked to lie inside the code) in place of an id; switch targets
 /// are appended to `pool`, also as offsets.
 #[inline(always)]
 fn decode_instruction(
     code: &[u8],
+    first: u8,
     pos: &mut usize,
     pool: &mut Vec<InstrId>,
 ) -> Result<Instruction> {
     let start = *pos;
-    let first = code[start];
     let (opcode, at) = if first == 0xFE {
         let Some(&second) = code.get(start + 1) else {
             return Err(Error::Truncated {
