@@ -217,9 +217,9 @@ fn id_at(offsets: &[u32], offset: u32) -> Option<InstrId> {
         .map(|index| InstrId(index as u32))
 }
 
-/// Decodes the instruction at `*pos` (whose first byte is `first`) and moves `*pos` past it. Branch operands hold the
-/// target code offset (checked to lie inside the code) in place of an id; switch targets
-/// are appended to `pool`, also as offsets.
+/// Decodes the instruction at `*pos` (whose first byte is `first`) and moves `*pos` past
+/// it. Branch operands hold the target code offset (checked to lie inside the code) in
+/// place of an id; switch targets are appended to `pool`, also as offsets.
 #[inline(always)]
 fn decode_instruction(
     code: &[u8],
