@@ -478,6 +478,33 @@ const fn fixed_lens() -> [u8; OPCODE_COUNT] {
 
 static FIXED_LEN: [u8; OPCODE_COUNT] = fixed_lens();
 
+/// Builds the opcode -> operand kind map at compile time (a byte per opcode, where a row
+/// of `INFO` is a multiplication away).
+const fn operand_kinds() -> [OperandKind; OPCODE_COUNT] {
+    let mut kinds = [OperandKind::None; OPCODE_COUNT];
+    let mut i = 0;
+    while i < OPCODE_COUNT {
+        kinds[i] = INFO[i].operand;
+        i += 1;
+    }
+    kinds
+}
+
+static OPERAND: [OperandKind; OPCODE_COUNT] = operand_kinds();
+
+/// Builds the opcode -> encoding map at compile time.
+const fn codes() -> [u16; OPCODE_COUNT] {
+    let mut codes = [0; OPCODE_COUNT];
+    let mut i = 0;
+    while i < OPCODE_COUNT {
+        codes[i] = INFO[i].code;
+        i += 1;
+    }
+    codes
+}
+
+static CODE: [u16; OPCODE_COUNT] = codes();
+
 /// Builds the short <-> long partner map at compile time from [`SHORT_LONG`].
 const fn partner_map(short_to_long: bool) -> [u8; 256] {
     let mut map = [NO_OPCODE; 256];
@@ -513,7 +540,7 @@ impl OpCode {
     /// The operand kind.
     #[inline]
     pub fn operand(self) -> OperandKind {
-        self.info().operand
+        OPERAND[self as usize]
     }
 
     /// The control-flow kind.
@@ -525,7 +552,7 @@ impl OpCode {
     /// The encoding: a single byte, or `0xFE00 | b` for two-byte opcodes.
     #[inline]
     pub fn code(self) -> u16 {
-        self.info().code
+        CODE[self as usize]
     }
 
     /// Number of bytes of the opcode itself (1 or 2).

@@ -17,13 +17,9 @@ use crate::graph::{InstrId, Instruction, Operand, SwitchTargets};
 use crate::opcode::{OpCode, OperandKind};
 use crate::{Error, Result};
 
-const NOT_AN_INSTRUCTION: u32 = u32::MAX;
-
 /// Reusable scratch space for decoding many bodies without reallocating.
 #[derive(Debug, Default)]
 pub struct Decoder {
-    /// Code offset -> id of the instruction starting there (or `NOT_AN_INSTRUCTION`).
-    offset_to_id: Vec<u32>,
     /// Ids of branch instructions whose operand still holds a target *offset*.
     pending_branches: Vec<u32>,
 }
@@ -50,28 +46,32 @@ impl Decoder {
         body.max_stack = header.max_stack;
         body.init_locals = header.init_locals;
         body.local_var_sig = header.local_var_sig;
-        let mut format = std::mem::take(&mut body.format);
+        // Fields are updated in place: moving the whole format out and back costs more
+        // than the rest of a small body's decoding.
+        let format = &mut body.format;
         format.header = header.format;
         format.sections.clear();
         format.padding.clear();
-        format.original_offsets.clear();
         format.code_size = header.code_size;
-
-        self.decode_code(code, body, &mut format.original_offsets)?;
+        let mut offsets = std::mem::take(&mut format.original_offsets);
+        let decoded = self.decode_code(code, body, &mut offsets);
+        body.format.original_offsets = offsets;
+        decoded?;
         let mut end = code_start + code_size;
         if header.more_sects {
             // Reading the sections checks that the padding is there.
             let padding = bytes.get(end..end.next_multiple_of(4)).unwrap_or_default();
-            format.padding.extend_from_slice(padding);
+            body.format.padding.extend_from_slice(padding);
+            let offsets = &body.format.original_offsets;
+            let clauses = &mut body.clauses;
             let (sections_end, sections) = read_sections(bytes, end, |raw| {
-                let clause = self.resolve_clause(&raw, code_size, body.instrs.len())?;
-                body.clauses.push(clause);
+                let clause = resolve_clause(&raw, offsets, code_size)?;
+                clauses.push(clause);
                 Ok(())
             })?;
             end = sections_end;
-            format.sections = sections;
+            body.format.sections = sections;
         }
-        body.format = format;
         Ok(end)
     }
 
@@ -87,9 +87,6 @@ impl Decoder {
         offsets: &mut Vec<u32>,
     ) -> Result<()> {
         let size = code.len();
-        let map = &mut self.offset_to_id;
-        map.clear();
-        map.resize(size + 1, NOT_AN_INSTRUCTION);
         let pending = &mut self.pending_branches;
         pending.clear();
         offsets.clear();
@@ -101,11 +98,10 @@ impl Decoder {
         let starts = &mut *offsets;
         body.instrs.append_in_order(guess, move |list| {
             let mut pos = 0usize;
-            while pos < size {
+            while let Some(&first) = code.get(pos) {
                 let start = pos;
-                let instr = decode_instruction(code, &mut pos, list.pool)?;
+                let instr = decode_instruction(code, first, &mut pos, list.pool)?;
                 let id = list.next_id();
-                map[start] = id;
                 if matches!(instr.operand, Operand::Target(_) | Operand::Switch(_)) {
                     pending.push(id);
                 }
@@ -117,16 +113,17 @@ impl Decoder {
         self.resolve_branches(body, offsets)
     }
 
-    /// Replaces the target offsets stored in branch and switch operands by ids.
+    /// Replaces the target offsets stored in branch and switch operands by ids, found by
+    /// binary search over the instruction offsets (branches are far fewer than
+    /// instructions, so this beats keeping an offset -> id map per body).
     fn resolve_branches(&mut self, body: &mut MethodBody, offsets: &[u32]) -> Result<()> {
-        let map = &self.offset_to_id;
         let resolve = |from: InstrId, target: InstrId| -> Result<InstrId> {
-            match map[target.index()] {
-                NOT_AN_INSTRUCTION => Err(Error::BranchIntoInstruction {
+            match id_at(offsets, target.0) {
+                Some(id) => Ok(id),
+                None => Err(Error::BranchIntoInstruction {
                     offset: offsets[from.index()] as usize,
                     target: target.0,
                 }),
-                id => Ok(InstrId(id)),
             }
         };
         for &raw in &self.pending_branches {
@@ -145,89 +142,92 @@ impl Decoder {
         }
         Ok(())
     }
+}
 
-    /// Turns an offset-based clause into an id-based one with inclusive regions.
-    fn resolve_clause(
-        &self,
-        raw: &RawClause,
-        code_size: usize,
-        count: usize,
-    ) -> Result<ExceptionClause> {
-        let region = |what, start: u32, length: u32| -> Result<(InstrId, InstrId)> {
-            let end = u64::from(start) + u64::from(length);
-            if length == 0 || end > code_size as u64 {
+/// Turns an offset-based clause into an id-based one with inclusive regions.
+fn resolve_clause(raw: &RawClause, offsets: &[u32], code_size: usize) -> Result<ExceptionClause> {
+    let region = |what, start: u32, length: u32| -> Result<(InstrId, InstrId)> {
+        let end = u64::from(start) + u64::from(length);
+        if length == 0 || end > code_size as u64 {
+            return Err(Error::EhClauseOutOfRange {
+                offset: raw.at,
+                what,
+                start,
+                length,
+            });
+        }
+        let first = instruction_at(offsets, start, raw.at, what)?;
+        let end = end as u32;
+        let last = if end as usize == code_size {
+            offsets.len() as u32 - 1
+        } else {
+            instruction_at(offsets, end, raw.at, what)?.0 - 1
+        };
+        Ok((first, InstrId(last)))
+    };
+    let (try_start, try_last) = region("try", raw.try_offset, raw.try_length)?;
+    let (handler_start, handler_last) = region("handler", raw.handler_offset, raw.handler_length)?;
+    let kind = match raw.flags {
+        0 => ClauseKind::Catch(raw.extra),
+        1 => {
+            if raw.extra >= raw.handler_offset {
                 return Err(Error::EhClauseOutOfRange {
                     offset: raw.at,
-                    what,
-                    start,
-                    length,
+                    what: "filter",
+                    start: raw.extra,
+                    length: raw.handler_offset.wrapping_sub(raw.extra),
                 });
             }
-            let first = self.instruction_at(start, raw.at, what)?;
-            let end = end as u32;
-            let last = if end as usize == code_size {
-                count as u32 - 1
-            } else {
-                self.instruction_at(end, raw.at, what)?.0 - 1
-            };
-            Ok((first, InstrId(last)))
-        };
-        let (try_start, try_last) = region("try", raw.try_offset, raw.try_length)?;
-        let (handler_start, handler_last) =
-            region("handler", raw.handler_offset, raw.handler_length)?;
-        let kind = match raw.flags {
-            0 => ClauseKind::Catch(raw.extra),
-            1 => {
-                if raw.extra >= raw.handler_offset {
-                    return Err(Error::EhClauseOutOfRange {
-                        offset: raw.at,
-                        what: "filter",
-                        start: raw.extra,
-                        length: raw.handler_offset.wrapping_sub(raw.extra),
-                    });
-                }
-                ClauseKind::Filter(self.instruction_at(raw.extra, raw.at, "filter")?)
-            }
-            2 => ClauseKind::Finally,
-            4 => ClauseKind::Fault,
-            flags => {
-                return Err(Error::BadEhKind {
-                    offset: raw.at,
-                    flags,
-                });
-            }
-        };
-        let mut clause =
-            ExceptionClause::new(kind, try_start, try_last, handler_start, handler_last);
-        if matches!(kind, ClauseKind::Finally | ClauseKind::Fault) {
-            clause.unused_token = raw.extra;
+            ClauseKind::Filter(instruction_at(offsets, raw.extra, raw.at, "filter")?)
         }
-        Ok(clause)
+        2 => ClauseKind::Finally,
+        4 => ClauseKind::Fault,
+        flags => {
+            return Err(Error::BadEhKind {
+                offset: raw.at,
+                flags,
+            });
+        }
+    };
+    let mut clause = ExceptionClause::new(kind, try_start, try_last, handler_start, handler_last);
+    if matches!(kind, ClauseKind::Finally | ClauseKind::Fault) {
+        clause.unused_token = raw.extra;
     }
+    Ok(clause)
+}
 
-    fn instruction_at(&self, offset: u32, at: usize, what: &'static str) -> Result<InstrId> {
-        match self.offset_to_id.get(offset as usize) {
-            Some(&id) if id != NOT_AN_INSTRUCTION => Ok(InstrId(id)),
-            _ => Err(Error::EhClauseNotOnBoundary {
-                offset: at,
-                what,
-                boundary: offset,
-            }),
-        }
+fn instruction_at(offsets: &[u32], offset: u32, at: usize, what: &'static str) -> Result<InstrId> {
+    match id_at(offsets, offset) {
+        Some(id) => Ok(id),
+        None => Err(Error::EhClauseNotOnBoundary {
+            offset: at,
+            what,
+            boundary: offset,
+        }),
     }
 }
 
-/// Decodes the instruction at `*pos` and moves `*pos` past it. Branch operands hold the
-/// target code offset (checked to lie inside the code) in place of an id; switch targets
-/// are appended to `pool`, also as offsets.
+/// The id of the decoded instruction starting at code offset `offset` (ids are indexes
+/// into `offsets`, which is sorted).
+#[inline]
+fn id_at(offsets: &[u32], offset: u32) -> Option<InstrId> {
+    offsets
+        .binary_search(&offset)
+        .ok()
+        .map(|index| InstrId(index as u32))
+}
+
+/// Decodes the instruction at `*pos` (whose first byte is `first`) and moves `*pos` past
+/// it. Branch operands hold the target code offset (checked to lie inside the code) in
+/// place of an id; switch targets are appended to `pool`, also as offsets.
 #[inline(always)]
 fn decode_instruction(
     code: &[u8],
+    first: u8,
     pos: &mut usize,
     pool: &mut Vec<InstrId>,
 ) -> Result<Instruction> {
     let start = *pos;
-    let first = code[start];
     let (opcode, at) = if first == 0xFE {
         let Some(&second) = code.get(start + 1) else {
             return Err(Error::Truncated {

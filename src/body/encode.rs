@@ -170,27 +170,18 @@ impl Encoder {
         loop {
             out.truncate(code_start);
             self.offsets.clear();
-            self.offsets.resize(instrs.arena_len(), NOT_PLACED);
             self.fixups.clear();
-            let widening = !self.widened.is_empty();
-            for (id, instr) in instrs.iter() {
-                let offset = (out.len() - code_start) as u32;
-                self.offsets[id.index()] = offset;
-                let opcode = if widening && self.widened[id.index()] {
-                    instr.opcode.long_form().unwrap_or(instr.opcode)
-                } else {
-                    instr.opcode
-                };
-                write_instruction(
-                    instrs,
-                    id,
-                    instr,
-                    opcode,
-                    offset,
-                    out,
-                    &mut self.fixups,
-                    check,
-                )?;
+            // Unedited (and appended-to) lists are walked as a slice, not link by link,
+            // and place ids `0..n` in turn: their offsets are appended.
+            match instrs.iter_in_arena_order() {
+                Some(order) => {
+                    self.offsets.reserve(instrs.arena_len());
+                    self.write_all::<true, _>(instrs, order, out, code_start, check)?;
+                }
+                None => {
+                    self.offsets.resize(instrs.arena_len(), NOT_PLACED);
+                    self.write_all::<false, _>(instrs, instrs.iter(), out, code_start, check)?;
+                }
             }
             let Ok(code_size) = u32::try_from(out.len() - code_start) else {
                 return Err(Error::Unencodable {
@@ -202,6 +193,48 @@ impl Encoder {
                 return Ok(());
             }
         }
+    }
+
+    /// Places and writes the instructions of `order` (the list order of `instrs`), one
+    /// round of [`Encoder::write_code`]. `IN_ARENA_ORDER`: `order` yields ids `0..n` in
+    /// turn and `offsets` is empty, so offsets are appended rather than stored by id.
+    #[inline(always)]
+    fn write_all<'a, const IN_ARENA_ORDER: bool, I>(
+        &mut self,
+        instrs: &InstrList,
+        order: I,
+        out: &mut Vec<u8>,
+        code_start: usize,
+        check: Check,
+    ) -> Result<()>
+    where
+        I: Iterator<Item = (InstrId, &'a Instruction)>,
+    {
+        let widening = !self.widened.is_empty();
+        for (id, instr) in order {
+            let offset = (out.len() - code_start) as u32;
+            if IN_ARENA_ORDER {
+                self.offsets.push(offset);
+            } else {
+                self.offsets[id.index()] = offset;
+            }
+            let opcode = if widening && self.widened[id.index()] {
+                instr.opcode.long_form().unwrap_or(instr.opcode)
+            } else {
+                instr.opcode
+            };
+            write_instruction(
+                instrs,
+                id,
+                instr,
+                opcode,
+                offset,
+                out,
+                &mut self.fixups,
+                check,
+            )?;
+        }
+        Ok(())
     }
 
     /// Writes the displacement of every fixup into `code`. Returns whether a short branch

@@ -77,6 +77,9 @@ pub enum Operand {
 }
 
 pub(crate) const NIL: u32 = u32::MAX;
+/// The `prev` link of a node that is not in the list (folds a `linked` flag into the
+/// links, keeping a node at 32 bytes). Like `NIL`, never a valid id.
+const UNLINKED: u32 = u32::MAX - 1;
 
 /// One IL instruction: an opcode and its operand.
 ///
@@ -134,12 +137,19 @@ impl Instruction {
     }
 }
 
+/// An arena slot. `prev` is `UNLINKED` for nodes removed from the list.
 #[derive(Debug, Clone)]
 struct Node {
     instr: Instruction,
     prev: u32,
     next: u32,
-    linked: bool,
+}
+
+impl Node {
+    #[inline(always)]
+    fn linked(&self) -> bool {
+        self.prev != UNLINKED
+    }
 }
 
 /// An ordered list of instructions in an arena.
@@ -150,6 +160,10 @@ pub struct InstrList {
     tail: u32,
     len: u32,
     switch_pool: Vec<InstrId>,
+    /// Whether every node is linked and the order is the arena order (ids `0..n`):
+    /// true for decoded lists and lists only ever appended to, false after any edit that
+    /// links elsewhere or unlinks. Lets whole-list passes walk the arena as a slice.
+    in_arena_order: bool,
 }
 
 /// The empty list (the same as [`InstrList::new`]; a derived `Default` would link the
@@ -169,6 +183,7 @@ impl InstrList {
             tail: NIL,
             len: 0,
             switch_pool: Vec::new(),
+            in_arena_order: true,
         }
     }
 
@@ -179,6 +194,7 @@ impl InstrList {
         self.head = NIL;
         self.tail = NIL;
         self.len = 0;
+        self.in_arena_order = true;
     }
 
     /// Reserves room for `n` more instructions.
@@ -207,7 +223,7 @@ impl InstrList {
     /// Whether `id` names an instruction currently in the list.
     #[inline]
     pub fn contains(&self, id: InstrId) -> bool {
-        self.nodes.get(id.index()).is_some_and(|n| n.linked)
+        self.nodes.get(id.index()).is_some_and(Node::linked)
     }
 
     /// The first instruction.
@@ -293,7 +309,6 @@ impl InstrList {
             instr,
             prev: self.tail,
             next: NIL,
-            linked: true,
         });
         if self.tail == NIL {
             self.head = id;
@@ -316,7 +331,6 @@ impl InstrList {
             instr,
             prev: NIL,
             next: NIL,
-            linked: true,
         });
         self.len += 1;
         id
@@ -324,6 +338,7 @@ impl InstrList {
 
     /// Links a new instruction right before `at`; nothing that refers to `at` changes.
     pub fn link_before(&mut self, at: InstrId, instr: Instruction) -> InstrId {
+        self.in_arena_order = false;
         let new = self.alloc(instr);
         let prev = self.nodes[at.index()].prev;
         self.nodes[new as usize].prev = prev;
@@ -339,6 +354,7 @@ impl InstrList {
 
     /// Links a new instruction right after `at`; nothing that refers to `at` changes.
     pub fn link_after(&mut self, at: InstrId, instr: Instruction) -> InstrId {
+        self.in_arena_order = false;
         let new = self.alloc(instr);
         let next = self.nodes[at.index()].next;
         self.nodes[new as usize].prev = at.0;
@@ -354,12 +370,12 @@ impl InstrList {
 
     /// Unlinks `id` from the order. References to it are the caller's business.
     pub fn unlink(&mut self, id: InstrId) {
-        let Node {
-            prev, next, linked, ..
-        } = self.nodes[id.index()];
-        if !linked {
+        let node = &self.nodes[id.index()];
+        if !node.linked() {
             return;
         }
+        self.in_arena_order = false;
+        let (prev, next) = (node.prev, node.next);
         if prev == NIL {
             self.head = next;
         } else {
@@ -371,9 +387,8 @@ impl InstrList {
             self.nodes[next as usize].prev = prev;
         }
         let node = &mut self.nodes[id.index()];
-        node.prev = NIL;
+        node.prev = UNLINKED;
         node.next = NIL;
-        node.linked = false;
         self.len -= 1;
     }
 
@@ -408,11 +423,25 @@ impl InstrList {
         &mut self.switch_pool[targets.start as usize..(targets.start + targets.len) as usize]
     }
 
+    /// Every instruction in list order as a slice walk, when the list order is the arena
+    /// order (see `in_arena_order`); `None` otherwise, then use [`InstrList::iter`].
+    #[inline]
+    pub(crate) fn iter_in_arena_order(
+        &self,
+    ) -> Option<impl Iterator<Item = (InstrId, &Instruction)> + '_> {
+        self.in_arena_order.then(|| {
+            self.nodes
+                .iter()
+                .enumerate()
+                .map(|(i, node)| (InstrId(i as u32), &node.instr))
+        })
+    }
+
     /// Mutable access to every linked instruction, in arena order (not list order).
     pub(crate) fn arena_instrs_mut(&mut self) -> impl Iterator<Item = &mut Instruction> {
         self.nodes
             .iter_mut()
-            .filter(|n| n.linked)
+            .filter(|n| n.linked())
             .map(|n| &mut n.instr)
     }
 }
@@ -439,14 +468,14 @@ impl InOrder<'_> {
             instr,
             prev: id.wrapping_sub(1), // NIL for the first
             next: id.wrapping_add(1),
-            linked: true,
         });
     }
 }
 
 #[inline]
 fn wrap(raw: u32) -> Option<InstrId> {
-    (raw != NIL).then_some(InstrId(raw))
+    // `UNLINKED` too: the `prev` of a removed node.
+    (raw < UNLINKED).then_some(InstrId(raw))
 }
 
 /// Iterator over the ids of an [`InstrList`], in order.
@@ -466,6 +495,8 @@ impl Iterator for Ids<'_> {
     }
 }
 
+const _: () = assert!(std::mem::size_of::<Node>() == 32);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -483,5 +514,25 @@ mod tests {
         assert_eq!(list.ids().collect::<Vec<_>>(), vec![a, b]);
         assert_eq!(list.prev(a), None);
         assert_eq!(list.prev(b), Some(a));
+    }
+
+    #[test]
+    fn arena_order_walk_only_while_the_order_is_the_arena_order() {
+        let in_order = |list: &InstrList| {
+            list.iter_in_arena_order()
+                .map(|it| it.map(|(id, _)| id).collect::<Vec<_>>())
+        };
+        let mut list = InstrList::new();
+        let a = list.push_back(Instruction::simple(OpCode::Nop));
+        let b = list.push_back(Instruction::simple(OpCode::Ret));
+        assert_eq!(in_order(&list), Some(vec![a, b]));
+        let c = list.link_after(a, Instruction::simple(OpCode::Dup));
+        assert_eq!(in_order(&list), None);
+        assert_eq!(list.ids().collect::<Vec<_>>(), vec![a, c, b]);
+        list.clear();
+        let a = list.push_back(Instruction::simple(OpCode::Nop));
+        list.push_back(Instruction::simple(OpCode::Ret));
+        list.unlink(a);
+        assert_eq!(in_order(&list), None);
     }
 }
