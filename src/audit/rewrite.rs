@@ -16,13 +16,13 @@
 #![forbid(unsafe_code)]
 
 use super::Failure;
-use crate::analysis::{CallEffect, CallSiteResolver, MaxStackMode, StackAnalyzer};
+use crate::analysis::{CachingResolver, CallEffect, CallSiteResolver, MaxStackMode, StackAnalyzer};
 use crate::body::{Decoder, Encoder, MethodBody};
 use crate::graph::Instruction;
 use crate::ilmap::IlMap;
 use crate::opcode::OpCode;
 use crate::pe::Assembly;
-use crate::sig::{LocalType, LocalVarSig, MethodSig, summarize_method_sig};
+use crate::sig::{LocalVarSig, return_type_bytes, summarize_method_sig};
 use crate::transform::{Returns, WrapOptions, inject_epilogue, wrap_try_finally};
 use crate::{Error, Result};
 use std::collections::{BTreeMap, HashSet};
@@ -165,7 +165,8 @@ pub fn rewrite_assembly(name: &str, asm: &Assembly<'_>) -> RewriteReport {
             error,
         });
     };
-    let resolver = HookResolver { asm };
+    // One cache per assembly: each call-site token is resolved once.
+    let resolver = CachingResolver::new(HookResolver { asm });
     let mut seen = HashSet::new();
     let mut decoder = Decoder::new();
     let mut encoder = Encoder::new();
@@ -279,26 +280,29 @@ pub fn instrument(
     body: &mut MethodBody,
     returns_value: bool,
 ) -> Result<Outcome> {
-    let rets = body
-        .instrs
-        .iter()
-        .filter(|(_, i)| i.opcode == OpCode::Ret)
-        .count();
+    // One pass: the `ret` count and whether a `jmp` makes the body unwrappable.
+    let (mut rets, mut has_jmp) = (0, false);
+    for (_, i) in body.instrs.iter() {
+        rets += usize::from(i.opcode == OpCode::Ret);
+        has_jmp |= i.opcode == OpCode::Jmp;
+    }
     let returns = if returns_value {
-        let ret_type = MethodSig::parse(signature)?.return_type;
-        let mut locals = match body.local_var_sig {
-            0 => LocalVarSig::empty(),
-            sig => LocalVarSig::parse(asm.standalone_sig(sig)?)?,
+        // Byte level, without decoding the signatures into trees: the return type's
+        // bytes become the new local's type.
+        let ret_type = return_type_bytes(signature)?;
+        let locals = match body.local_var_sig {
+            0 => &[0x07, 0x00][..],
+            sig => asm.standalone_sig(sig)?,
         };
-        let local = locals.push(LocalType::new(ret_type))?;
-        // Check the new signature encodes; a profiler would now emit it for a token.
-        locals.to_bytes()?;
+        // The new signature; a profiler would now emit it for a token.
+        let mut new_locals = Vec::new();
+        let local = LocalVarSig::append_to_blob(locals, ret_type, &mut new_locals)?;
         body.local_var_sig = NEW_LOCALS_TOKEN;
         Returns::Value { local }
     } else {
         Returns::Void
     };
-    if body.instrs.iter().any(|(_, i)| i.opcode == OpCode::Jmp) {
+    if has_jmp {
         return Err(Error::Unsupported {
             what: "jmp cannot be placed inside a try block",
         });
@@ -333,7 +337,7 @@ pub fn instrument(
 /// Computes the max stack, encodes, re-decodes, re-verifies and checks the IL map.
 /// Returns the number of IL-map entries checked.
 fn check_rewritten(
-    resolver: &HookResolver<'_, '_>,
+    resolver: &impl CallSiteResolver,
     original: &MethodBody,
     body: &mut MethodBody,
     again: &mut MethodBody,

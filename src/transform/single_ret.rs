@@ -5,6 +5,7 @@ use crate::body::{ClauseKind, MethodBody};
 use crate::graph::{InstrId, Instruction};
 use crate::opcode::OpCode;
 use crate::{Error, Result};
+use smallvec::SmallVec;
 
 /// What the method returns, which decides the epilogue's shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,7 +56,7 @@ pub(crate) fn rewrite_rets(
     returns: Returns,
     all_protected: bool,
 ) -> Result<SingleRet> {
-    let rets: Vec<InstrId> = body
+    let rets: SmallVec<[InstrId; 8]> = body
         .instrs
         .iter()
         .filter(|(_, i)| i.opcode == OpCode::Ret)
@@ -65,7 +66,7 @@ pub(crate) fn rewrite_rets(
 
     // Check everything before editing, so a refusal leaves the body untouched.
     let mut tail_calls_kept = 0;
-    let mut to_rewrite = Vec::with_capacity(rets.len());
+    let mut to_rewrite: SmallVec<[(InstrId, bool); 8]> = SmallVec::with_capacity(rets.len());
     for &ret in &rets {
         if !all_protected && completes_tail_call(body, ret) {
             tail_calls_kept += 1;
@@ -164,17 +165,18 @@ enum Region {
     Filter,
 }
 
-/// Which kind of region encloses each instruction (innermost wins by severity).
+/// Which kind of region encloses each instruction (innermost wins by severity). Empty
+/// (no allocation) for bodies without clauses: everything is [`Region::None`].
 struct Protection {
     region: Vec<Region>,
 }
 
 impl Protection {
     fn of(body: &MethodBody) -> Protection {
-        let mut region = vec![Region::None; body.instrs.arena_len()];
         if body.clauses.is_empty() {
-            return Protection { region };
+            return Protection { region: Vec::new() };
         }
+        let mut region = vec![Region::None; body.instrs.arena_len()];
         let mark = |region: &mut Vec<Region>, first: InstrId, stop: Option<InstrId>, r| {
             let mut cur = Some(first);
             while let Some(id) = cur {
@@ -213,6 +215,6 @@ impl Protection {
     }
 
     fn at(&self, id: InstrId) -> Region {
-        self.region[id.index()]
+        self.region.get(id.index()).copied().unwrap_or(Region::None)
     }
 }

@@ -8,6 +8,7 @@ use crate::body::{ClauseKind, ExceptionClause, MethodBody};
 use crate::graph::{Incoming, InstrId, Instruction};
 use crate::opcode::OpCode;
 use crate::{Error, Result};
+use smallvec::SmallVec;
 
 /// A catch handler that runs `code` and rethrows.
 #[derive(Debug, Clone, Copy)]
@@ -69,7 +70,7 @@ pub fn wrap_try_finally(body: &mut MethodBody, opts: &WrapOptions<'_>) -> Result
             what: "cannot wrap an empty body",
         });
     };
-    let tails: Vec<InstrId> = body
+    let tails: SmallVec<[InstrId; 4]> = body
         .instrs
         .iter()
         .filter(|(_, i)| i.opcode == OpCode::Tail)
@@ -95,7 +96,7 @@ pub fn wrap_try_finally(body: &mut MethodBody, opts: &WrapOptions<'_>) -> Result
     let mut catch_start = None;
     let mut inner_last = try_last;
     if let Some(catch) = &opts.catch {
-        let mut code: Vec<Instruction> = catch.code.to_vec();
+        let mut code: SmallVec<[Instruction; 8]> = SmallVec::from_slice(catch.code);
         if code.is_empty() {
             code.push(Instruction::simple(OpCode::Pop));
         }
@@ -113,7 +114,7 @@ pub fn wrap_try_finally(body: &mut MethodBody, opts: &WrapOptions<'_>) -> Result
         inner_last = last;
     }
 
-    let mut exit: Vec<Instruction> = opts.exit.to_vec();
+    let mut exit: SmallVec<[Instruction; 8]> = SmallVec::from_slice(opts.exit);
     exit.push(Instruction::simple(OpCode::Endfinally));
     let ids = body.insert_all_before(single.epilogue, &exit, Incoming::Keep)?;
     let (finally_start, finally_last) = (ids[0], ids[ids.len() - 1]);
