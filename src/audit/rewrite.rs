@@ -23,7 +23,7 @@ use crate::ilmap::IlMap;
 use crate::opcode::OpCode;
 use crate::pe::Assembly;
 use crate::sig::{LocalVarSig, return_type_bytes, summarize_method_sig};
-use crate::transform::{Returns, WrapOptions, inject_epilogue, wrap_try_finally};
+use crate::transform::{CodeScan, Returns, WrapOptions, inject_epilogue, wrap_scanned};
 use crate::{Error, Result};
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
@@ -280,12 +280,14 @@ pub fn instrument(
     body: &mut MethodBody,
     returns_value: bool,
 ) -> Result<Outcome> {
-    // One pass: the `ret` count and whether a `jmp` makes the body unwrappable.
-    let (mut rets, mut has_jmp) = (0, false);
-    for (_, i) in body.instrs.iter() {
-        rets += usize::from(i.opcode == OpCode::Ret);
+    // One pass: whether a `jmp` makes the body unwrappable, and the `ret`s and `tail.`
+    // prefixes the wrapping edits.
+    let (mut scan, mut has_jmp) = (CodeScan::default(), false);
+    for (id, i) in body.instrs.iter() {
+        scan.see(id, i.opcode);
         has_jmp |= i.opcode == OpCode::Jmp;
     }
+    let rets = scan.rets.len();
     let returns = if returns_value {
         // Byte level, without decoding the signatures into trees: the return type's
         // bytes become the new local's type.
@@ -308,7 +310,7 @@ pub fn instrument(
         });
     }
     let id = Instruction::ldc_i4(token as i32);
-    let wrapped = wrap_try_finally(
+    let wrapped = wrap_scanned(
         body,
         &WrapOptions {
             returns,
@@ -316,6 +318,7 @@ pub fn instrument(
             exit: &[id, Instruction::with_token(OpCode::Call, EXIT_HOOK)],
             catch: None,
         },
+        &scan,
     )?;
     if let Returns::Value { local } = returns {
         inject_epilogue(

@@ -62,12 +62,23 @@ pub(crate) fn rewrite_rets(
         .filter(|(_, i)| i.opcode == OpCode::Ret)
         .map(|(id, _)| id)
         .collect();
+    rewrite_rets_at(body, returns, all_protected, &rets)
+}
+
+/// [`rewrite_rets`] given the body's `ret`s in list order (every one of them, and nothing
+/// else), for callers that already walked the code.
+pub(crate) fn rewrite_rets_at(
+    body: &mut MethodBody,
+    returns: Returns,
+    all_protected: bool,
+    rets: &[InstrId],
+) -> Result<SingleRet> {
     let protection = Protection::of(body);
 
     // Check everything before editing, so a refusal leaves the body untouched.
     let mut tail_calls_kept = 0;
     let mut to_rewrite: SmallVec<[(InstrId, bool); 8]> = SmallVec::with_capacity(rets.len());
-    for &ret in &rets {
+    for &ret in rets {
         if !all_protected && completes_tail_call(body, ret) {
             tail_calls_kept += 1;
             continue;

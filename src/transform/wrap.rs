@@ -3,7 +3,7 @@
 #![forbid(unsafe_code)]
 
 use super::inject::inject_prologue;
-use super::single_ret::{Returns, rewrite_rets};
+use super::single_ret::{Returns, rewrite_rets_at};
 use crate::body::{ClauseKind, ExceptionClause, MethodBody};
 use crate::graph::{Incoming, InstrId, Instruction};
 use crate::opcode::OpCode;
@@ -65,18 +65,47 @@ pub struct Wrapped {
 /// runs once). `tail.` prefixes are removed, since a tail call cannot leave a protected
 /// region. The max stack is not recomputed here; run the stack analysis afterwards.
 pub fn wrap_try_finally(body: &mut MethodBody, opts: &WrapOptions<'_>) -> Result<Wrapped> {
+    let mut scan = CodeScan::default();
+    for (id, i) in body.instrs.iter() {
+        scan.see(id, i.opcode);
+    }
+    wrap_scanned(body, opts, &scan)
+}
+
+/// The instructions [`wrap_try_finally`] edits, found in one walk over the code.
+#[derive(Debug, Default)]
+pub(crate) struct CodeScan {
+    /// `tail.` prefixes, in list order.
+    pub tails: SmallVec<[InstrId; 4]>,
+    /// `ret`s, in list order.
+    pub rets: SmallVec<[InstrId; 8]>,
+}
+
+impl CodeScan {
+    /// Records instruction `id` with `opcode`; call in list order for every instruction.
+    #[inline]
+    pub(crate) fn see(&mut self, id: InstrId, opcode: OpCode) {
+        match opcode {
+            OpCode::Tail => self.tails.push(id),
+            OpCode::Ret => self.rets.push(id),
+            _ => {}
+        }
+    }
+}
+
+/// [`wrap_try_finally`] given a [`CodeScan`] of the whole body as it is.
+pub(crate) fn wrap_scanned(
+    body: &mut MethodBody,
+    opts: &WrapOptions<'_>,
+    scan: &CodeScan,
+) -> Result<Wrapped> {
     let Some(try_start) = body.instrs.first() else {
         return Err(Error::Unsupported {
             what: "cannot wrap an empty body",
         });
     };
-    let tails: SmallVec<[InstrId; 4]> = body
-        .instrs
-        .iter()
-        .filter(|(_, i)| i.opcode == OpCode::Tail)
-        .map(|(id, _)| id)
-        .collect();
-    for &t in &tails {
+    let tails = &scan.tails;
+    for &t in tails {
         body.remove(t)?;
     }
     // `remove` may have moved the first instruction.
@@ -87,7 +116,8 @@ pub fn wrap_try_finally(body: &mut MethodBody, opts: &WrapOptions<'_>) -> Result
     } else {
         try_start
     };
-    let single = rewrite_rets(body, opts.returns, true)?;
+    // Removing `tail.` prefixes leaves the `ret`s as they were.
+    let single = rewrite_rets_at(body, opts.returns, true, &scan.rets)?;
     let try_last = body
         .instrs
         .prev(single.epilogue)
