@@ -148,13 +148,25 @@ pub(crate) fn wrap_scanned(
     exit.push(Instruction::simple(OpCode::Endfinally));
     let ids = body.insert_all_before(single.epilogue, &exit, Incoming::Keep)?;
     let (finally_start, finally_last) = (ids[0], ids[ids.len() - 1]);
-    body.add_clause(ExceptionClause::new(
+    let finally = ExceptionClause::new(
         ClauseKind::Finally,
         try_start,
         inner_last,
         finally_start,
         finally_last,
-    ))?;
+    );
+    // The usual case, a body without clauses: the try runs from the first instruction to
+    // right before the handler, which ends right before the epilogue. Checked in O(1),
+    // these make a valid lone clause, so the O(code) placement search is not needed.
+    let lone_and_adjacent = body.clauses.is_empty()
+        && body.instrs.first() == Some(try_start)
+        && body.instrs.next(inner_last) == Some(finally_start)
+        && body.instrs.next(finally_last) == Some(single.epilogue);
+    if lone_and_adjacent {
+        body.clauses.push(finally);
+    } else {
+        body.add_clause(finally)?;
+    }
 
     inject_prologue(body, opts.entry)?;
     body.force_fat_header();
