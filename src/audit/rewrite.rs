@@ -23,7 +23,7 @@ use crate::ilmap::IlMap;
 use crate::opcode::OpCode;
 use crate::pe::Assembly;
 use crate::sig::{LocalVarSig, return_type_bytes, summarize_method_sig};
-use crate::transform::{CodeScan, Returns, WrapOptions, inject_epilogue, wrap_scanned};
+use crate::transform::{CodeScan, Returns, WrapOptions, wrap_scanned};
 use crate::{Error, Result};
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
@@ -310,6 +310,15 @@ pub fn instrument(
         });
     }
     let id = Instruction::ldc_i4(token as i32);
+    // The return hook starts the epilogue, so every normal exit runs it (what
+    // `inject_epilogue` after the wrap would do).
+    let epilogue_code: &[Instruction] = match returns {
+        Returns::Value { local } => &[
+            Instruction::ldloc(local),
+            Instruction::with_token(OpCode::Call, RETURN_HOOK),
+        ],
+        Returns::Void => &[],
+    };
     let wrapped = wrap_scanned(
         body,
         &WrapOptions {
@@ -319,17 +328,8 @@ pub fn instrument(
             catch: None,
         },
         &scan,
+        epilogue_code,
     )?;
-    if let Returns::Value { local } = returns {
-        inject_epilogue(
-            body,
-            wrapped.epilogue,
-            &[
-                Instruction::ldloc(local),
-                Instruction::with_token(OpCode::Call, RETURN_HOOK),
-            ],
-        )?;
-    }
     Ok(Outcome {
         rets,
         local_added: returns_value,

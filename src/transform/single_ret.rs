@@ -62,16 +62,20 @@ pub(crate) fn rewrite_rets(
         .filter(|(_, i)| i.opcode == OpCode::Ret)
         .map(|(id, _)| id)
         .collect();
-    rewrite_rets_at(body, returns, all_protected, &rets)
+    rewrite_rets_at(body, returns, all_protected, &rets, &[])
 }
 
 /// [`rewrite_rets`] given the body's `ret`s in list order (every one of them, and nothing
-/// else), for callers that already walked the code.
+/// else), for callers that already walked the code. A non-empty `epilogue_code` is placed
+/// at the start of the appended epilogue, so every rewritten `ret` jumps to it (what
+/// [`super::inject_epilogue`] does afterwards, without its O(code) redirection); the
+/// returned `epilogue` is then its first instruction.
 pub(crate) fn rewrite_rets_at(
     body: &mut MethodBody,
     returns: Returns,
     all_protected: bool,
     rets: &[InstrId],
+    epilogue_code: &[Instruction],
 ) -> Result<SingleRet> {
     let protection = Protection::of(body);
 
@@ -96,7 +100,11 @@ pub(crate) fn rewrite_rets_at(
 
     // A void method whose code ends with a plain `ret` keeps that `ret` as its epilogue.
     let reusable = match (returns, to_rewrite.last()) {
-        (Returns::Void, Some(&(last, false))) if body.instrs.last() == Some(last) => Some(last),
+        (Returns::Void, Some(&(last, false)))
+            if epilogue_code.is_empty() && body.instrs.last() == Some(last) =>
+        {
+            Some(last)
+        }
         _ => None,
     };
     let (epilogue, ret) = match (returns, reusable) {
@@ -105,12 +113,17 @@ pub(crate) fn rewrite_rets_at(
             (last, last)
         }
         (Returns::Void, None) => {
+            let code = append_all(body, epilogue_code);
             let ret = body.append(Instruction::simple(OpCode::Ret));
-            (ret, ret)
+            (code.unwrap_or(ret), ret)
         }
         (Returns::Value { local }, None) => {
+            let code = append_all(body, epilogue_code);
             let load = body.append(Instruction::ldloc(local));
-            (load, body.append(Instruction::simple(OpCode::Ret)))
+            (
+                code.unwrap_or(load),
+                body.append(Instruction::simple(OpCode::Ret)),
+            )
         }
     };
 
@@ -138,6 +151,16 @@ pub(crate) fn rewrite_rets_at(
         leaves,
         tail_calls_kept,
     })
+}
+
+/// Appends `code`; returns the first new id, if any.
+fn append_all(body: &mut MethodBody, code: &[Instruction]) -> Option<InstrId> {
+    let mut first = None;
+    for &i in code {
+        let id = body.append(i);
+        first.get_or_insert(id);
+    }
+    first
 }
 
 /// Whether `ret` directly follows a `tail.`-prefixed call.

@@ -69,7 +69,7 @@ pub fn wrap_try_finally(body: &mut MethodBody, opts: &WrapOptions<'_>) -> Result
     for (id, i) in body.instrs.iter() {
         scan.see(id, i.opcode);
     }
-    wrap_scanned(body, opts, &scan)
+    wrap_scanned(body, opts, &scan, &[])
 }
 
 /// The instructions [`wrap_try_finally`] edits, found in one walk over the code.
@@ -93,11 +93,15 @@ impl CodeScan {
     }
 }
 
-/// [`wrap_try_finally`] given a [`CodeScan`] of the whole body as it is.
+/// [`wrap_try_finally`] given a [`CodeScan`] of the whole body as it is, and code to run
+/// on the normal exit path: a non-empty `epilogue_code` starts the epilogue (the returned
+/// `epilogue` is its first instruction), as if [`super::inject_epilogue`] had been
+/// called with the usual epilogue, without that call's O(code) branch redirection.
 pub(crate) fn wrap_scanned(
     body: &mut MethodBody,
     opts: &WrapOptions<'_>,
     scan: &CodeScan,
+    epilogue_code: &[Instruction],
 ) -> Result<Wrapped> {
     let Some(try_start) = body.instrs.first() else {
         return Err(Error::Unsupported {
@@ -117,7 +121,7 @@ pub(crate) fn wrap_scanned(
         try_start
     };
     // Removing `tail.` prefixes leaves the `ret`s as they were.
-    let single = rewrite_rets_at(body, opts.returns, true, &scan.rets)?;
+    let single = rewrite_rets_at(body, opts.returns, true, &scan.rets, epilogue_code)?;
     let try_last = body
         .instrs
         .prev(single.epilogue)
