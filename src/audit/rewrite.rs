@@ -296,9 +296,9 @@ pub fn instrument(
             0 => &[0x07, 0x00][..],
             sig => asm.standalone_sig(sig)?,
         };
-        // The new signature; a profiler would now emit it for a token.
-        let mut new_locals = Vec::new();
-        let local = LocalVarSig::append_to_blob(locals, ret_type, &mut new_locals)?;
+        // Check the extended signature encodes (`LocalVarSig::append_to_blob` would now
+        // build it for a profiler to emit for a token).
+        let local = LocalVarSig::check_append_to_blob(locals, ret_type)?;
         body.local_var_sig = NEW_LOCALS_TOKEN;
         Returns::Value { local }
     } else {

@@ -229,6 +229,27 @@ impl LocalVarSig {
     /// keeps them, where [`LocalVarSig::encode`] would write them canonically). On
     /// failure `out` is left as it was.
     pub fn append_to_blob(blob: &[u8], local_type_bytes: &[u8], out: &mut Vec<u8>) -> Result<u16> {
+        let (index, locals_start) = Self::check_append(blob, local_type_bytes)?;
+        encode_atomic(out, |out| {
+            out.reserve(blob.len() + local_type_bytes.len() + 2);
+            out.push(callconv::LOCAL_SIG);
+            write_compressed_u32(u32::from(index) + 1, out)?;
+            out.extend_from_slice(&blob[locals_start..]);
+            out.extend_from_slice(local_type_bytes);
+            Ok(())
+        })?;
+        Ok(index)
+    }
+
+    /// The checks of [`LocalVarSig::append_to_blob`] without writing anything: returns
+    /// the index the new local would get. When this succeeds, `append_to_blob` with the
+    /// same arguments succeeds too.
+    pub fn check_append_to_blob(blob: &[u8], local_type_bytes: &[u8]) -> Result<u16> {
+        Self::check_append(blob, local_type_bytes).map(|(index, _)| index)
+    }
+
+    /// The new local's index and where the existing locals start in `blob`.
+    fn check_append(blob: &[u8], local_type_bytes: &[u8]) -> Result<(u16, usize)> {
         let mut r = SigReader::new(blob);
         if r.read_u8()? != callconv::LOCAL_SIG {
             return Err(bad(
@@ -256,15 +277,7 @@ impl LocalVarSig {
                 "the new local's type is not exactly one type valid for a local",
             ));
         }
-        encode_atomic(out, |out| {
-            out.reserve(blob.len() + local_type_bytes.len() + 2);
-            out.push(callconv::LOCAL_SIG);
-            write_compressed_u32(u32::from(index) + 1, out)?;
-            out.extend_from_slice(&blob[locals_start..]);
-            out.extend_from_slice(local_type_bytes);
-            Ok(())
-        })?;
-        Ok(index)
+        Ok((index, locals_start))
     }
 
     /// Appends a local and returns its index (for `ldloc`/`stloc`).
@@ -301,9 +314,13 @@ mod tests {
         match (got, slow) {
             (Ok(i), Ok((j, bytes))) => {
                 assert_eq!(i, j);
+                assert_eq!(LocalVarSig::check_append_to_blob(blob, ty), Ok(i));
                 assert_eq!(&fast[1..], &bytes[..]);
             }
-            (Err(_), Err(_)) => assert_eq!(fast, [0xAA]),
+            (Err(_), Err(_)) => {
+                assert_eq!(fast, [0xAA]);
+                assert!(LocalVarSig::check_append_to_blob(blob, ty).is_err());
+            }
             (a, b) => panic!("{blob:02x?} + {ty:02x?}: {a:?} vs {b:?}"),
         }
     }
