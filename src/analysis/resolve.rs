@@ -186,6 +186,7 @@ fn unpack(packed: u32) -> CallEffect {
 }
 
 impl<R: CallSiteResolver> CallSiteResolver for CachingResolver<R> {
+    #[inline]
     fn call_effect(&self, opcode: OpCode, token: u32) -> Result<CallEffect> {
         let Some((slot, rid)) = Self::slot(opcode, token) else {
             return self.inner.call_effect(opcode, token);
