@@ -27,7 +27,7 @@
 //! §4b asks for it within 6x of the scan.
 
 use ilrewrite::MethodBody;
-use ilrewrite::analysis::{MaxStackMode, StackAnalyzer};
+use ilrewrite::analysis::{CachingResolver, MaxStackMode, StackAnalyzer};
 use ilrewrite::audit::{HookResolver, instrument};
 use ilrewrite::body::{Decoder, Encoder, scan_body};
 use ilrewrite::pe::Assembly;
@@ -202,7 +202,9 @@ fn main() -> Result<(), String> {
     let (mut rw_decoder, mut rw_encoder) = (Decoder::new(), Encoder::new());
     let (mut rw_body, mut rw_out) = (MethodBody::new(), Vec::new());
     let mut analyzer = StackAnalyzer::new();
-    let resolver = HookResolver { asm: &asm };
+    // Created once per assembly, as a profiler would per module: each call-site token
+    // is resolved once.
+    let resolver = CachingResolver::new(HookResolver { asm: &asm });
 
     // The scan must stay first: it is the baseline of the ratios.
     let mut stages = vec![

@@ -8,6 +8,8 @@
 
 use crate::opcode::OpCode;
 use crate::{Error, Result};
+use std::cell::RefCell;
+use std::fmt;
 
 /// How many stack slots one call instruction pops and pushes.
 ///
@@ -104,6 +106,117 @@ impl CallSiteResolver for NoCalls {
     }
 }
 
+/// A memoising wrapper: resolves each call-site token once per module.
+///
+/// A profiler rewrites many bodies of one module, and the same callees are called from
+/// many of them; resolving a token means reading and summarising its signature blob.
+/// `CachingResolver` remembers every successful answer of the wrapped resolver, keyed by
+/// the opcode's class (`call`/`callvirt`, `newobj`, `calli`: the classes whose effects
+/// differ) and the token, and answers repeats from memory. Errors are not remembered (the
+/// wrapped resolver is asked again), nor are `jmp` sites (their effect is fixed).
+///
+/// Create one per module (assembly) and keep it for all of that module's bodies: tokens
+/// from different modules must not share a cache. The wrapped resolver must answer the
+/// same `(opcode, token)` the same way every time. Tokens of the MethodDef, MemberRef,
+/// MethodSpec and StandAloneSig tables with rows up to [`CachingResolver::MAX_CACHED_ROW`]
+/// are cached in dense tables (memory grows with the highest row seen, 4 bytes a row);
+/// any other token is passed through uncached. Uses interior mutability ([`RefCell`]),
+/// so it is `!Sync`: one per thread.
+pub struct CachingResolver<R> {
+    inner: R,
+    /// Per (opcode class, table) slot: rid -> packed effect (0 = unknown).
+    cache: RefCell<[Vec<u32>; 12]>,
+}
+
+impl<R: CallSiteResolver> CachingResolver<R> {
+    /// The highest row number cached; larger rows are resolved on every request.
+    pub const MAX_CACHED_ROW: u32 = 1 << 20;
+
+    /// Wraps `inner` with an empty cache.
+    pub fn new(inner: R) -> Self {
+        CachingResolver {
+            inner,
+            cache: RefCell::new(Default::default()),
+        }
+    }
+
+    /// The wrapped resolver.
+    pub fn inner(&self) -> &R {
+        &self.inner
+    }
+
+    /// Forgets every remembered answer (e.g. after the module's metadata changed).
+    pub fn clear(&mut self) {
+        for slot in self.cache.get_mut().iter_mut() {
+            slot.clear();
+        }
+    }
+
+    /// The cache slot and row index of a request, or `None` if it is not cached.
+    fn slot(opcode: OpCode, token: u32) -> Option<(usize, usize)> {
+        let class = match opcode {
+            OpCode::Call | OpCode::Callvirt => 0,
+            OpCode::Newobj => 1,
+            OpCode::Calli => 2,
+            _ => return None,
+        };
+        let table = match token >> 24 {
+            0x06 => 0,
+            0x0A => 1,
+            0x2B => 2,
+            0x11 => 3,
+            _ => return None,
+        };
+        let rid = token & 0x00FF_FFFF;
+        (rid <= Self::MAX_CACHED_ROW).then_some((class * 4 + table, rid as usize))
+    }
+}
+
+/// Packs an effect into a non-zero `u32` (pops fit 16 bits, pushes are 0 or 1).
+fn pack(effect: CallEffect) -> Option<u32> {
+    (effect.pushes <= 1)
+        .then(|| (u32::from(effect.pops) << 2) | (u32::from(effect.pushes) << 1) | 1)
+}
+
+fn unpack(packed: u32) -> CallEffect {
+    CallEffect {
+        pops: (packed >> 2) as u16,
+        pushes: ((packed >> 1) & 1) as u16,
+    }
+}
+
+impl<R: CallSiteResolver> CallSiteResolver for CachingResolver<R> {
+    #[inline]
+    fn call_effect(&self, opcode: OpCode, token: u32) -> Result<CallEffect> {
+        let Some((slot, rid)) = Self::slot(opcode, token) else {
+            return self.inner.call_effect(opcode, token);
+        };
+        if let Ok(cache) = self.cache.try_borrow()
+            && let Some(&packed) = cache[slot].get(rid)
+            && packed != 0
+        {
+            return Ok(unpack(packed));
+        }
+        let effect = self.inner.call_effect(opcode, token)?;
+        if let (Some(packed), Ok(mut cache)) = (pack(effect), self.cache.try_borrow_mut()) {
+            let rows = &mut cache[slot];
+            if rows.len() <= rid {
+                rows.resize(rid + 1, 0);
+            }
+            rows[rid] = packed;
+        }
+        Ok(effect)
+    }
+}
+
+impl<R: fmt::Debug> fmt::Debug for CachingResolver<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CachingResolver")
+            .field("inner", &self.inner)
+            .finish_non_exhaustive()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,6 +274,51 @@ mod tests {
             Ok(effect(65535, 0))
         );
         assert!(CallEffect::from_parts(false, false, u32::MAX, false, Calli).is_err());
+    }
+
+    #[test]
+    fn caching_resolver_remembers_answers() {
+        use std::cell::Cell;
+        let calls = Cell::new(0u32);
+        let inner = |op: OpCode, token: u32| {
+            calls.set(calls.get() + 1);
+            if token == 0x0A00_0002 {
+                return Err(Error::BadCallSite {
+                    opcode: op.name(),
+                    what: "test",
+                });
+            }
+            CallEffect::from_parts(true, false, token & 0xFF, true, op)
+        };
+        let r = CachingResolver::new(inner);
+        assert_eq!(r.call_effect(OpCode::Call, 0x0A00_0003), Ok(effect(4, 1)));
+        assert_eq!(
+            r.call_effect(OpCode::Callvirt, 0x0A00_0003),
+            Ok(effect(4, 1))
+        );
+        assert_eq!(calls.get(), 1);
+        assert_eq!(r.call_effect(OpCode::Newobj, 0x0A00_0003), Ok(effect(3, 1)));
+        assert_eq!(r.call_effect(OpCode::Newobj, 0x0A00_0003), Ok(effect(3, 1)));
+        assert_eq!(calls.get(), 2);
+        assert!(r.call_effect(OpCode::Call, 0x0A00_0002).is_err());
+        assert!(r.call_effect(OpCode::Call, 0x0A00_0002).is_err());
+        assert_eq!(calls.get(), 4);
+        // Uncached: rows past the limit, other tables, jmp.
+        let big = 0x0A00_0000 | (CachingResolver::<NoCalls>::MAX_CACHED_ROW + 1);
+        r.call_effect(OpCode::Call, big).unwrap();
+        r.call_effect(OpCode::Call, big).unwrap();
+        assert_eq!(calls.get(), 6);
+        r.call_effect(OpCode::Jmp, 0x0600_0001).unwrap();
+        r.call_effect(OpCode::Jmp, 0x0600_0001).unwrap();
+        assert_eq!(calls.get(), 8);
+        assert!(matches!(
+            r.call_effect(OpCode::Ldftn, 0x0600_0001),
+            Err(Error::BadCallSite { .. })
+        ));
+        let mut r = r;
+        r.clear();
+        r.call_effect(OpCode::Call, 0x0A00_0003).unwrap();
+        assert_eq!(calls.get(), 10);
     }
 
     #[test]

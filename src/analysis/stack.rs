@@ -352,32 +352,19 @@ impl StackAnalyzer {
     }
 
     /// [`Self::reach`] for bodies with exception clauses.
+    #[inline(always)]
     fn reach_eh(&mut self, body: &MethodBody, p: u32, h: u32, via: Via) -> Result<bool> {
         let flags = self.flags[p as usize];
         if flags & EXCEPTION_ENTRY != 0
             && let Some(src) = via.source()
         {
-            return Err(Error::IllegalControlFlow {
-                at: self.site(body, src),
-                what: "branch or fall-through into the entry of a catch handler, filter or filter handler",
-            });
+            return Err(self.entry_reached_by_edge(body, src));
         }
         let current = self.heights[p as usize];
         if current == UNSET {
             self.heights[p as usize] = h;
             if flags & TRY_START != 0 && h != 0 {
-                let pos = self.pos(p);
-                let clause = self
-                    .layout
-                    .clauses
-                    .iter()
-                    .position(|c| c.try_start == pos)
-                    .unwrap_or(0);
-                return Err(Error::NonEmptyStackAtTryEntry {
-                    at: self.site(body, p),
-                    clause,
-                    height: h as u16,
-                });
+                return Err(self.non_empty_try_entry(body, p, h));
             }
             // The first instruction of a try region reached at all is reached either by
             // a non-fall-through edge or by falling into the try's first instruction.
@@ -390,6 +377,32 @@ impl StackAnalyzer {
             Ok(false)
         } else {
             Err(self.mismatch(body, p, current, h, via))
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn entry_reached_by_edge(&self, body: &MethodBody, src: u32) -> Error {
+        Error::IllegalControlFlow {
+            at: self.site(body, src),
+            what: "branch or fall-through into the entry of a catch handler, filter or filter handler",
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn non_empty_try_entry(&self, body: &MethodBody, p: u32, h: u32) -> Error {
+        let pos = self.pos(p);
+        let clause = self
+            .layout
+            .clauses
+            .iter()
+            .position(|c| c.try_start == pos)
+            .unwrap_or(0);
+        Error::NonEmptyStackAtTryEntry {
+            at: self.site(body, p),
+            clause,
+            height: h as u16,
         }
     }
 

@@ -16,14 +16,14 @@
 #![forbid(unsafe_code)]
 
 use super::Failure;
-use crate::analysis::{CallEffect, CallSiteResolver, MaxStackMode, StackAnalyzer};
+use crate::analysis::{CachingResolver, CallEffect, CallSiteResolver, MaxStackMode, StackAnalyzer};
 use crate::body::{Decoder, Encoder, MethodBody};
 use crate::graph::Instruction;
 use crate::ilmap::IlMap;
 use crate::opcode::OpCode;
 use crate::pe::Assembly;
-use crate::sig::{LocalType, LocalVarSig, MethodSig, summarize_method_sig};
-use crate::transform::{Returns, WrapOptions, inject_epilogue, wrap_try_finally};
+use crate::sig::{LocalVarSig, return_type_bytes, summarize_method_sig};
+use crate::transform::{CodeScan, Returns, WrapOptions, wrap_scanned};
 use crate::{Error, Result};
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
@@ -165,7 +165,8 @@ pub fn rewrite_assembly(name: &str, asm: &Assembly<'_>) -> RewriteReport {
             error,
         });
     };
-    let resolver = HookResolver { asm };
+    // One cache per assembly: each call-site token is resolved once.
+    let resolver = CachingResolver::new(HookResolver { asm });
     let mut seen = HashSet::new();
     let mut decoder = Decoder::new();
     let mut encoder = Encoder::new();
@@ -279,32 +280,46 @@ pub fn instrument(
     body: &mut MethodBody,
     returns_value: bool,
 ) -> Result<Outcome> {
-    let rets = body
-        .instrs
-        .iter()
-        .filter(|(_, i)| i.opcode == OpCode::Ret)
-        .count();
+    // One pass: whether a `jmp` makes the body unwrappable, and the `ret`s and `tail.`
+    // prefixes the wrapping edits.
+    let (mut scan, mut has_jmp) = (CodeScan::default(), false);
+    for (id, i) in body.instrs.iter() {
+        scan.see(id, i.opcode);
+        has_jmp |= i.opcode == OpCode::Jmp;
+    }
+    let rets = scan.rets.len();
     let returns = if returns_value {
-        let ret_type = MethodSig::parse(signature)?.return_type;
-        let mut locals = match body.local_var_sig {
-            0 => LocalVarSig::empty(),
-            sig => LocalVarSig::parse(asm.standalone_sig(sig)?)?,
+        // Byte level, without decoding the signatures into trees: the return type's
+        // bytes become the new local's type.
+        let ret_type = return_type_bytes(signature)?;
+        let locals = match body.local_var_sig {
+            0 => &[0x07, 0x00][..],
+            sig => asm.standalone_sig(sig)?,
         };
-        let local = locals.push(LocalType::new(ret_type))?;
-        // Check the new signature encodes; a profiler would now emit it for a token.
-        locals.to_bytes()?;
+        // Check the extended signature encodes (`LocalVarSig::append_to_blob` would now
+        // build it for a profiler to emit for a token).
+        let local = LocalVarSig::check_append_to_blob(locals, ret_type)?;
         body.local_var_sig = NEW_LOCALS_TOKEN;
         Returns::Value { local }
     } else {
         Returns::Void
     };
-    if body.instrs.iter().any(|(_, i)| i.opcode == OpCode::Jmp) {
+    if has_jmp {
         return Err(Error::Unsupported {
             what: "jmp cannot be placed inside a try block",
         });
     }
     let id = Instruction::ldc_i4(token as i32);
-    let wrapped = wrap_try_finally(
+    // The return hook starts the epilogue, so every normal exit runs it (what
+    // `inject_epilogue` after the wrap would do).
+    let epilogue_code: &[Instruction] = match returns {
+        Returns::Value { local } => &[
+            Instruction::ldloc(local),
+            Instruction::with_token(OpCode::Call, RETURN_HOOK),
+        ],
+        Returns::Void => &[],
+    };
+    let wrapped = wrap_scanned(
         body,
         &WrapOptions {
             returns,
@@ -312,17 +327,9 @@ pub fn instrument(
             exit: &[id, Instruction::with_token(OpCode::Call, EXIT_HOOK)],
             catch: None,
         },
+        &scan,
+        epilogue_code,
     )?;
-    if let Returns::Value { local } = returns {
-        inject_epilogue(
-            body,
-            wrapped.epilogue,
-            &[
-                Instruction::ldloc(local),
-                Instruction::with_token(OpCode::Call, RETURN_HOOK),
-            ],
-        )?;
-    }
     Ok(Outcome {
         rets,
         local_added: returns_value,
@@ -333,7 +340,7 @@ pub fn instrument(
 /// Computes the max stack, encodes, re-decodes, re-verifies and checks the IL map.
 /// Returns the number of IL-map entries checked.
 fn check_rewritten(
-    resolver: &HookResolver<'_, '_>,
+    resolver: &impl CallSiteResolver,
     original: &MethodBody,
     body: &mut MethodBody,
     again: &mut MethodBody,

@@ -281,11 +281,54 @@ impl MethodBody {
         pos
     }
 
+    /// The positions of `clause`'s region boundaries, as a [`Spans::of`] lookup covering
+    /// only those ids (others read as not in the body). One walk, stopping once all are
+    /// found; nothing is allocated.
+    fn boundary_positions(&self, clause: &ExceptionClause) -> BoundaryPositions {
+        let filter = match clause.kind {
+            ClauseKind::Filter(f) => f,
+            _ => clause.try_start,
+        };
+        let ids = [
+            clause.try_start,
+            clause.try_last,
+            clause.handler_start,
+            clause.handler_last,
+            filter,
+        ];
+        let mut pos = [u32::MAX; 5];
+        let mut left = ids.len();
+        // One bit per id modulo 64: most instructions are rejected by one test.
+        let bloom = ids.iter().fold(0u64, |b, id| b | (1 << (id.0 & 63)));
+        for (i, id) in self.instrs.ids().enumerate() {
+            if (bloom >> (id.0 & 63)) & 1 == 0 {
+                continue;
+            }
+            for (&want, p) in ids.iter().zip(pos.iter_mut()) {
+                if want == id && *p == u32::MAX {
+                    *p = i as u32;
+                    left -= 1;
+                }
+            }
+            if left == 0 {
+                break;
+            }
+        }
+        BoundaryPositions { ids, pos }
+    }
+
     /// Adds an exception clause, placing it where ECMA-335 requires: after every clause
     /// nested inside it and before every clause it is nested in (try-inside-handler
     /// nesting included). Refused if a region is empty, not in the body, or overlaps
     /// another region without nesting.
     pub fn add_clause(&mut self, clause: ExceptionClause) -> Result<usize> {
+        if self.clauses.is_empty() {
+            // Nothing to order against: only the new clause's own boundaries are needed,
+            // found in one walk without allocating a position table.
+            Spans::of(&clause, &self.boundary_positions(&clause))?;
+            self.clauses.push(clause);
+            return Ok(0);
+        }
         let pos = self.positions();
         let new = Spans::of(&clause, &pos)?;
         let mut insert_at = 0usize;
@@ -355,6 +398,32 @@ fn regions(c: &ExceptionClause) -> SmallVec<[(RegionPart, InstrId, InstrId); 3]>
     r
 }
 
+/// Where an instruction is in list order (`None` if not in the body).
+trait PositionOf {
+    fn position_of(&self, id: InstrId) -> Option<u32>;
+}
+
+/// A full position table from [`MethodBody::positions`].
+impl PositionOf for Vec<u32> {
+    fn position_of(&self, id: InstrId) -> Option<u32> {
+        self.get(id.index()).copied().filter(|&p| p != u32::MAX)
+    }
+}
+
+/// The positions of a few ids only (see [`MethodBody::boundary_positions`]);
+/// `u32::MAX` for ids not found in the body.
+struct BoundaryPositions {
+    ids: [InstrId; 5],
+    pos: [u32; 5],
+}
+
+impl PositionOf for BoundaryPositions {
+    fn position_of(&self, id: InstrId) -> Option<u32> {
+        let k = self.ids.iter().position(|&i| i == id)?;
+        Some(self.pos[k]).filter(|&p| p != u32::MAX)
+    }
+}
+
 /// A clause's regions as half-open position spans.
 #[derive(Debug, Clone, Copy)]
 struct Spans {
@@ -364,11 +433,11 @@ struct Spans {
 }
 
 impl Spans {
-    fn of(c: &ExceptionClause, pos: &[u32]) -> Result<Spans> {
+    fn of(c: &ExceptionClause, pos: &impl PositionOf) -> Result<Spans> {
         let at = |id: InstrId| -> Result<u32> {
-            match pos.get(id.index()) {
-                Some(&p) if p != u32::MAX => Ok(p),
-                _ => Err(Error::NotInBody {
+            match pos.position_of(id) {
+                Some(p) => Ok(p),
+                None => Err(Error::NotInBody {
                     id: id.0,
                     what: "EH region boundary",
                 }),
@@ -399,18 +468,13 @@ impl Spans {
             }
             _ => None,
         };
-        let own: SmallVec<[(u32, u32); 3]> = [Some(try_), Some(handler), filter]
-            .into_iter()
-            .flatten()
-            .collect();
-        for (i, a) in own.iter().enumerate() {
-            for b in &own[i + 1..] {
-                if overlaps(*a, *b) {
-                    return Err(Error::BadEhNesting {
-                        what: "regions of one clause overlap",
-                    });
-                }
-            }
+        // Pairwise over the clause's own regions.
+        let own_overlap = overlaps(try_, handler)
+            || filter.is_some_and(|f| overlaps(try_, f) || overlaps(handler, f));
+        if own_overlap {
+            return Err(Error::BadEhNesting {
+                what: "regions of one clause overlap",
+            });
         }
         Ok(Spans {
             try_,

@@ -15,7 +15,7 @@
 use crate::error::Result;
 use crate::sig::compressed::{SigReader, bad, unencodable, write_compressed_u32};
 use crate::sig::method::callconv;
-use crate::sig::types::{Ctx, TypeSig, encode_atomic, read_type, write_type};
+use crate::sig::types::{Ctx, TypeSig, encode_atomic, read_type, skip_type_at, write_type};
 
 /// One custom modifier (`CMOD_REQD`/`CMOD_OPT` + token).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -211,6 +211,75 @@ impl LocalVarSig {
         self.locals.get(usize::from(index))
     }
 
+    /// Byte-level [`LocalVarSig::parse`] + [`LocalVarSig::push`] + [`LocalVarSig::encode`]:
+    /// appends to `out` the signature `blob` extended with one local whose type is encoded
+    /// by `local_type_bytes`, and returns the new local's index. Nothing is allocated but
+    /// `out`'s growth, and no local is decoded into a tree.
+    ///
+    /// Accepts exactly what the parse/push pair accepts: `blob` must be one whole
+    /// LocalVarSig (every local is checked, trailing bytes are an error; `07 00` is the
+    /// empty signature), `local_type_bytes` exactly one type valid as a local (as
+    /// [`LocalType`] allows: custom modifiers, `PINNED`, `BYREF`; not `VOID`), and the
+    /// result may hold at most [`LocalVarSig::MAX_LOCALS`] locals. Errors:
+    /// [`crate::Error::BadSignature`] for a malformed `blob`,
+    /// [`crate::Error::Unencodable`] for a bad `local_type_bytes` or too many locals.
+    ///
+    /// The count prefix is rewritten in its shortest form; the existing locals and the
+    /// new type are copied verbatim (a blob using wider-than-needed compressed integers
+    /// keeps them, where [`LocalVarSig::encode`] would write them canonically). On
+    /// failure `out` is left as it was.
+    pub fn append_to_blob(blob: &[u8], local_type_bytes: &[u8], out: &mut Vec<u8>) -> Result<u16> {
+        let (index, locals_start) = Self::check_append(blob, local_type_bytes)?;
+        encode_atomic(out, |out| {
+            out.reserve(blob.len() + local_type_bytes.len() + 2);
+            out.push(callconv::LOCAL_SIG);
+            write_compressed_u32(u32::from(index) + 1, out)?;
+            out.extend_from_slice(&blob[locals_start..]);
+            out.extend_from_slice(local_type_bytes);
+            Ok(())
+        })?;
+        Ok(index)
+    }
+
+    /// The checks of [`LocalVarSig::append_to_blob`] without writing anything: returns
+    /// the index the new local would get. When this succeeds, `append_to_blob` with the
+    /// same arguments succeeds too.
+    pub fn check_append_to_blob(blob: &[u8], local_type_bytes: &[u8]) -> Result<u16> {
+        Self::check_append(blob, local_type_bytes).map(|(index, _)| index)
+    }
+
+    /// The new local's index and where the existing locals start in `blob`.
+    fn check_append(blob: &[u8], local_type_bytes: &[u8]) -> Result<(u16, usize)> {
+        let mut r = SigReader::new(blob);
+        if r.read_u8()? != callconv::LOCAL_SIG {
+            return Err(bad(
+                0,
+                "local variable signature does not start with LOCAL_SIG (0x07)",
+            ));
+        }
+        let at = r.position();
+        let count = r.read_compressed_u32()? as usize;
+        if count > Self::MAX_LOCALS {
+            return Err(bad(at, "more than 65534 locals"));
+        }
+        let locals_start = r.position();
+        for _ in 0..count {
+            skip_type_at(&mut r, 0, Ctx::LOCAL)?;
+        }
+        r.expect_end()?;
+        let index = u16::try_from(count)
+            .ok()
+            .filter(|&i| usize::from(i) < Self::MAX_LOCALS)
+            .ok_or_else(|| unencodable("more than 65534 locals"))?;
+        let mut t = SigReader::new(local_type_bytes);
+        if skip_type_at(&mut t, 0, Ctx::LOCAL).is_err() || !t.is_at_end() {
+            return Err(unencodable(
+                "the new local's type is not exactly one type valid for a local",
+            ));
+        }
+        Ok((index, locals_start))
+    }
+
     /// Appends a local and returns its index (for `ldloc`/`stloc`).
     ///
     /// Fails with [`crate::Error::Unencodable`], leaving the signature unchanged, if it
@@ -225,5 +294,100 @@ impl LocalVarSig {
         write_type(&local.ty, &mut Vec::new(), 0, Ctx::LOCAL)?;
         self.locals.push(local);
         Ok(index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sig::{MethodSig, return_type_bytes};
+
+    /// `append_to_blob` agrees with parse + push + encode.
+    fn same_as_tree(blob: &[u8], ty: &[u8]) {
+        let mut fast = vec![0xAA];
+        let got = LocalVarSig::append_to_blob(blob, ty, &mut fast);
+        let slow = LocalVarSig::parse(blob).and_then(|mut sig| {
+            let local = TypeSig::parse(ty).map_err(|_| unencodable("x"))?;
+            let index = sig.push(LocalType::new(local))?;
+            Ok((index, sig.to_bytes()?))
+        });
+        match (got, slow) {
+            (Ok(i), Ok((j, bytes))) => {
+                assert_eq!(i, j);
+                assert_eq!(LocalVarSig::check_append_to_blob(blob, ty), Ok(i));
+                assert_eq!(&fast[1..], &bytes[..]);
+            }
+            (Err(_), Err(_)) => {
+                assert_eq!(fast, [0xAA]);
+                assert!(LocalVarSig::check_append_to_blob(blob, ty).is_err());
+            }
+            (a, b) => panic!("{blob:02x?} + {ty:02x?}: {a:?} vs {b:?}"),
+        }
+    }
+
+    #[test]
+    fn append_to_blob_matches_the_tree_api() {
+        let blobs: &[&[u8]] = &[
+            &[0x07, 0x00],
+            &[0x07, 0x01, 0x08],
+            &[0x07, 0x02, 0x45, 0x10, 0x08, 0x1D, 0x0E],
+            &[0x07, 0x01, 0x12, 0x05],
+            &[0x07, 0x02, 0x08],
+            &[0x07, 0x01, 0x08, 0x08],
+            &[0x06, 0x01, 0x08],
+            &[0x07],
+            &[],
+        ];
+        let types: &[&[u8]] = &[
+            &[0x08],
+            &[0x10, 0x0E],
+            &[0x1F, 0x09, 0x08],
+            &[0x15, 0x12, 0x05, 0x01, 0x08],
+            &[0x01],
+            &[0x08, 0x08],
+            &[],
+            &[0x41],
+        ];
+        for b in blobs {
+            for t in types {
+                same_as_tree(b, t);
+            }
+        }
+        // Too many locals.
+        let mut full = vec![0x07, 0xC0, 0x00, 0xFF, 0xFE];
+        full.extend(std::iter::repeat_n(0x08, 0xFFFE));
+        assert!(LocalVarSig::append_to_blob(&full, &[0x08], &mut Vec::new()).is_err());
+        let mut almost = vec![0x07, 0xC0, 0x00, 0xFF, 0xFD];
+        almost.extend(std::iter::repeat_n(0x08, 0xFFFD));
+        let mut out = Vec::new();
+        assert_eq!(
+            LocalVarSig::append_to_blob(&almost, &[0x08], &mut out),
+            Ok(0xFFFD)
+        );
+        assert_eq!(LocalVarSig::parse(&out).map(|s| s.len()), Ok(0xFFFE));
+    }
+
+    #[test]
+    fn return_type_bytes_matches_parse() {
+        let sigs: &[&[u8]] = &[
+            &[0x00, 0x00, 0x08],
+            &[0x20, 0x01, 0x10, 0x0E, 0x08],
+            &[0x00, 0x00, 0x01],
+            &[0x10, 0x01, 0x00, 0x1F, 0x09, 0x1E, 0x00],
+            &[0x00, 0x01, 0x08],
+            &[0x00, 0x00, 0x08, 0x08],
+            &[0x07, 0x00],
+        ];
+        for sig in sigs {
+            match (return_type_bytes(sig), MethodSig::parse(sig)) {
+                (Ok(bytes), Ok(m)) => match m.return_type.to_bytes() {
+                    Ok(parsed) => assert_eq!(bytes, &parsed[..]),
+                    // VOID does not encode as a standalone type.
+                    Err(_) => assert_eq!(bytes, [0x01]),
+                },
+                (Err(_), Err(_)) => {}
+                (a, b) => panic!("{sig:02x?}: {a:?} vs {b:?}"),
+            }
+        }
     }
 }

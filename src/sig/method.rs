@@ -341,21 +341,47 @@ pub(crate) fn read_method_sig(r: &mut SigReader<'_>, depth: usize) -> Result<Met
 /// Skips a method signature whose types nest at `depth`, summarizing it; accepts
 /// exactly what [`read_method_sig`] accepts.
 pub(crate) fn skip_method_sig(r: &mut SigReader<'_>, depth: usize) -> Result<MethodSigSummary> {
+    skip_method_sig_spanning(r, depth).map(|(s, _)| s)
+}
+
+/// The bytes of a method signature's return type (with its custom modifiers, and `BYREF`
+/// if any), without allocating.
+///
+/// Accepts exactly the blobs [`MethodSig::parse`] accepts (the whole signature is
+/// checked, trailing bytes are an error); the slice is what
+/// [`MethodSig::return_type`] was parsed from, byte for byte (so compressed tokens keep
+/// whatever width the blob used).
+pub fn return_type_bytes(blob: &[u8]) -> Result<&[u8]> {
+    let mut r = SigReader::new(blob);
+    let (_, ret) = skip_method_sig_spanning(&mut r, 0)?;
+    r.expect_end()?;
+    // The range was just read from `blob`.
+    Ok(blob.get(ret).unwrap_or_default())
+}
+
+/// [`skip_method_sig`], also giving the return type's byte range in the reader's data.
+fn skip_method_sig_spanning(
+    r: &mut SigReader<'_>,
+    depth: usize,
+) -> Result<(MethodSigSummary, std::ops::Range<usize>)> {
     let head = read_head(r)?;
+    let ret_start = r.position();
     let returns_void = skip_type_at(r, depth, Ctx::RET)?;
+    let ret = ret_start..r.position();
     let mut sentinel = None;
     for i in 0..head.param_count as usize {
         read_sentinel(r, &mut sentinel, i)?;
         skip_type_at(r, depth, Ctx::PLAIN)?;
     }
-    Ok(MethodSigSummary {
+    let summary = MethodSigSummary {
         calling_convention: head.calling_convention,
         has_this: head.has_this,
         explicit_this: head.explicit_this,
         generic_param_count: head.generic_param_count,
         param_count: head.param_count,
         returns_value: !returns_void,
-    })
+    };
+    Ok((summary, ret))
 }
 
 /// Writes a method signature whose types nest at `depth`; fails exactly where

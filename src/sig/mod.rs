@@ -34,5 +34,7 @@ pub use compressed::{
 };
 pub use field::FieldSig;
 pub use locals::{CustomMod, LocalType, LocalVarSig};
-pub use method::{CallingConvention, MethodSig, MethodSigSummary, summarize_method_sig};
+pub use method::{
+    CallingConvention, MethodSig, MethodSigSummary, return_type_bytes, summarize_method_sig,
+};
 pub use types::{ArrayType, MAX_NESTING, TypeSig, element_type, skip_type};

@@ -12,6 +12,7 @@ mod wrap;
 pub use inject::{inject_epilogue, inject_prologue};
 pub use single_ret::{Returns, SingleRet, single_ret};
 pub use wrap::{CatchRethrow, WrapOptions, Wrapped, wrap_try_finally};
+pub(crate) use wrap::{CodeScan, wrap_scanned};
 
 use crate::body::MethodBody;
 

@@ -5,6 +5,7 @@ use crate::body::{ClauseKind, MethodBody};
 use crate::graph::{InstrId, Instruction};
 use crate::opcode::OpCode;
 use crate::{Error, Result};
+use smallvec::SmallVec;
 
 /// What the method returns, which decides the epilogue's shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,18 +56,33 @@ pub(crate) fn rewrite_rets(
     returns: Returns,
     all_protected: bool,
 ) -> Result<SingleRet> {
-    let rets: Vec<InstrId> = body
+    let rets: SmallVec<[InstrId; 8]> = body
         .instrs
         .iter()
         .filter(|(_, i)| i.opcode == OpCode::Ret)
         .map(|(id, _)| id)
         .collect();
+    rewrite_rets_at(body, returns, all_protected, &rets, &[])
+}
+
+/// [`rewrite_rets`] given the body's `ret`s in list order (every one of them, and nothing
+/// else), for callers that already walked the code. A non-empty `epilogue_code` is placed
+/// at the start of the appended epilogue, so every rewritten `ret` jumps to it (what
+/// [`super::inject_epilogue`] does afterwards, without its O(code) redirection); the
+/// returned `epilogue` is then its first instruction.
+pub(crate) fn rewrite_rets_at(
+    body: &mut MethodBody,
+    returns: Returns,
+    all_protected: bool,
+    rets: &[InstrId],
+    epilogue_code: &[Instruction],
+) -> Result<SingleRet> {
     let protection = Protection::of(body);
 
     // Check everything before editing, so a refusal leaves the body untouched.
     let mut tail_calls_kept = 0;
-    let mut to_rewrite = Vec::with_capacity(rets.len());
-    for &ret in &rets {
+    let mut to_rewrite: SmallVec<[(InstrId, bool); 8]> = SmallVec::with_capacity(rets.len());
+    for &ret in rets {
         if !all_protected && completes_tail_call(body, ret) {
             tail_calls_kept += 1;
             continue;
@@ -84,7 +100,11 @@ pub(crate) fn rewrite_rets(
 
     // A void method whose code ends with a plain `ret` keeps that `ret` as its epilogue.
     let reusable = match (returns, to_rewrite.last()) {
-        (Returns::Void, Some(&(last, false))) if body.instrs.last() == Some(last) => Some(last),
+        (Returns::Void, Some(&(last, false)))
+            if epilogue_code.is_empty() && body.instrs.last() == Some(last) =>
+        {
+            Some(last)
+        }
         _ => None,
     };
     let (epilogue, ret) = match (returns, reusable) {
@@ -93,12 +113,17 @@ pub(crate) fn rewrite_rets(
             (last, last)
         }
         (Returns::Void, None) => {
+            let code = append_all(body, epilogue_code);
             let ret = body.append(Instruction::simple(OpCode::Ret));
-            (ret, ret)
+            (code.unwrap_or(ret), ret)
         }
         (Returns::Value { local }, None) => {
+            let code = append_all(body, epilogue_code);
             let load = body.append(Instruction::ldloc(local));
-            (load, body.append(Instruction::simple(OpCode::Ret)))
+            (
+                code.unwrap_or(load),
+                body.append(Instruction::simple(OpCode::Ret)),
+            )
         }
     };
 
@@ -126,6 +151,16 @@ pub(crate) fn rewrite_rets(
         leaves,
         tail_calls_kept,
     })
+}
+
+/// Appends `code`; returns the first new id, if any.
+fn append_all(body: &mut MethodBody, code: &[Instruction]) -> Option<InstrId> {
+    let mut first = None;
+    for &i in code {
+        let id = body.append(i);
+        first.get_or_insert(id);
+    }
+    first
 }
 
 /// Whether `ret` directly follows a `tail.`-prefixed call.
@@ -164,17 +199,18 @@ enum Region {
     Filter,
 }
 
-/// Which kind of region encloses each instruction (innermost wins by severity).
+/// Which kind of region encloses each instruction (innermost wins by severity). Empty
+/// (no allocation) for bodies without clauses: everything is [`Region::None`].
 struct Protection {
     region: Vec<Region>,
 }
 
 impl Protection {
     fn of(body: &MethodBody) -> Protection {
-        let mut region = vec![Region::None; body.instrs.arena_len()];
         if body.clauses.is_empty() {
-            return Protection { region };
+            return Protection { region: Vec::new() };
         }
+        let mut region = vec![Region::None; body.instrs.arena_len()];
         let mark = |region: &mut Vec<Region>, first: InstrId, stop: Option<InstrId>, r| {
             let mut cur = Some(first);
             while let Some(id) = cur {
@@ -213,6 +249,6 @@ impl Protection {
     }
 
     fn at(&self, id: InstrId) -> Region {
-        self.region[id.index()]
+        self.region.get(id.index()).copied().unwrap_or(Region::None)
     }
 }

@@ -3,11 +3,12 @@
 #![forbid(unsafe_code)]
 
 use super::inject::inject_prologue;
-use super::single_ret::{Returns, rewrite_rets};
+use super::single_ret::{Returns, rewrite_rets_at};
 use crate::body::{ClauseKind, ExceptionClause, MethodBody};
 use crate::graph::{Incoming, InstrId, Instruction};
 use crate::opcode::OpCode;
 use crate::{Error, Result};
+use smallvec::SmallVec;
 
 /// A catch handler that runs `code` and rethrows.
 #[derive(Debug, Clone, Copy)]
@@ -64,18 +65,51 @@ pub struct Wrapped {
 /// runs once). `tail.` prefixes are removed, since a tail call cannot leave a protected
 /// region. The max stack is not recomputed here; run the stack analysis afterwards.
 pub fn wrap_try_finally(body: &mut MethodBody, opts: &WrapOptions<'_>) -> Result<Wrapped> {
+    let mut scan = CodeScan::default();
+    for (id, i) in body.instrs.iter() {
+        scan.see(id, i.opcode);
+    }
+    wrap_scanned(body, opts, &scan, &[])
+}
+
+/// The instructions [`wrap_try_finally`] edits, found in one walk over the code.
+#[derive(Debug, Default)]
+pub(crate) struct CodeScan {
+    /// `tail.` prefixes, in list order.
+    pub tails: SmallVec<[InstrId; 4]>,
+    /// `ret`s, in list order.
+    pub rets: SmallVec<[InstrId; 8]>,
+}
+
+impl CodeScan {
+    /// Records instruction `id` with `opcode`; call in list order for every instruction.
+    #[inline]
+    pub(crate) fn see(&mut self, id: InstrId, opcode: OpCode) {
+        match opcode {
+            OpCode::Tail => self.tails.push(id),
+            OpCode::Ret => self.rets.push(id),
+            _ => {}
+        }
+    }
+}
+
+/// [`wrap_try_finally`] given a [`CodeScan`] of the whole body as it is, and code to run
+/// on the normal exit path: a non-empty `epilogue_code` starts the epilogue (the returned
+/// `epilogue` is its first instruction), as if [`super::inject_epilogue`] had been
+/// called with the usual epilogue, without that call's O(code) branch redirection.
+pub(crate) fn wrap_scanned(
+    body: &mut MethodBody,
+    opts: &WrapOptions<'_>,
+    scan: &CodeScan,
+    epilogue_code: &[Instruction],
+) -> Result<Wrapped> {
     let Some(try_start) = body.instrs.first() else {
         return Err(Error::Unsupported {
             what: "cannot wrap an empty body",
         });
     };
-    let tails: Vec<InstrId> = body
-        .instrs
-        .iter()
-        .filter(|(_, i)| i.opcode == OpCode::Tail)
-        .map(|(id, _)| id)
-        .collect();
-    for &t in &tails {
+    let tails = &scan.tails;
+    for &t in tails {
         body.remove(t)?;
     }
     // `remove` may have moved the first instruction.
@@ -86,7 +120,8 @@ pub fn wrap_try_finally(body: &mut MethodBody, opts: &WrapOptions<'_>) -> Result
     } else {
         try_start
     };
-    let single = rewrite_rets(body, opts.returns, true)?;
+    // Removing `tail.` prefixes leaves the `ret`s as they were.
+    let single = rewrite_rets_at(body, opts.returns, true, &scan.rets, epilogue_code)?;
     let try_last = body
         .instrs
         .prev(single.epilogue)
@@ -95,7 +130,7 @@ pub fn wrap_try_finally(body: &mut MethodBody, opts: &WrapOptions<'_>) -> Result
     let mut catch_start = None;
     let mut inner_last = try_last;
     if let Some(catch) = &opts.catch {
-        let mut code: Vec<Instruction> = catch.code.to_vec();
+        let mut code: SmallVec<[Instruction; 8]> = SmallVec::from_slice(catch.code);
         if code.is_empty() {
             code.push(Instruction::simple(OpCode::Pop));
         }
@@ -113,17 +148,29 @@ pub fn wrap_try_finally(body: &mut MethodBody, opts: &WrapOptions<'_>) -> Result
         inner_last = last;
     }
 
-    let mut exit: Vec<Instruction> = opts.exit.to_vec();
+    let mut exit: SmallVec<[Instruction; 8]> = SmallVec::from_slice(opts.exit);
     exit.push(Instruction::simple(OpCode::Endfinally));
     let ids = body.insert_all_before(single.epilogue, &exit, Incoming::Keep)?;
     let (finally_start, finally_last) = (ids[0], ids[ids.len() - 1]);
-    body.add_clause(ExceptionClause::new(
+    let finally = ExceptionClause::new(
         ClauseKind::Finally,
         try_start,
         inner_last,
         finally_start,
         finally_last,
-    ))?;
+    );
+    // The usual case, a body without clauses: the try runs from the first instruction to
+    // right before the handler, which ends right before the epilogue. Checked in O(1),
+    // these make a valid lone clause, so the O(code) placement search is not needed.
+    let lone_and_adjacent = body.clauses.is_empty()
+        && body.instrs.first() == Some(try_start)
+        && body.instrs.next(inner_last) == Some(finally_start)
+        && body.instrs.next(finally_last) == Some(single.epilogue);
+    if lone_and_adjacent {
+        body.clauses.push(finally);
+    } else {
+        body.add_clause(finally)?;
+    }
 
     inject_prologue(body, opts.entry)?;
     body.force_fat_header();
