@@ -139,7 +139,8 @@ impl MethodBody {
     /// starting at it starts at the next instruction, a region ending at it ends at the
     /// previous one (so no region ever grows).
     ///
-    /// Refused, leaving the body unchanged, when it would empty a region, or when `at` is
+    /// Refused, leaving the body unchanged, when it would empty a region, make two regions
+    /// coincide or otherwise leave the clauses invalid ([`Error::BadEhNesting`]), or when `at` is
     /// a branch target and its next instruction is missing, outside a region `at` ends,
     /// or the first instruction of a handler or filter (retarget such branches first).
     pub fn remove(&mut self, at: InstrId) -> Result<Instruction> {
@@ -190,16 +191,39 @@ impl MethodBody {
         if (next.is_none() || ends_here || enters_handler) && self.is_branch_target(at) {
             return Err(Error::EditWouldDangle { id: at.0 });
         }
+        // The clauses as they will be; shrinking one region can make it coincide with
+        // another clause's region nested in it, which no valid clause list allows.
+        let moved = |c: &ExceptionClause| {
+            let mut c = *c;
+            let start = |id: InstrId| if id == at { next.unwrap_or(id) } else { id };
+            c.try_start = start(c.try_start);
+            c.handler_start = start(c.handler_start);
+            if let ClauseKind::Filter(f) = &mut c.kind {
+                *f = start(*f);
+            }
+            if c.try_last == at {
+                c.try_last = new_last;
+            }
+            if c.handler_last == at {
+                c.handler_last = new_last;
+            }
+            c
+        };
+        if !self.clauses.is_empty() {
+            let after: SmallVec<[ExceptionClause; 4]> = self.clauses.iter().map(moved).collect();
+            // Positions as they will be: `at` gone, the rest closing up (a gap would make a
+            // filter, which ends where its handler starts, look longer than it is).
+            let mut pos = vec![u32::MAX; self.instrs.arena_len()];
+            for (i, id) in self.instrs.ids().filter(|&id| id != at).enumerate() {
+                pos[id.index()] = i as u32;
+            }
+            validate_clause_list(&after, &pos)?;
+        }
         if let Some(next) = next {
             self.redirect_references(at, next);
         }
         for clause in &mut self.clauses {
-            if clause.try_last == at {
-                clause.try_last = new_last;
-            }
-            if clause.handler_last == at {
-                clause.handler_last = new_last;
-            }
+            *clause = moved(clause);
         }
         let removed = *self.instrs.get(at);
         self.instrs.unlink(at);
@@ -356,24 +380,27 @@ impl MethodBody {
     /// regions pairwise disjoint or nested (tries may be shared), and inner clauses listed
     /// before the clauses they are nested in.
     pub fn validate_clauses(&self) -> Result<()> {
-        let pos = self.positions();
-        let spans = self
-            .clauses
-            .iter()
-            .map(|c| Spans::of(c, &pos))
-            .collect::<Result<Vec<_>>>()?;
-        for (i, a) in spans.iter().enumerate() {
-            for b in &spans[i + 1..] {
-                a.check_compatible(b)?;
-                if b.must_precede(a) {
-                    return Err(Error::BadEhNesting {
-                        what: "an inner clause is listed after a clause that encloses it",
-                    });
-                }
+        validate_clause_list(&self.clauses, &self.positions())
+    }
+}
+
+/// [`MethodBody::validate_clauses`] over `clauses`, given the list positions by id.
+fn validate_clause_list(clauses: &[ExceptionClause], pos: &impl PositionOf) -> Result<()> {
+    let spans = clauses
+        .iter()
+        .map(|c| Spans::of(c, pos))
+        .collect::<Result<Vec<_>>>()?;
+    for (i, a) in spans.iter().enumerate() {
+        for b in &spans[i + 1..] {
+            a.check_compatible(b)?;
+            if b.must_precede(a) {
+                return Err(Error::BadEhNesting {
+                    what: "an inner clause is listed after a clause that encloses it",
+                });
             }
         }
-        Ok(())
     }
+    Ok(())
 }
 
 impl RegionPart {

@@ -12,6 +12,8 @@ mod wrap;
 pub use inject::{inject_epilogue, inject_prologue};
 pub use single_ret::{Returns, SingleRet, single_ret};
 pub use wrap::{CatchRethrow, WrapOptions, Wrapped, wrap_try_finally};
+// Used by `audit` (feature `pe`).
+#[cfg(feature = "pe")]
 pub(crate) use wrap::{CodeScan, wrap_scanned};
 
 use crate::body::MethodBody;
