@@ -61,7 +61,9 @@ impl MethodBody {
     ) -> Result<InstrId> {
         self.expect_linked(at, "insertion point")?;
         if incoming == Incoming::Keep {
-            return Ok(self.instrs.link_before(at, instr));
+            let new = self.instrs.link_before(at, instr);
+            self.check_filter_growth(&[new])?;
+            return Ok(new);
         }
         // The new instruction's own target is not an incoming reference: redirect while
         // it holds a placeholder.
@@ -95,16 +97,23 @@ impl MethodBody {
             for (&id, &i) in ids.iter().zip(instrs) {
                 *self.instrs.get_mut(id) = i;
             }
+        } else {
+            self.check_filter_growth(&ids)?;
         }
         Ok(ids)
     }
 
     /// Inserts `instr` right after `at` and returns its id. Nothing that names `at`
     /// changes, and regions whose last instruction is `at` do not grow to include the new
-    /// instruction.
+    /// instruction, with one exception forced by the format: a filter region has no end of
+    /// its own (it runs up to its handler), so code inserted between a filter and its
+    /// handler joins the filter. Such an insertion is refused with
+    /// [`Error::BadEhNesting`], body untouched, if the longer filter would no longer nest.
     pub fn insert_after(&mut self, at: InstrId, instr: Instruction) -> Result<InstrId> {
         self.expect_linked(at, "insertion point")?;
-        Ok(self.instrs.link_after(at, instr))
+        let new = self.instrs.link_after(at, instr);
+        self.check_filter_growth(&[new])?;
+        Ok(new)
     }
 
     /// Inserts `instrs` in order right after `at` (see [`MethodBody::insert_after`]).
@@ -120,7 +129,30 @@ impl MethodBody {
             prev = self.instrs.link_after(prev, i);
             ids.push(prev);
         }
+        self.check_filter_growth(&ids)?;
         Ok(ids)
+    }
+
+    /// After linking `new` (consecutive, not yet referenced): if it landed right before a
+    /// filter's handler it joined the filter; undo the insertion if the clauses are no
+    /// longer valid. Costs one pass over the clauses otherwise.
+    fn check_filter_growth(&mut self, new: &[InstrId]) -> Result<()> {
+        let Some(&last) = new.last() else {
+            return Ok(());
+        };
+        let next = self.instrs.next(last);
+        let joins_filter = next.is_some_and(|n| {
+            self.clauses
+                .iter()
+                .any(|c| c.filter_start().is_some() && c.handler_start == n)
+        });
+        if joins_filter && let Err(e) = self.validate_clauses() {
+            for &id in new {
+                self.instrs.unlink(id);
+            }
+            return Err(e);
+        }
+        Ok(())
     }
 
     /// Appends `instr` at the end of the code. It joins no region.
