@@ -689,3 +689,67 @@ fn removing_a_branch_target_that_ends_a_region_is_refused() {
     assert_eq!(target_of(&body, br), l);
     assert_eq!(body.clauses[0].try_last, l);
 }
+
+#[test]
+fn a_ret_ending_a_try_becomes_stloc_and_a_leave_inside_the_try() {
+    // try { ldc.i4.0; ret } finally { endfinally }  (a ret inside a try is invalid input,
+    // but single-ret promises a `leave` inside the region, not after it)
+    let mut body = MethodBody::new();
+    let t0 = body.append(Instruction::ldc_i4(0));
+    let r = body.append(op(OpCode::Ret));
+    let h = body.append(op(OpCode::Endfinally));
+    body.add_clause(ExceptionClause::new(ClauseKind::Finally, t0, r, h, h))
+        .unwrap();
+    let s = single_ret(&mut body, Returns::Value { local: 0 }).unwrap();
+    let leave = body.instrs.next(r).unwrap();
+    assert_eq!(body.instrs.get(leave).opcode, OpCode::LeaveS);
+    assert_eq!(body.clauses[0].try_last, leave, "the leave ends the try");
+    assert_eq!(body.instrs.next(leave), Some(h));
+    assert_eq!(target_of(&body, leave), s.epilogue);
+    reencode(&body);
+}
+
+#[test]
+fn wrap_refuses_before_editing() {
+    let wrap = |body: &mut MethodBody| {
+        wrap_try_finally(
+            body,
+            &WrapOptions {
+                returns: Returns::Void,
+                entry: &[],
+                exit: &[],
+                catch: None,
+            },
+        )
+    };
+    // A lone `tail.` decodes; wrapping it is refused, not a panic.
+    let mut body = MethodBody::decode(&[0x0A, 0xFE, 0x14]).unwrap();
+    assert!(matches!(wrap(&mut body), Err(Error::Unsupported { .. })));
+    assert_eq!(opcodes(&body), vec![OpCode::Tail]);
+    // `jmp` cannot sit in a try block.
+    let mut body = MethodBody::new();
+    body.append(Instruction::with_token(OpCode::Jmp, 0x0600_0001));
+    assert!(matches!(wrap(&mut body), Err(Error::Unsupported { .. })));
+    assert_eq!(opcodes(&body), vec![OpCode::Jmp]);
+    // A `ret` inside a finally is refused with the `tail.` prefixes still in place.
+    let mut body = MethodBody::new();
+    body.append(op(OpCode::Tail));
+    body.append(call(HOOK));
+    body.append(op(OpCode::Ret));
+    let t0 = body.append(op(OpCode::Nop));
+    let leave = body.append(op(OpCode::Nop));
+    let h0 = body.append(op(OpCode::Ret));
+    let end = body.append(op(OpCode::Ret));
+    body.replace(leave, Instruction::branch(OpCode::Leave, end))
+        .unwrap();
+    body.add_clause(ExceptionClause::new(ClauseKind::Finally, t0, leave, h0, h0))
+        .unwrap();
+    let before = opcodes(&body);
+    assert!(matches!(wrap(&mut body), Err(Error::Unsupported { .. })));
+    assert_eq!(opcodes(&body), before);
+    // The empty body.
+    assert!(matches!(
+        wrap(&mut MethodBody::new()),
+        Err(Error::EmptyBody)
+    ));
+}

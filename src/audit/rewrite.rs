@@ -280,12 +280,16 @@ pub fn instrument(
     body: &mut MethodBody,
     returns_value: bool,
 ) -> Result<Outcome> {
-    // One pass: whether a `jmp` makes the body unwrappable, and the `ret`s and `tail.`
-    // prefixes the wrapping edits.
-    let (mut scan, mut has_jmp) = (CodeScan::default(), false);
+    // One pass: the `ret`s and `tail.` prefixes the wrapping edits, and whether a `jmp`
+    // makes the body unwrappable (checked first: nothing is edited then).
+    let mut scan = CodeScan::default();
     for (id, i) in body.instrs.iter() {
         scan.see(id, i.opcode);
-        has_jmp |= i.opcode == OpCode::Jmp;
+    }
+    if scan.has_jmp {
+        return Err(Error::Unsupported {
+            what: "jmp cannot be placed inside a try block",
+        });
     }
     let rets = scan.rets.len();
     let returns = if returns_value {
@@ -304,11 +308,6 @@ pub fn instrument(
     } else {
         Returns::Void
     };
-    if has_jmp {
-        return Err(Error::Unsupported {
-            what: "jmp cannot be placed inside a try block",
-        });
-    }
     let id = Instruction::ldc_i4(token as i32);
     // The return hook starts the epilogue, so every normal exit runs it (what
     // `inject_epilogue` after the wrap would do).

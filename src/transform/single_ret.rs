@@ -139,7 +139,17 @@ pub(crate) fn rewrite_rets_at(
                 body.replace(at, Instruction::stloc(local))?;
                 // A `br` straight into the epilogue is dead weight; a `leave` is not.
                 if leave || body.instrs.next(at) != Some(epilogue) {
-                    body.insert_after(at, jump)?;
+                    let jump = body.insert_after(at, jump)?;
+                    // The jump completes the `ret` it replaces, so it belongs to every
+                    // region the `ret` ended (a try must end with its `leave`).
+                    for c in &mut body.clauses {
+                        if c.try_last == at {
+                            c.try_last = jump;
+                        }
+                        if c.handler_last == at {
+                            c.handler_last = jump;
+                        }
+                    }
                 }
             }
         }

@@ -79,6 +79,8 @@ pub(crate) struct CodeScan {
     pub tails: SmallVec<[InstrId; 4]>,
     /// `ret`s, in list order.
     pub rets: SmallVec<[InstrId; 8]>,
+    /// Whether there is a `jmp`, which cannot sit inside a try block.
+    pub has_jmp: bool,
 }
 
 impl CodeScan {
@@ -88,6 +90,7 @@ impl CodeScan {
         match opcode {
             OpCode::Tail => self.tails.push(id),
             OpCode::Ret => self.rets.push(id),
+            OpCode::Jmp => self.has_jmp = true,
             _ => {}
         }
     }
@@ -103,29 +106,39 @@ pub(crate) fn wrap_scanned(
     scan: &CodeScan,
     epilogue_code: &[Instruction],
 ) -> Result<Wrapped> {
-    let Some(try_start) = body.instrs.first() else {
+    // Every refusal happens here, before the first edit, so that a refused body is
+    // left exactly as it was.
+    if body.instrs.is_empty() {
+        return Err(Error::EmptyBody);
+    }
+    if scan.has_jmp {
         return Err(Error::Unsupported {
-            what: "cannot wrap an empty body",
+            what: "jmp cannot be placed inside a try block",
         });
-    };
+    }
+    if scan.tails.len() == body.instrs.len() {
+        return Err(Error::Unsupported {
+            what: "a body of nothing but tail. prefixes",
+        });
+    }
+    // The `ret`s first: `rewrite_rets_at` checks all of them before it edits anything.
+    let single = rewrite_rets_at(body, opts.returns, true, &scan.rets, epilogue_code)?;
+    // Then the `tail.` prefixes (a tail call cannot leave a protected region). None of
+    // them is the epilogue, which was just appended, so the try keeps an instruction.
     let tails = &scan.tails;
     for &t in tails {
         body.remove(t)?;
     }
-    // `remove` may have moved the first instruction.
-    let try_start = if tails.contains(&try_start) {
-        body.instrs
-            .first()
-            .expect("a call follows the removed prefix")
-    } else {
-        try_start
+    let not_empty = Error::Unsupported {
+        what: "nothing left to wrap",
     };
-    // Removing `tail.` prefixes leaves the `ret`s as they were.
-    let single = rewrite_rets_at(body, opts.returns, true, &scan.rets, epilogue_code)?;
-    let try_last = body
-        .instrs
-        .prev(single.epilogue)
-        .expect("the epilogue is appended after the original code");
+    let try_start = body.instrs.first().ok_or(not_empty.clone())?;
+    let try_last = body.instrs.prev(single.epilogue).ok_or(not_empty)?;
+    if try_start == single.epilogue {
+        return Err(Error::Unsupported {
+            what: "nothing left to wrap",
+        });
+    }
 
     let mut catch_start = None;
     let mut inner_last = try_last;
