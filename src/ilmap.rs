@@ -40,7 +40,8 @@ impl IlMap {
     }
 
     /// The map of `body` given its layout (`offsets` as returned by
-    /// [`Encoder::code_offsets`]).
+    /// [`Encoder::code_offsets`] for this same body; panics if `offsets` is shorter than
+    /// the body's arena).
     pub fn from_offsets(body: &MethodBody, offsets: &[u32]) -> IlMap {
         let originals = body.original_offsets();
         let mut entries = Vec::with_capacity(originals.len());

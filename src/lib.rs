@@ -1,8 +1,11 @@
 //! ilrewrite: decode, edit, analyse and re-encode .NET IL method bodies.
 //!
 //! The crate is built for CLR profilers that rewrite IL inside the JIT callback of every
-//! method: it never emits a body it cannot prove well-formed, it runs in microseconds per
-//! method, and an unedited body re-encodes to exactly its original bytes.
+//! method: an unedited body re-encodes to exactly its original bytes, edits keep branches
+//! and exception regions consistent or are refused, the encoder rejects operands and
+//! targets that do not fit, and [`MethodBody::validate_clauses`] plus the stack analysis
+//! ([`analysis`]) verify a rewritten body before its bytes go to the runtime — all in a
+//! few microseconds per method.
 //!
 //! * [`opcode`]: the ECMA-335 opcode table, the one source of truth for decoder, encoder
 //!   and stack analysis.

@@ -312,12 +312,11 @@ impl Encoder {
     /// Offset and length of the inclusive region `[first, last]`.
     fn range(&self, instrs: &InstrList, first: InstrId, last: InstrId) -> Result<(u32, u32)> {
         let start = self.placed(first)?;
+        // `last` must be an instruction of this body before its neighbour is asked for.
+        self.placed(last)?;
         let end = match instrs.next(last) {
             Some(next) => self.placed(next)?,
-            None => {
-                self.placed(last)?;
-                self.code_size
-            }
+            None => self.code_size,
         };
         if end <= start {
             return Err(Error::Unencodable {

@@ -1,9 +1,14 @@
 //! Editing a [`MethodBody`]: insert, replace, remove, retarget, add EH clauses.
 //!
-//! Every operation keeps three invariants: branch and switch operands name instructions of
-//! the body, every exception region is a non-empty inclusive range `[start, last]`, and no
-//! edit silently widens a region. Operations that would break one are refused with a
-//! typed error and leave the body untouched.
+//! The operations keep these invariants: branches and region boundaries that named an
+//! instruction are moved as documented (never left dangling by `remove`), every exception
+//! region stays a non-empty inclusive range `[start, last]`, the clause list stays valid,
+//! and no edit widens a region — with one exception forced by the format: a filter has no
+//! end of its own (it runs up to its handler), so code inserted between a filter and its
+//! handler joins the filter (refused if the longer filter would no longer nest).
+//! Operations that would break an invariant are refused with a typed error and leave the
+//! body untouched. New instructions are not checked: a branch to an instruction of another
+//! body is only rejected when encoding.
 #![forbid(unsafe_code)]
 
 use super::{InstrId, Instruction, Operand};
@@ -266,7 +271,10 @@ impl MethodBody {
     pub fn is_branch_target(&self, id: InstrId) -> bool {
         self.instrs.iter().any(|(_, instr)| match instr.operand {
             Operand::Target(t) => t == id,
-            Operand::Switch(s) => self.instrs.switch_targets(s).contains(&id),
+            Operand::Switch(s) => self
+                .instrs
+                .try_switch_targets(s)
+                .is_some_and(|t| t.contains(&id)),
             _ => false,
         })
     }
@@ -299,7 +307,8 @@ impl MethodBody {
             }
         }
         for s in switches {
-            for slot in self.instrs.switch_targets_mut(s) {
+            // A handle of another list is left alone (the encoder rejects it).
+            for slot in self.instrs.try_switch_targets_mut(s).unwrap_or_default() {
                 if let Some(new) = map(*slot) {
                     *slot = new;
                     changed += 1;

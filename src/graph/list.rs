@@ -1,7 +1,9 @@
 //! The instruction arena: nodes addressed by stable [`InstrId`]s, ordered by links.
 //!
 //! Inserting and unlinking are O(1) and never invalidate an id. Unlinked nodes stay in the
-//! arena (so stale ids are detectable) until the list is cleared.
+//! arena (so stale ids are detectable) until the list is cleared: [`InstrList::clear`] —
+//! and therefore decoding into a reused body — starts ids from 0 again, so ids from before
+//! name other instructions afterwards.
 #![forbid(unsafe_code)]
 
 use crate::opcode::{OpCode, OperandKind};
@@ -9,8 +11,9 @@ use std::fmt;
 
 /// Stable handle of an instruction inside one [`InstrList`].
 ///
-/// Ids are dense indexes into the arena; they are never reused while the list lives, so an
-/// id handed out before an edit still names the same instruction after it.
+/// Ids are dense indexes into the arena; they are not reused until the list is cleared, so
+/// an id handed out before an edit still names the same instruction after it. An id is
+/// only meaningful for the list (body) that handed it out.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct InstrId(pub(crate) u32);
 
@@ -238,13 +241,14 @@ impl InstrList {
         wrap(self.tail)
     }
 
-    /// The instruction after `id`.
+    /// The instruction after `id`. Panics if `id` was never handed out by this list
+    /// (like slice indexing; ids are not input data).
     #[inline]
     pub fn next(&self, id: InstrId) -> Option<InstrId> {
         wrap(self.nodes[id.index()].next)
     }
 
-    /// The instruction before `id`.
+    /// The instruction before `id`. Panics if `id` was never handed out by this list.
     #[inline]
     pub fn prev(&self, id: InstrId) -> Option<InstrId> {
         wrap(self.nodes[id.index()].prev)
@@ -256,7 +260,10 @@ impl InstrList {
         &self.nodes[id.index()].instr
     }
 
-    /// Mutable access to the instruction named by `id`.
+    /// Mutable access to the instruction named by `id`. Panics if `id` was never handed
+    /// out by this list. Changing a branch target here bypasses the checks of
+    /// [`crate::MethodBody`]'s editing API; the encoder still rejects targets that are not
+    /// instructions of the body.
     #[inline]
     pub fn get_mut(&mut self, id: InstrId) -> &mut Instruction {
         &mut self.nodes[id.index()].instr
@@ -336,8 +343,10 @@ impl InstrList {
         id
     }
 
-    /// Links a new instruction right before `at`; nothing that refers to `at` changes.
-    pub fn link_before(&mut self, at: InstrId, instr: Instruction) -> InstrId {
+    /// Links a new instruction right before `at` (which must be linked); nothing that
+    /// refers to `at` changes. Crate-internal: users edit through [`crate::MethodBody`],
+    /// which checks ids and keeps branches and regions consistent.
+    pub(crate) fn link_before(&mut self, at: InstrId, instr: Instruction) -> InstrId {
         self.in_arena_order = false;
         let new = self.alloc(instr);
         let prev = self.nodes[at.index()].prev;
@@ -352,8 +361,9 @@ impl InstrList {
         InstrId(new)
     }
 
-    /// Links a new instruction right after `at`; nothing that refers to `at` changes.
-    pub fn link_after(&mut self, at: InstrId, instr: Instruction) -> InstrId {
+    /// Links a new instruction right after `at` (which must be linked); nothing that
+    /// refers to `at` changes. Crate-internal, like [`InstrList::link_before`].
+    pub(crate) fn link_after(&mut self, at: InstrId, instr: Instruction) -> InstrId {
         self.in_arena_order = false;
         let new = self.alloc(instr);
         let next = self.nodes[at.index()].next;
@@ -368,9 +378,13 @@ impl InstrList {
         InstrId(new)
     }
 
-    /// Unlinks `id` from the order. References to it are the caller's business.
+    /// Unlinks `id` from the order; does nothing if it is not linked (or not an id of this
+    /// list). References to it are the caller's business: prefer
+    /// [`crate::MethodBody::remove`], which retargets them.
     pub fn unlink(&mut self, id: InstrId) {
-        let node = &self.nodes[id.index()];
+        let Some(node) = self.nodes.get(id.index()) else {
+            return;
+        };
         if !node.linked() {
             return;
         }
@@ -402,7 +416,8 @@ impl InstrList {
         }
     }
 
-    /// The targets of a switch operand.
+    /// The targets of a switch operand. Panics if the handle does not belong to this list's
+    /// pool (see [`InstrList::try_switch_targets`]).
     #[inline]
     pub fn switch_targets(&self, targets: SwitchTargets) -> &[InstrId] {
         &self.switch_pool[targets.start as usize..(targets.start + targets.len) as usize]
@@ -417,10 +432,20 @@ impl InstrList {
         self.switch_pool.get(start..end)
     }
 
-    /// Mutable targets of a switch operand (shared by every instruction holding the handle).
+    /// Mutable targets of a switch operand (shared by every instruction holding the handle:
+    /// a copied `switch` instruction aliases the same targets). Panics if the handle does
+    /// not belong to this list's pool.
     #[inline]
     pub fn switch_targets_mut(&mut self, targets: SwitchTargets) -> &mut [InstrId] {
         &mut self.switch_pool[targets.start as usize..(targets.start + targets.len) as usize]
+    }
+
+    /// Like [`InstrList::switch_targets_mut`], or `None` for a handle of another list.
+    #[inline]
+    pub fn try_switch_targets_mut(&mut self, targets: SwitchTargets) -> Option<&mut [InstrId]> {
+        let start = targets.start as usize;
+        let end = start.checked_add(targets.len as usize)?;
+        self.switch_pool.get_mut(start..end)
     }
 
     /// Every instruction in list order as a slice walk, when the list order is the arena

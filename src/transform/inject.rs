@@ -32,7 +32,7 @@ pub fn inject_epilogue(
     }
     if !body.instrs.contains(epilogue) {
         return Err(Error::NotInBody {
-            id: epilogue.index() as u32,
+            id: epilogue.0,
             what: "epilogue",
         });
     }
