@@ -141,10 +141,8 @@ impl LocalVarSig {
         Ok(sig)
     }
 
-    /// Parses a blob holding exactly one local variable signature (first byte `0x07`);
-    /// trailing bytes are an error, as is a count above [`LocalVarSig::MAX_LOCALS`].
-    pub fn parse(blob: &[u8]) -> Result<Self> {
-        let mut r = SigReader::new(blob);
+    /// Reads `LOCAL_SIG` and the local count, checking the count's limit.
+    fn read_head(r: &mut SigReader<'_>) -> Result<usize> {
         if r.read_u8()? != callconv::LOCAL_SIG {
             return Err(bad(
                 0,
@@ -156,6 +154,14 @@ impl LocalVarSig {
         if count > Self::MAX_LOCALS {
             return Err(bad(at, "more than 65534 locals"));
         }
+        Ok(count)
+    }
+
+    /// Parses a blob holding exactly one local variable signature (first byte `0x07`);
+    /// trailing bytes are an error, as is a count above [`LocalVarSig::MAX_LOCALS`].
+    pub fn parse(blob: &[u8]) -> Result<Self> {
+        let mut r = SigReader::new(blob);
+        let count = Self::read_head(&mut r)?;
         // Every local takes at least one byte, so this bounds the allocation.
         let mut locals = Vec::with_capacity(count.min(r.remaining()));
         for _ in 0..count {
@@ -251,17 +257,7 @@ impl LocalVarSig {
     /// The new local's index and where the existing locals start in `blob`.
     fn check_append(blob: &[u8], local_type_bytes: &[u8]) -> Result<(u16, usize)> {
         let mut r = SigReader::new(blob);
-        if r.read_u8()? != callconv::LOCAL_SIG {
-            return Err(bad(
-                0,
-                "local variable signature does not start with LOCAL_SIG (0x07)",
-            ));
-        }
-        let at = r.position();
-        let count = r.read_compressed_u32()? as usize;
-        if count > Self::MAX_LOCALS {
-            return Err(bad(at, "more than 65534 locals"));
-        }
+        let count = Self::read_head(&mut r)?;
         let locals_start = r.position();
         for _ in 0..count {
             skip_type_at(&mut r, 0, Ctx::LOCAL)?;
