@@ -5,32 +5,54 @@
 //! decode+encode within 3x of it): on a shared machine read the ratios between the groups'
 //! times, not the absolute times. `examples/throughput.rs` prints those ratios directly.
 //!
+//! `rewrite` is what a profiler does in its JIT callback (DESIGN.md §4b: within 6x of the
+//! scan): decode, add a return-value local to the LocalVarSig, single-ret + try/finally
+//! wrap with entry/exit/epilogue calls (`audit::instrument`), exact max stack, encode.
+//!
 //! Run with `cargo bench --features pe --bench codec`.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ilrewrite::MethodBody;
+use ilrewrite::analysis::{CachingResolver, MaxStackMode, StackAnalyzer};
+use ilrewrite::audit::{HookResolver, instrument};
 use ilrewrite::body::{Decoder, Encoder, scan_body};
 use ilrewrite::pe::Assembly;
+use ilrewrite::sig::summarize_method_sig;
 use std::collections::HashSet;
 use std::hint::black_box;
 use std::time::Duration;
 
-/// The distinct IL bodies of `data` (by RVA), each cut to its own length.
-fn distinct_bodies(data: &[u8]) -> Vec<&[u8]> {
-    let asm = Assembly::parse(data).expect("assembly parses");
+/// A distinct IL body (cut to its own length) with the token and signature of its first
+/// method.
+struct Method<'a> {
+    body: &'a [u8],
+    token: u32,
+    signature: &'a [u8],
+}
+
+/// The distinct IL bodies of `asm` (by RVA).
+fn distinct_methods<'a>(asm: &Assembly<'a>) -> Vec<Method<'a>> {
     let mut seen = HashSet::new();
     asm.methods()
         .map(|m| m.expect("well-formed metadata"))
         .filter(|m| m.is_il() && seen.insert(m.rva))
-        .filter_map(|m| m.body)
-        .map(|bytes| &bytes[..scan_body(bytes).expect("body scans").len])
+        .filter_map(|m| {
+            let bytes = m.body?;
+            Some(Method {
+                body: &bytes[..scan_body(bytes).expect("body scans").len],
+                token: m.token,
+                signature: m.signature,
+            })
+        })
         .collect()
 }
 
 fn codec(c: &mut Criterion) {
     let path = ilrewrite_corpus::corelib().expect("a .NET 3.1 runtime");
     let data = std::fs::read(&path).expect("CoreLib is readable");
-    let bodies = distinct_bodies(&data);
+    let asm = Assembly::parse(&data).expect("assembly parses");
+    let methods = distinct_methods(&asm);
+    let bodies: Vec<&[u8]> = methods.iter().map(|m| m.body).collect();
     let total_bytes: usize = bodies.iter().map(|b| b.len()).sum();
 
     let mut decoder = Decoder::new();
@@ -95,6 +117,37 @@ fn codec(c: &mut Criterion) {
             let mut written = 0usize;
             for bytes in &bodies {
                 decoder.decode_into(black_box(bytes), &mut body).unwrap();
+                out.clear();
+                encoder.encode(&body, &mut out).unwrap();
+                written += black_box(&out).len();
+            }
+            written
+        })
+    });
+
+    group.bench_function("rewrite", |b| {
+        let mut decoder = Decoder::new();
+        let mut encoder = Encoder::new();
+        let mut analyzer = StackAnalyzer::new();
+        let resolver = CachingResolver::new(HookResolver { asm: &asm });
+        let mut body = MethodBody::new();
+        let mut out = Vec::new();
+        b.iter(|| {
+            let mut written = 0usize;
+            for m in &methods {
+                decoder.decode_into(black_box(m.body), &mut body).unwrap();
+                let returns_value = summarize_method_sig(m.signature).unwrap().returns_value;
+                // Bodies with `jmp` are refused and left as they are, as a profiler would.
+                if instrument(&asm, m.signature, m.token, &mut body, returns_value).is_ok() {
+                    analyzer
+                        .apply_max_stack(
+                            &mut body,
+                            &resolver,
+                            MaxStackMode::Compute,
+                            Some(returns_value),
+                        )
+                        .unwrap();
+                }
                 out.clear();
                 encoder.encode(&body, &mut out).unwrap();
                 written += black_box(&out).len();
