@@ -753,3 +753,42 @@ fn wrap_refuses_before_editing() {
         Err(Error::EmptyBody)
     ));
 }
+
+#[test]
+fn new_branches_must_target_instructions_of_this_body() {
+    let mut body = MethodBody::new();
+    let a = body.append(op(OpCode::Nop));
+    let gone = body.append(op(OpCode::Nop));
+    body.append(op(OpCode::Ret));
+    body.remove(gone).unwrap();
+    let stale = Instruction::branch(OpCode::Br, gone);
+    let before = opcodes(&body);
+    assert!(matches!(
+        body.insert_before(a, stale, Incoming::Keep),
+        Err(Error::NotInBody { .. })
+    ));
+    assert!(matches!(
+        body.insert_after(a, stale),
+        Err(Error::NotInBody { .. })
+    ));
+    assert!(matches!(
+        body.replace(a, stale),
+        Err(Error::NotInBody { .. })
+    ));
+    assert!(matches!(
+        body.insert_all_before(a, &[op(OpCode::Nop), stale], Incoming::Redirect),
+        Err(Error::NotInBody { .. })
+    ));
+    assert_eq!(opcodes(&body), before, "nothing was linked");
+    // A switch handle of another body is refused too.
+    let mut other = MethodBody::new();
+    let t = other.append(op(OpCode::Ret));
+    let foreign = other.instrs.new_switch_targets(&[t, t, t]);
+    assert!(matches!(
+        body.replace(
+            a,
+            Instruction::new(OpCode::Switch, Operand::Switch(foreign))
+        ),
+        Err(Error::BadOperand { .. } | Error::NotInBody { .. })
+    ));
+}

@@ -7,8 +7,8 @@
 //! end of its own (it runs up to its handler), so code inserted between a filter and its
 //! handler joins the filter (refused if the longer filter would no longer nest).
 //! Operations that would break an invariant are refused with a typed error and leave the
-//! body untouched. New instructions are not checked: a branch to an instruction of another
-//! body is only rejected when encoding.
+//! body untouched. New instructions must branch to instructions of this body (checked,
+//! except by [`MethodBody::append`]).
 #![forbid(unsafe_code)]
 
 use super::{InstrId, Instruction, Operand};
@@ -55,6 +55,24 @@ impl MethodBody {
         }
     }
 
+    /// Checks that a new instruction's branch or switch targets are instructions of this
+    /// body (and its switch handle belongs to this body's pool).
+    fn check_targets(&self, instr: &Instruction) -> Result<()> {
+        match instr.operand {
+            Operand::Target(t) => self.expect_linked(t, "branch target"),
+            Operand::Switch(s) => {
+                let targets = self.instrs.try_switch_targets(s).ok_or(Error::BadOperand {
+                    opcode: instr.opcode.name(),
+                    what: "switch targets of another body",
+                })?;
+                targets
+                    .iter()
+                    .try_for_each(|&t| self.expect_linked(t, "switch target"))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Inserts `instr` right before `at` and returns its id; see [`Incoming`] for what
     /// happens to references to `at`. Cost: O(1) with [`Incoming::Keep`], O(code) with
     /// [`Incoming::Redirect`] (every branch operand is checked).
@@ -65,6 +83,7 @@ impl MethodBody {
         incoming: Incoming,
     ) -> Result<InstrId> {
         self.expect_linked(at, "insertion point")?;
+        self.check_targets(&instr)?;
         if incoming == Incoming::Keep {
             let new = self.instrs.link_before(at, instr);
             self.check_filter_growth(&[new])?;
@@ -87,6 +106,7 @@ impl MethodBody {
         incoming: Incoming,
     ) -> Result<SmallVec<[InstrId; 8]>> {
         self.expect_linked(at, "insertion point")?;
+        instrs.iter().try_for_each(|i| self.check_targets(i))?;
         let redirect = incoming == Incoming::Redirect;
         // The new code's own targets are not incoming references: redirect while it
         // holds placeholders.
@@ -116,6 +136,7 @@ impl MethodBody {
     /// [`Error::BadEhNesting`], body untouched, if the longer filter would no longer nest.
     pub fn insert_after(&mut self, at: InstrId, instr: Instruction) -> Result<InstrId> {
         self.expect_linked(at, "insertion point")?;
+        self.check_targets(&instr)?;
         let new = self.instrs.link_after(at, instr);
         self.check_filter_growth(&[new])?;
         Ok(new)
@@ -128,6 +149,7 @@ impl MethodBody {
         instrs: &[Instruction],
     ) -> Result<SmallVec<[InstrId; 8]>> {
         self.expect_linked(at, "insertion point")?;
+        instrs.iter().try_for_each(|i| self.check_targets(i))?;
         let mut ids = SmallVec::new();
         let mut prev = at;
         for &i in instrs {
@@ -160,7 +182,10 @@ impl MethodBody {
         Ok(())
     }
 
-    /// Appends `instr` at the end of the code. It joins no region.
+    /// Appends `instr` at the end of the code. It joins no region. Unlike the other
+    /// insertions it does not check branch targets (so bodies can be built front to back
+    /// with forward branches patched by [`MethodBody::replace`]); the encoder rejects
+    /// targets that are not instructions of the body.
     pub fn append(&mut self, instr: Instruction) -> InstrId {
         self.instrs.push_back(instr)
     }
@@ -169,6 +194,7 @@ impl MethodBody {
     /// branches and regions that named the old instruction name the new one.
     pub fn replace(&mut self, at: InstrId, instr: Instruction) -> Result<Instruction> {
         self.expect_linked(at, "replaced instruction")?;
+        self.check_targets(&instr)?;
         Ok(std::mem::replace(self.instrs.get_mut(at), instr))
     }
 
