@@ -1,7 +1,7 @@
 //! The linear view the analyses share: instruction positions and clause spans.
 #![forbid(unsafe_code)]
 
-use crate::body::{ClauseKind, MethodBody};
+use crate::body::{ClauseKind, MethodBody, SpanError};
 use crate::error::InstrSite;
 use crate::graph::InstrId;
 use crate::{Error, Result};
@@ -71,9 +71,9 @@ pub(crate) struct Layout {
 }
 
 impl Layout {
-    /// Lays out `body` and checks that every clause region is a non-empty range of its
-    /// instructions, that a filter precedes its handler, and that a clause's own regions
-    /// do not overlap.
+    /// Lays out `body` and checks each clause on its own (see
+    /// `ExceptionClause::region_spans`: regions in the body and non-empty, the filter
+    /// before its handler, no overlap among the clause's own regions).
     pub(crate) fn build(&mut self, body: &MethodBody) -> Result<()> {
         self.order.clear();
         self.pos_of.clear();
@@ -85,60 +85,27 @@ impl Layout {
         }
         self.clauses.clear();
         for (index, clause) in body.clauses.iter().enumerate() {
-            let bad = |what| Error::BadEhClause {
-                clause: index,
-                what,
-            };
-            let at = |id: InstrId, what| match self.pos(id) {
-                Some(p) => Ok(p),
-                None => Err(bad(what)),
-            };
-            let try_start = at(
-                clause.try_start,
-                "try start is not an instruction of the body",
-            )?;
-            let try_last = at(clause.try_last, "try end is not an instruction of the body")?;
-            let handler_start = at(
-                clause.handler_start,
-                "handler start is not an instruction of the body",
-            )?;
-            let handler_last = at(
-                clause.handler_last,
-                "handler end is not an instruction of the body",
-            )?;
-            if try_last < try_start {
-                return Err(bad("try region ends before it starts"));
-            }
-            if handler_last < handler_start {
-                return Err(bad("handler region ends before it starts"));
-            }
-            let (kind, filter_start) = match clause.kind {
-                ClauseKind::Catch(_) => (HandlerKind::Catch, NONE),
-                ClauseKind::Finally => (HandlerKind::Finally, NONE),
-                ClauseKind::Fault => (HandlerKind::Fault, NONE),
-                ClauseKind::Filter(f) => {
-                    let f = at(f, "filter start is not an instruction of the body")?;
-                    if f >= handler_start {
-                        return Err(bad("filter does not precede its handler"));
-                    }
-                    (HandlerKind::Filter, f)
-                }
-            };
+            let spans = clause
+                .region_spans(|id| self.pos(id))
+                .map_err(|e| Error::BadEhClause {
+                    clause: index,
+                    what: match e {
+                        SpanError::NotInBody(_, what) | SpanError::Bad(what) => what,
+                    },
+                })?;
             let span = ClauseSpan {
-                kind,
-                try_start,
-                try_last,
-                handler_start,
-                handler_last,
-                filter_start,
+                kind: match clause.kind {
+                    ClauseKind::Catch(_) => HandlerKind::Catch,
+                    ClauseKind::Finally => HandlerKind::Finally,
+                    ClauseKind::Fault => HandlerKind::Fault,
+                    ClauseKind::Filter(_) => HandlerKind::Filter,
+                },
+                try_start: spans.try_.0,
+                try_last: spans.try_.1 - 1,
+                handler_start: spans.handler.0,
+                handler_last: spans.handler.1 - 1,
+                filter_start: spans.filter.map_or(NONE, |f| f.0),
             };
-            let own_overlap = span.in_try(handler_start)
-                || span.in_handler(try_start)
-                || (filter_start != NONE
-                    && (span.in_try(filter_start) || span.in_filter(try_start)));
-            if own_overlap {
-                return Err(bad("the clause's own regions overlap"));
-            }
             self.clauses.push(span);
         }
         Ok(())

@@ -105,6 +105,83 @@ impl ExceptionClause {
     }
 }
 
+/// A clause's regions as half-open `[start, end)` list positions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RegionSpans {
+    pub try_: (u32, u32),
+    pub handler: (u32, u32),
+    /// The filter region, which ends where the handler starts.
+    pub filter: Option<(u32, u32)>,
+}
+
+/// Why a clause's regions are not well-formed on their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SpanError {
+    /// A boundary that is not an instruction of the body (the id, and which boundary).
+    NotInBody(InstrId, &'static str),
+    /// Any other defect.
+    Bad(&'static str),
+}
+
+impl ExceptionClause {
+    /// The clause's regions as positions (`position` gives an id's list position, `None`
+    /// for ids not in the body), checked on their own: every boundary is in the body,
+    /// every region runs forward, the filter precedes its handler, and the clause's own
+    /// regions do not overlap. How regions of different clauses relate is not checked.
+    pub(crate) fn region_spans(
+        &self,
+        position: impl Fn(InstrId) -> Option<u32>,
+    ) -> std::result::Result<RegionSpans, SpanError> {
+        let at = |id, what| position(id).ok_or(SpanError::NotInBody(id, what));
+        let span = |start, last, names: [&'static str; 3]| {
+            let (s, l) = (at(start, names[0])?, at(last, names[1])?);
+            if l < s {
+                return Err(SpanError::Bad(names[2]));
+            }
+            Ok((s, l + 1))
+        };
+        let try_ = span(
+            self.try_start,
+            self.try_last,
+            [
+                "try start is not an instruction of the body",
+                "try end is not an instruction of the body",
+                "try region ends before it starts",
+            ],
+        )?;
+        let handler = span(
+            self.handler_start,
+            self.handler_last,
+            [
+                "handler start is not an instruction of the body",
+                "handler end is not an instruction of the body",
+                "handler region ends before it starts",
+            ],
+        )?;
+        let filter = match self.kind {
+            ClauseKind::Filter(f) => {
+                let s = at(f, "filter start is not an instruction of the body")?;
+                if s >= handler.0 {
+                    return Err(SpanError::Bad("filter does not precede its handler"));
+                }
+                Some((s, handler.0))
+            }
+            _ => None,
+        };
+        let overlaps = |a: (u32, u32), b: (u32, u32)| a.0 < b.1 && b.0 < a.1;
+        if overlaps(try_, handler)
+            || filter.is_some_and(|f| overlaps(try_, f) || overlaps(handler, f))
+        {
+            return Err(SpanError::Bad("the clause's own regions overlap"));
+        }
+        Ok(RegionSpans {
+            try_,
+            handler,
+            filter,
+        })
+    }
+}
+
 /// How the header was (or is to be) encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum HeaderFormat {

@@ -12,7 +12,7 @@
 #![forbid(unsafe_code)]
 
 use super::{InstrId, Instruction, Operand};
-use crate::body::{ClauseKind, ExceptionClause, MethodBody};
+use crate::body::{ClauseKind, ExceptionClause, MethodBody, SpanError};
 use crate::{Error, Result};
 use smallvec::SmallVec;
 
@@ -528,53 +528,18 @@ struct Spans {
 
 impl Spans {
     fn of(c: &ExceptionClause, pos: &impl PositionOf) -> Result<Spans> {
-        let at = |id: InstrId| -> Result<u32> {
-            match pos.position_of(id) {
-                Some(p) => Ok(p),
-                None => Err(Error::NotInBody {
-                    id: id.0,
-                    what: "EH region boundary",
-                }),
-            }
-        };
-        let span = |start, last, what| -> Result<(u32, u32)> {
-            let (s, l) = (at(start)?, at(last)?);
-            if l < s {
-                return Err(Error::BadEhNesting { what });
-            }
-            Ok((s, l + 1))
-        };
-        let try_ = span(c.try_start, c.try_last, "try region ends before it starts")?;
-        let handler = span(
-            c.handler_start,
-            c.handler_last,
-            "handler region ends before it starts",
-        )?;
-        let filter = match c.kind {
-            ClauseKind::Filter(f) => {
-                let s = at(f)?;
-                if s >= handler.0 {
-                    return Err(Error::BadEhNesting {
-                        what: "filter does not precede its handler",
-                    });
-                }
-                Some((s, handler.0))
-            }
-            _ => None,
-        };
-        // Pairwise over the clause's own regions.
-        let own_overlap = overlaps(try_, handler)
-            || filter.is_some_and(|f| overlaps(try_, f) || overlaps(handler, f));
-        if own_overlap {
-            return Err(Error::BadEhNesting {
-                what: "regions of one clause overlap",
-            });
+        match c.region_spans(|id| pos.position_of(id)) {
+            Ok(r) => Ok(Spans {
+                try_: r.try_,
+                handler: r.handler,
+                filter: r.filter,
+            }),
+            Err(SpanError::NotInBody(id, _)) => Err(Error::NotInBody {
+                id: id.0,
+                what: "EH region boundary",
+            }),
+            Err(SpanError::Bad(what)) => Err(Error::BadEhNesting { what }),
         }
-        Ok(Spans {
-            try_,
-            handler,
-            filter,
-        })
     }
 
     fn all(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
