@@ -187,6 +187,13 @@ macro_rules! opcodes {
             /// Every opcode, in table order.
             pub const ALL: &'static [OpCode] = &[ $( OpCode::$variant, )* ];
         }
+
+        /// Opcode -> operand kind (one byte per opcode, where a row of `INFO` is a
+        /// multiplication away), from the same rows.
+        static OPERAND: [OperandKind; OPCODE_COUNT] = [ $( OperandKind::$operand, )* ];
+
+        /// Opcode -> encoding, from the same rows.
+        static CODE: [u16; OPCODE_COUNT] = [ $( $code, )* ];
     };
 }
 
@@ -477,33 +484,6 @@ const fn fixed_lens() -> [u8; OPCODE_COUNT] {
 }
 
 static FIXED_LEN: [u8; OPCODE_COUNT] = fixed_lens();
-
-/// Builds the opcode -> operand kind map at compile time (a byte per opcode, where a row
-/// of `INFO` is a multiplication away).
-const fn operand_kinds() -> [OperandKind; OPCODE_COUNT] {
-    let mut kinds = [OperandKind::None; OPCODE_COUNT];
-    let mut i = 0;
-    while i < OPCODE_COUNT {
-        kinds[i] = INFO[i].operand;
-        i += 1;
-    }
-    kinds
-}
-
-static OPERAND: [OperandKind; OPCODE_COUNT] = operand_kinds();
-
-/// Builds the opcode -> encoding map at compile time.
-const fn codes() -> [u16; OPCODE_COUNT] {
-    let mut codes = [0; OPCODE_COUNT];
-    let mut i = 0;
-    while i < OPCODE_COUNT {
-        codes[i] = INFO[i].code;
-        i += 1;
-    }
-    codes
-}
-
-static CODE: [u16; OPCODE_COUNT] = codes();
 
 /// Builds the short <-> long partner map at compile time from [`SHORT_LONG`].
 const fn partner_map(short_to_long: bool) -> [u8; 256] {
