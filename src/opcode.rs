@@ -504,6 +504,50 @@ const fn partner_map(short_to_long: bool) -> [u8; 256] {
 static LONG_OF: [u8; 256] = partner_map(true);
 static SHORT_OF: [u8; 256] = partner_map(false);
 
+/// Everything decoding needs about the opcode one byte selects, in one row (one load on
+/// the decoder's hot path): the opcode, its total encoded length and its operand kind.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ByteDecode {
+    /// The opcode, `None` for an undefined byte.
+    pub opcode: Option<OpCode>,
+    /// Total encoded length, opcode bytes included; 0 for `switch` and undefined bytes.
+    pub len: u8,
+    /// The operand kind (`None` for undefined bytes).
+    pub operand: OperandKind,
+}
+
+/// Builds the byte -> [`ByteDecode`] map from [`decode_map`] and the table rows.
+const fn byte_decode_map(two_byte: bool) -> [ByteDecode; 256] {
+    let opcodes = decode_map(two_byte);
+    let mut map = [ByteDecode {
+        opcode: None,
+        len: 0,
+        operand: OperandKind::None,
+    }; 256];
+    let mut b = 0;
+    while b < 256 {
+        if let Some(opcode) = opcodes[b] {
+            let row = &INFO[opcode as usize];
+            let opcode_len = if two_byte { 2 } else { 1 };
+            map[b] = ByteDecode {
+                opcode: Some(opcode),
+                len: match row.operand.size() {
+                    Some(size) => opcode_len + size as u8,
+                    None => 0,
+                },
+                operand: row.operand,
+            };
+        }
+        b += 1;
+    }
+    map
+}
+
+/// One-byte opcodes, by byte.
+pub(crate) static DECODE_ONE: [ByteDecode; 256] = byte_decode_map(false);
+/// Two-byte opcodes, by the byte after `0xFE`.
+pub(crate) static DECODE_TWO: [ByteDecode; 256] = byte_decode_map(true);
+
 impl OpCode {
     /// The table row of this opcode.
     #[inline]

@@ -392,6 +392,54 @@ fn branch_outside_code_or_into_an_instruction_is_an_error() {
     ));
 }
 
+/// A reused decoder remembers where the instructions of earlier bodies started; those
+/// must not make a branch into the middle of an instruction (or an EH boundary inside
+/// one) of a later body look valid.
+#[test]
+fn a_reused_decoder_still_rejects_targets_inside_instructions() {
+    let mut decoder = Decoder::new();
+    let mut body = MethodBody::new();
+    // Six nops and ret: instructions start at every offset 0..=6.
+    let nops = [(7 << 2) | 2, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x2A];
+    decoder.decode_into(&nops, &mut body).expect("decodes");
+    // br.s +1 into the middle of ldc.i4.s (offset 3 started a nop above).
+    let bad_branch = [(5 << 2) | 2, 0x2B, 0x01, 0x1F, 0x07, 0x2A];
+    assert!(matches!(
+        decoder.decode_into(&bad_branch, &mut body),
+        Err(Error::BranchIntoInstruction {
+            offset: 0,
+            target: 3
+        })
+    ));
+    // switch (1 target: +1) into the middle of ldc.i4.s.
+    decoder.decode_into(&nops, &mut body).expect("decodes");
+    let mut bad_switch = vec![(12 << 2) | 2, 0x45, 1, 0, 0, 0, 1, 0, 0, 0];
+    bad_switch.extend([0x1F, 0x07, 0x2A]);
+    assert!(matches!(
+        decoder.decode_into(&bad_switch, &mut body),
+        Err(Error::BranchIntoInstruction { offset: 0, .. })
+    ));
+    // A try ending inside ldc.i4.s (offset 2 started a nop above).
+    decoder.decode_into(&nops, &mut body).expect("decodes");
+    let mut bad_try = vec![0x1B, 0x30, 0x01, 0x00];
+    let code = [0x00, 0x1F, 0x07, 0xDE, 0x00, 0xDC, 0x2A];
+    bad_try.extend((code.len() as u32).to_le_bytes());
+    bad_try.extend(0u32.to_le_bytes());
+    bad_try.extend(code);
+    while bad_try.len() % 4 != 0 {
+        bad_try.push(0);
+    }
+    // Small section, one finally clause: try [0, 2), handler [5, 6).
+    bad_try.extend([0x01, 16, 0, 0, 2, 0, 0, 0, 2, 5, 0, 1, 0, 0, 0, 0]);
+    assert!(matches!(
+        decoder.decode_into(&bad_try, &mut body),
+        Err(Error::EhClauseNotOnBoundary { boundary: 2, .. })
+    ));
+    // And the decoder still decodes good bodies after errors.
+    decoder.decode_into(&nops, &mut body).expect("decodes");
+    assert_eq!(body.instrs.len(), 7);
+}
+
 // ---- switch ---------------------------------------------------------------------------
 
 fn switch_body(targets: usize) -> MethodBody {

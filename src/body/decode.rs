@@ -14,14 +14,26 @@ use super::scan::switch_len;
 use super::sections::{RawClause, read_sections};
 use super::{ClauseKind, ExceptionClause, MethodBody};
 use crate::graph::{InstrId, Instruction, Operand, SwitchTargets};
-use crate::opcode::{OpCode, OperandKind};
+use crate::opcode::{DECODE_ONE, DECODE_TWO, OpCode, OperandKind};
 use crate::{Error, Result};
 
 /// Reusable scratch space for decoding many bodies without reallocating.
+///
+/// Holds about 32 bytes per code byte of the largest body decoded so far (a 64 KiB
+/// method: 2 MiB); drop the decoder to release it.
 #[derive(Debug, Default)]
 pub struct Decoder {
     /// Ids of branch instructions whose operand still holds a target *offset*.
     pending_branches: Vec<u32>,
+    /// Where the stream is decoded to before it is copied into the body: one slot per
+    /// code byte (every instruction takes at least one), kept at the length of the
+    /// largest code decoded so far, so the loop stores by index instead of pushing.
+    slots: Vec<Instruction>,
+    /// The code offset of each instruction in `slots`.
+    starts: Vec<u32>,
+    /// Code offset -> id of the instruction starting there, for the current body's
+    /// instruction starts only; other entries are stale, see [`OffsetIndex`].
+    id_of: Vec<u32>,
 }
 
 impl Decoder {
@@ -62,10 +74,13 @@ impl Decoder {
             // Reading the sections checks that the padding is there.
             let padding = bytes.get(end..end.next_multiple_of(4)).unwrap_or_default();
             body.format.padding.extend_from_slice(padding);
-            let offsets = &body.format.original_offsets;
+            let index = OffsetIndex {
+                offsets: &body.format.original_offsets,
+                id_of: &self.id_of,
+            };
             let clauses = &mut body.clauses;
             let (sections_end, sections) = read_sections(bytes, end, |raw| {
-                let clause = resolve_clause(&raw, offsets, code_size)?;
+                let clause = resolve_clause(&raw, &index, code_size)?;
                 clauses.push(clause);
                 Ok(())
             })?;
@@ -86,39 +101,38 @@ impl Decoder {
         body: &mut MethodBody,
         offsets: &mut Vec<u32>,
     ) -> Result<()> {
-        let size = code.len();
-        let pending = &mut self.pending_branches;
-        pending.clear();
+        self.pending_branches.clear();
         offsets.clear();
-        // A rough guess that avoids most regrowth: IL averages 2-3 bytes per instruction.
-        let guess = size / 2 + 1;
-        offsets.reserve(guess);
-        // `move`: the loop reads its own copies of `code` and `size` rather than reloading
-        // them through the closure's captures after every store.
-        let starts = &mut *offsets;
-        body.instrs.append_in_order(guess, move |list| {
-            let mut pos = 0usize;
-            while let Some(&first) = code.get(pos) {
-                let start = pos;
-                let instr = decode_instruction(code, first, &mut pos, list.pool)?;
-                let id = list.next_id();
-                if matches!(instr.operand, Operand::Target(_) | Operand::Switch(_)) {
-                    pending.push(id);
-                }
-                list.push(instr);
-                starts.push(start as u32);
-            }
+        if self.slots.len() < code.len() {
+            self.slots
+                .resize(code.len(), Instruction::simple(OpCode::Nop));
+            self.starts.resize(code.len(), 0);
+            self.id_of.resize(code.len(), 0);
+        }
+        let (slots, starts, id_of, pending) = (
+            &mut self.slots[..],
+            &mut self.starts[..],
+            &mut self.id_of[..],
+            &mut self.pending_branches,
+        );
+        let decoded = body.instrs.append_in_order(0, |list| {
+            let n = decode_stream(code, slots, starts, id_of, list.pool, pending)?;
+            list.instrs.extend_from_slice(&slots[..n]);
+            offsets.extend_from_slice(&starts[..n]);
             Ok(())
-        })?;
+        });
+        decoded?;
         self.resolve_branches(body, offsets)
     }
 
-    /// Replaces the target offsets stored in branch and switch operands by ids, found by
-    /// binary search over the instruction offsets (branches are far fewer than
-    /// instructions, so this beats keeping an offset -> id map per body).
+    /// Replaces the target offsets stored in branch and switch operands by ids.
     fn resolve_branches(&mut self, body: &mut MethodBody, offsets: &[u32]) -> Result<()> {
+        let index = OffsetIndex {
+            offsets,
+            id_of: &self.id_of,
+        };
         let resolve = |from: InstrId, target: InstrId| -> Result<InstrId> {
-            match id_at(offsets, target.0) {
+            match index.id_at(target.0) {
                 Some(id) => Ok(id),
                 None => Err(Error::BranchIntoInstruction {
                     offset: offsets[from.index()] as usize,
@@ -145,7 +159,11 @@ impl Decoder {
 }
 
 /// Turns an offset-based clause into an id-based one with inclusive regions.
-fn resolve_clause(raw: &RawClause, offsets: &[u32], code_size: usize) -> Result<ExceptionClause> {
+fn resolve_clause(
+    raw: &RawClause,
+    index: &OffsetIndex<'_>,
+    code_size: usize,
+) -> Result<ExceptionClause> {
     let region = |what, start: u32, length: u32| -> Result<(InstrId, InstrId)> {
         let end = u64::from(start) + u64::from(length);
         if length == 0 || end > code_size as u64 {
@@ -156,12 +174,12 @@ fn resolve_clause(raw: &RawClause, offsets: &[u32], code_size: usize) -> Result<
                 length,
             });
         }
-        let first = instruction_at(offsets, start, raw.at, what)?;
+        let first = instruction_at(index, start, raw.at, what)?;
         let end = end as u32;
         let last = if end as usize == code_size {
-            offsets.len() as u32 - 1
+            index.offsets.len() as u32 - 1
         } else {
-            instruction_at(offsets, end, raw.at, what)?.0 - 1
+            instruction_at(index, end, raw.at, what)?.0 - 1
         };
         Ok((first, InstrId(last)))
     };
@@ -178,7 +196,7 @@ fn resolve_clause(raw: &RawClause, offsets: &[u32], code_size: usize) -> Result<
                     length: raw.handler_offset.wrapping_sub(raw.extra),
                 });
             }
-            ClauseKind::Filter(instruction_at(offsets, raw.extra, raw.at, "filter")?)
+            ClauseKind::Filter(instruction_at(index, raw.extra, raw.at, "filter")?)
         }
         2 => ClauseKind::Finally,
         4 => ClauseKind::Fault,
@@ -196,8 +214,13 @@ fn resolve_clause(raw: &RawClause, offsets: &[u32], code_size: usize) -> Result<
     Ok(clause)
 }
 
-fn instruction_at(offsets: &[u32], offset: u32, at: usize, what: &'static str) -> Result<InstrId> {
-    match id_at(offsets, offset) {
+fn instruction_at(
+    index: &OffsetIndex<'_>,
+    offset: u32,
+    at: usize,
+    what: &'static str,
+) -> Result<InstrId> {
+    match index.id_at(offset) {
         Some(id) => Ok(id),
         None => Err(Error::EhClauseNotOnBoundary {
             offset: at,
@@ -207,85 +230,124 @@ fn instruction_at(offsets: &[u32], offset: u32, at: usize, what: &'static str) -
     }
 }
 
-/// The id of the decoded instruction starting at code offset `offset` (ids are indexes
-/// into `offsets`, which is sorted).
-#[inline]
-fn id_at(offsets: &[u32], offset: u32) -> Option<InstrId> {
-    offsets
-        .binary_search(&offset)
-        .ok()
-        .map(|index| InstrId(index as u32))
+/// Finds the decoded instruction starting at a code offset in O(1).
+///
+/// `id_of` is indexed by code offset and may hold stale ids from earlier bodies at offsets
+/// where no instruction of this body starts; an entry counts only if the instruction it
+/// names starts at that offset (`offsets[id] == offset`), the check of a sparse set.
+struct OffsetIndex<'a> {
+    /// Code offset of each instruction, by id.
+    offsets: &'a [u32],
+    /// Id of the instruction starting at each code offset, where one does.
+    id_of: &'a [u32],
 }
 
-/// Decodes the instruction at `*pos` (whose first byte is `first`) and moves `*pos` past
-/// it. Branch operands hold the target code offset (checked to lie inside the code) in
-/// place of an id; switch targets are appended to `pool`, also as offsets.
-#[inline(always)]
-fn decode_instruction(
+impl OffsetIndex<'_> {
+    /// The id of the instruction starting at code offset `offset`, if one does.
+    #[inline]
+    fn id_at(&self, offset: u32) -> Option<InstrId> {
+        let id = *self.id_of.get(offset as usize)?;
+        (self.offsets.get(id as usize) == Some(&offset)).then_some(InstrId(id))
+    }
+}
+
+/// Decodes every instruction of `code` in stream order into `slots`, its code offset into
+/// `starts`, its id into `id_of` at its code offset (all three at least `code.len()`
+/// long) and, for branches and switches, its id to `pending`; returns the number of
+/// instructions. Branch
+/// operands hold the target code offset (checked to lie inside the code) in place of an
+/// id; switch targets are appended to `pool`, also as offsets.
+///
+/// Stores by index into pre-sized slices rather than pushing onto vectors: a push loads
+/// and stores the vector's length through memory on every instruction.
+#[inline(never)]
+fn decode_stream(
     code: &[u8],
-    first: u8,
-    pos: &mut usize,
+    slots: &mut [Instruction],
+    starts: &mut [u32],
+    id_of: &mut [u32],
     pool: &mut Vec<InstrId>,
-) -> Result<Instruction> {
-    let start = *pos;
-    let (opcode, at) = if first == 0xFE {
-        let Some(&second) = code.get(start + 1) else {
-            return Err(Error::Truncated {
-                what: "two-byte opcode",
+    pending: &mut Vec<u32>,
+) -> Result<usize> {
+    let size = code.len();
+    let mut pos = 0usize;
+    let mut n = 0usize;
+    while let Some(&first) = code.get(pos) {
+        let start = pos;
+        let (row, at) = if first == 0xFE {
+            let Some(&second) = code.get(start + 1) else {
+                return Err(Error::Truncated {
+                    what: "two-byte opcode",
+                    offset: start,
+                    needed: 2,
+                    available: 1,
+                });
+            };
+            (DECODE_TWO[usize::from(second)], start + 2)
+        } else {
+            (DECODE_ONE[usize::from(first)], start + 1)
+        };
+        let Some(opcode) = row.opcode else {
+            return Err(Error::UnknownOpcode {
                 offset: start,
-                needed: 2,
-                available: 1,
+                byte: code[at - 1],
+                prefixed: first == 0xFE,
             });
         };
-        (OpCode::from_fe_byte(second), start + 2)
-    } else {
-        (OpCode::from_byte(first), start + 1)
-    };
-    let opcode = opcode.ok_or_else(|| Error::UnknownOpcode {
-        offset: start,
-        byte: code[at - 1],
-        prefixed: first == 0xFE,
-    })?;
-    let len = match opcode.fixed_len() {
-        Some(len) => len as usize,
-        None => switch_len(code, start)?,
-    };
-    let bytes = code
-        .get(at..start + len)
-        .ok_or_else(|| Error::OperandPastEnd {
-            offset: start,
-            opcode: opcode.name(),
-        })?;
-    let end = start + len;
-    *pos = end;
-    let size = code.len();
-    let operand = match opcode.operand() {
-        OperandKind::None => Operand::None,
-        OperandKind::ShortI => Operand::Int(i32::from(le::<1>(bytes)[0] as i8)),
-        OperandKind::ShortU => Operand::Int(i32::from(le::<1>(bytes)[0])),
-        OperandKind::ShortVar => Operand::Var(u16::from(le::<1>(bytes)[0])),
-        OperandKind::Var => Operand::Var(u16::from_le_bytes(le(bytes))),
-        OperandKind::I => Operand::Int(i32::from_le_bytes(le(bytes))),
-        OperandKind::ShortR => Operand::Float32(u32::from_le_bytes(le(bytes))),
-        OperandKind::I8 => Operand::Long(i64::from_le_bytes(le(bytes))),
-        OperandKind::R => Operand::Float64(u64::from_le_bytes(le(bytes))),
-        OperandKind::ShortBranch => {
-            let disp = i64::from(le::<1>(bytes)[0] as i8);
-            Operand::Target(InstrId(check_target(start, end, disp, size)?))
+        let len = match row.len {
+            0 => switch_len(code, start)?,
+            len => usize::from(len),
+        };
+        let end = start + len;
+        let Some(bytes) = code.get(at..end) else {
+            return Err(Error::OperandPastEnd {
+                offset: start,
+                opcode: opcode.name(),
+            });
+        };
+        pos = end;
+        let operand = match row.operand {
+            OperandKind::None => Operand::None,
+            OperandKind::ShortI => Operand::Int(i32::from(le::<1>(bytes)[0] as i8)),
+            OperandKind::ShortU => Operand::Int(i32::from(le::<1>(bytes)[0])),
+            OperandKind::ShortVar => Operand::Var(u16::from(le::<1>(bytes)[0])),
+            OperandKind::Var => Operand::Var(u16::from_le_bytes(le(bytes))),
+            OperandKind::I => Operand::Int(i32::from_le_bytes(le(bytes))),
+            OperandKind::ShortR => Operand::Float32(u32::from_le_bytes(le(bytes))),
+            OperandKind::I8 => Operand::Long(i64::from_le_bytes(le(bytes))),
+            OperandKind::R => Operand::Float64(u64::from_le_bytes(le(bytes))),
+            OperandKind::ShortBranch => {
+                let disp = i64::from(le::<1>(bytes)[0] as i8);
+                pending.push(n as u32);
+                Operand::Target(InstrId(check_target(start, end, disp, size)?))
+            }
+            OperandKind::Branch => {
+                let disp = i64::from(i32::from_le_bytes(le(bytes)));
+                pending.push(n as u32);
+                Operand::Target(InstrId(check_target(start, end, disp, size)?))
+            }
+            OperandKind::Switch => {
+                pending.push(n as u32);
+                read_switch(bytes, start, end, size, pool)?
+            }
+            OperandKind::Method
+            | OperandKind::Field
+            | OperandKind::Type
+            | OperandKind::String
+            | OperandKind::Sig
+            | OperandKind::Tok => Operand::Token(u32::from_le_bytes(le(bytes))),
+        };
+        // `n < code.len() <= slots.len()`: an instruction takes at least one byte.
+        if let (Some(slot), Some(at), Some(id)) =
+            (slots.get_mut(n), starts.get_mut(n), id_of.get_mut(start))
+        {
+            *slot = Instruction { opcode, operand };
+            *at = start as u32;
+            *id = n as u32;
         }
-        OperandKind::Branch => {
-            let disp = i64::from(i32::from_le_bytes(le(bytes)));
-            Operand::Target(InstrId(check_target(start, end, disp, size)?))
-        }
-        OperandKind::Switch => read_switch(bytes, start, end, size, pool)?,
-        OperandKind::Method
-        | OperandKind::Field
-        | OperandKind::Type
-        | OperandKind::String
-        | OperandKind::Sig
-        | OperandKind::Tok => Operand::Token(u32::from_le_bytes(le(bytes))),
-    };
-    Ok(Instruction { opcode, operand })
+        n += 1;
+    }
+    Ok(n.min(slots.len()))
 }
 
 /// Appends the target offsets of a switch (operand `bytes`: count and table) to `pool`.

@@ -80,8 +80,7 @@ pub enum Operand {
 }
 
 pub(crate) const NIL: u32 = u32::MAX;
-/// The `prev` link of a node that is not in the list (folds a `linked` flag into the
-/// links, keeping a node at 32 bytes). Like `NIL`, never a valid id.
+/// The `prev` link of a node that is not in the list. Like `NIL`, never a valid id.
 const UNLINKED: u32 = u32::MAX - 1;
 
 /// One IL instruction: an opcode and its operand.
@@ -140,33 +139,40 @@ impl Instruction {
     }
 }
 
-/// An arena slot. `prev` is `UNLINKED` for nodes removed from the list.
-#[derive(Debug, Clone)]
-struct Node {
-    instr: Instruction,
+/// The links of an arena slot. `prev` is `UNLINKED` for nodes removed from the list.
+#[derive(Debug, Clone, Copy)]
+struct Links {
     prev: u32,
     next: u32,
 }
 
-impl Node {
+impl Links {
     #[inline(always)]
-    fn linked(&self) -> bool {
+    fn linked(self) -> bool {
         self.prev != UNLINKED
     }
 }
 
 /// An ordered list of instructions in an arena.
+///
+/// Storage is flat until the first edit: while the list order is the arena order (a
+/// decoded list, or one only appended to), instructions sit in one vector and no links
+/// exist (neighbours are `id - 1` and `id + 1`). The first edit that links elsewhere or
+/// unlinks materialises a `prev`/`next` pair per node; from then on the links decide the
+/// order. Ids are arena indexes in both states.
 #[derive(Debug, Clone)]
 pub struct InstrList {
-    nodes: Vec<Node>,
+    instrs: Vec<Instruction>,
+    /// One entry per arena slot once materialised (`!flat`); empty while `flat`.
+    links: Vec<Links>,
     head: u32,
     tail: u32,
     len: u32,
     switch_pool: Vec<InstrId>,
-    /// Whether every node is linked and the order is the arena order (ids `0..n`):
+    /// Whether the order is the arena order (ids `0..n`, all linked) and `links` unused:
     /// true for decoded lists and lists only ever appended to, false after any edit that
     /// links elsewhere or unlinks. Lets whole-list passes walk the arena as a slice.
-    in_arena_order: bool,
+    flat: bool,
 }
 
 /// The empty list (the same as [`InstrList::new`]; a derived `Default` would link the
@@ -181,83 +187,125 @@ impl InstrList {
     /// An empty list.
     pub fn new() -> Self {
         InstrList {
-            nodes: Vec::new(),
+            instrs: Vec::new(),
+            links: Vec::new(),
             head: NIL,
             tail: NIL,
             len: 0,
             switch_pool: Vec::new(),
-            in_arena_order: true,
+            flat: true,
         }
     }
 
     /// Removes every instruction, keeping allocated capacity; all ids become invalid.
     pub fn clear(&mut self) {
-        self.nodes.clear();
+        self.instrs.clear();
+        self.links.clear();
         self.switch_pool.clear();
         self.head = NIL;
         self.tail = NIL;
         self.len = 0;
-        self.in_arena_order = true;
+        self.flat = true;
     }
 
     /// Reserves room for `n` more instructions.
     pub fn reserve(&mut self, n: usize) {
-        self.nodes.reserve(n);
+        self.instrs.reserve(n);
+        if !self.flat {
+            self.links.reserve(n);
+        }
     }
 
     /// Number of instructions in the list.
     #[inline]
     pub fn len(&self) -> usize {
-        self.len as usize
+        if self.flat {
+            self.instrs.len()
+        } else {
+            self.len as usize
+        }
     }
 
     /// Whether the list has no instructions.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
     /// Size of the arena: every id ever handed out has `index() < arena_len()`.
     #[inline]
     pub fn arena_len(&self) -> usize {
-        self.nodes.len()
+        self.instrs.len()
     }
 
     /// Whether `id` names an instruction currently in the list.
     #[inline]
     pub fn contains(&self, id: InstrId) -> bool {
-        self.nodes.get(id.index()).is_some_and(Node::linked)
+        if self.flat {
+            id.index() < self.instrs.len()
+        } else {
+            self.links.get(id.index()).is_some_and(|l| l.linked())
+        }
     }
 
     /// The first instruction.
     #[inline]
     pub fn first(&self) -> Option<InstrId> {
-        wrap(self.head)
+        if self.flat {
+            (!self.instrs.is_empty()).then_some(InstrId(0))
+        } else {
+            wrap(self.head)
+        }
     }
 
     /// The last instruction.
     #[inline]
     pub fn last(&self) -> Option<InstrId> {
-        wrap(self.tail)
+        if self.flat {
+            self.instrs.len().checked_sub(1).map(|i| InstrId(i as u32))
+        } else {
+            wrap(self.tail)
+        }
     }
 
     /// The instruction after `id`. Panics if `id` was never handed out by this list
     /// (like slice indexing; ids are not input data).
     #[inline]
     pub fn next(&self, id: InstrId) -> Option<InstrId> {
-        wrap(self.nodes[id.index()].next)
+        wrap(self.next_raw(id.0))
     }
 
     /// The instruction before `id`. Panics if `id` was never handed out by this list.
     #[inline]
     pub fn prev(&self, id: InstrId) -> Option<InstrId> {
-        wrap(self.nodes[id.index()].prev)
+        if self.flat {
+            assert!(
+                id.index() < self.instrs.len(),
+                "id {id:?} is not of this list"
+            );
+            id.0.checked_sub(1).map(InstrId)
+        } else {
+            wrap(self.links[id.index()].prev)
+        }
+    }
+
+    /// The raw `next` link of arena slot `id` (`NIL` at the end). Panics on an id that
+    /// was never handed out.
+    #[inline(always)]
+    fn next_raw(&self, id: u32) -> u32 {
+        if self.flat {
+            let n = self.instrs.len();
+            assert!((id as usize) < n, "id i{id} is not of this list");
+            if id as usize + 1 < n { id + 1 } else { NIL }
+        } else {
+            self.links[id as usize].next
+        }
     }
 
     /// The instruction named by `id`. Panics if `id` was never handed out by this list.
     #[inline]
     pub fn get(&self, id: InstrId) -> &Instruction {
-        &self.nodes[id.index()].instr
+        &self.instrs[id.index()]
     }
 
     /// Mutable access to the instruction named by `id`. Panics if `id` was never handed
@@ -266,64 +314,64 @@ impl InstrList {
     /// instructions of the body.
     #[inline]
     pub fn get_mut(&mut self, id: InstrId) -> &mut Instruction {
-        &mut self.nodes[id.index()].instr
+        &mut self.instrs[id.index()]
     }
 
     /// Iterates over ids in order.
     pub fn ids(&self) -> Ids<'_> {
         Ids {
             list: self,
-            cur: self.head,
+            cur: match self.flat {
+                true if !self.instrs.is_empty() => 0,
+                true => NIL,
+                false => self.head,
+            },
         }
     }
 
     /// Iterates over `(id, instruction)` in order.
-    pub fn iter(&self) -> impl Iterator<Item = (InstrId, &Instruction)> + '_ {
-        self.ids().map(move |id| (id, self.get(id)))
+    pub fn iter(&self) -> Iter<'_> {
+        Iter(match self.flat {
+            true => IterState::Flat(self.instrs.iter().enumerate()),
+            false => IterState::Linked(self.ids()),
+        })
     }
 
     /// Clears the list and lets `f` append instructions in order through an [`InOrder`]
-    /// (ids `0..n`, linked in id order), with room reserved for `capacity` of them.
+    /// (ids `0..n`), with room reserved for `capacity` of them.
     ///
-    /// The decoder's bulk path: each node is written once, its links computed from its
-    /// index rather than patched into the previous node. Whatever `f` returns, the list
-    /// is consistent afterwards.
+    /// The decoder's bulk path: instructions are appended to flat storage directly.
+    /// Whatever `f` returns, the list is consistent afterwards.
     pub(crate) fn append_in_order<R>(
         &mut self,
         capacity: usize,
         f: impl FnOnce(&mut InOrder<'_>) -> R,
     ) -> R {
         self.clear();
-        self.nodes.reserve(capacity);
-        let result = f(&mut InOrder {
-            nodes: &mut self.nodes,
+        self.instrs.reserve(capacity);
+        f(&mut InOrder {
+            instrs: &mut self.instrs,
             pool: &mut self.switch_pool,
-        });
-        let n = self.nodes.len() as u32;
-        if let Some(last) = self.nodes.last_mut() {
-            last.next = NIL;
-        }
-        self.head = if n == 0 { NIL } else { 0 };
-        self.tail = n.wrapping_sub(1); // NIL when empty
-        self.len = n;
-        result
+        })
     }
 
     /// Appends an instruction at the end.
     pub(crate) fn push_raw(&mut self, instr: Instruction) -> InstrId {
-        let id = self.nodes.len() as u32;
-        self.nodes.push(Node {
-            instr,
-            prev: self.tail,
-            next: NIL,
-        });
-        if self.tail == NIL {
-            self.head = id;
-        } else {
-            self.nodes[self.tail as usize].next = id;
+        let id = self.instrs.len() as u32;
+        self.instrs.push(instr);
+        if !self.flat {
+            self.links.push(Links {
+                prev: self.tail,
+                next: NIL,
+            });
+            if self.tail == NIL {
+                self.head = id;
+            } else {
+                self.links[self.tail as usize].next = id;
+            }
+            self.tail = id;
+            self.len += 1;
         }
-        self.tail = id;
-        self.len += 1;
         InstrId(id)
     }
 
@@ -332,10 +380,40 @@ impl InstrList {
         self.push_raw(instr)
     }
 
+    /// Leaves flat storage: gives every slot its links (the arena order), so that the
+    /// caller can link elsewhere or unlink. Does nothing once linked.
+    #[inline]
+    fn materialise_links(&mut self) {
+        if self.flat {
+            self.build_links();
+        }
+    }
+
+    #[inline(never)]
+    fn build_links(&mut self) {
+        let n = self.instrs.len() as u32;
+        self.links.clear();
+        // Branch-free, so it vectorises; the last `next` is fixed below.
+        self.links.extend((0..n).map(|i| Links {
+            prev: i.wrapping_sub(1), // NIL for the first
+            next: i.wrapping_add(1),
+        }));
+        if let Some(last) = self.links.last_mut() {
+            last.next = NIL;
+        }
+        self.head = if n == 0 { NIL } else { 0 };
+        self.tail = n.wrapping_sub(1); // NIL when empty
+        self.len = n;
+        self.flat = false;
+    }
+
+    /// A new unlinked slot (links materialised).
+    #[inline]
     fn alloc(&mut self, instr: Instruction) -> u32 {
-        let id = self.nodes.len() as u32;
-        self.nodes.push(Node {
-            instr,
+        self.materialise_links();
+        let id = self.instrs.len() as u32;
+        self.instrs.push(instr);
+        self.links.push(Links {
             prev: NIL,
             next: NIL,
         });
@@ -347,16 +425,14 @@ impl InstrList {
     /// refers to `at` changes. Crate-internal: users edit through [`crate::MethodBody`],
     /// which checks ids and keeps branches and regions consistent.
     pub(crate) fn link_before(&mut self, at: InstrId, instr: Instruction) -> InstrId {
-        self.in_arena_order = false;
         let new = self.alloc(instr);
-        let prev = self.nodes[at.index()].prev;
-        self.nodes[new as usize].prev = prev;
-        self.nodes[new as usize].next = at.0;
-        self.nodes[at.index()].prev = new;
+        let prev = self.links[at.index()].prev;
+        self.links[new as usize] = Links { prev, next: at.0 };
+        self.links[at.index()].prev = new;
         if prev == NIL {
             self.head = new;
         } else {
-            self.nodes[prev as usize].next = new;
+            self.links[prev as usize].next = new;
         }
         InstrId(new)
     }
@@ -364,16 +440,14 @@ impl InstrList {
     /// Links a new instruction right after `at` (which must be linked); nothing that
     /// refers to `at` changes. Crate-internal, like [`InstrList::link_before`].
     pub(crate) fn link_after(&mut self, at: InstrId, instr: Instruction) -> InstrId {
-        self.in_arena_order = false;
         let new = self.alloc(instr);
-        let next = self.nodes[at.index()].next;
-        self.nodes[new as usize].prev = at.0;
-        self.nodes[new as usize].next = next;
-        self.nodes[at.index()].next = new;
+        let next = self.links[at.index()].next;
+        self.links[new as usize] = Links { prev: at.0, next };
+        self.links[at.index()].next = new;
         if next == NIL {
             self.tail = new;
         } else {
-            self.nodes[next as usize].prev = new;
+            self.links[next as usize].prev = new;
         }
         InstrId(new)
     }
@@ -382,27 +456,25 @@ impl InstrList {
     /// list). References to it are the caller's business: prefer
     /// [`crate::MethodBody::remove`], which retargets them.
     pub fn unlink(&mut self, id: InstrId) {
-        let Some(node) = self.nodes.get(id.index()) else {
-            return;
-        };
-        if !node.linked() {
+        if !self.contains(id) {
             return;
         }
-        self.in_arena_order = false;
-        let (prev, next) = (node.prev, node.next);
+        self.materialise_links();
+        let Links { prev, next } = self.links[id.index()];
         if prev == NIL {
             self.head = next;
         } else {
-            self.nodes[prev as usize].next = next;
+            self.links[prev as usize].next = next;
         }
         if next == NIL {
             self.tail = prev;
         } else {
-            self.nodes[next as usize].prev = prev;
+            self.links[next as usize].prev = prev;
         }
-        let node = &mut self.nodes[id.index()];
-        node.prev = UNLINKED;
-        node.next = NIL;
+        self.links[id.index()] = Links {
+            prev: UNLINKED,
+            next: NIL,
+        };
         self.len -= 1;
     }
 
@@ -448,53 +520,44 @@ impl InstrList {
         self.switch_pool.get_mut(start..end)
     }
 
-    /// Every instruction in list order as a slice walk, when the list order is the arena
-    /// order (see `in_arena_order`); `None` otherwise, then use [`InstrList::iter`].
+    /// Every instruction in list order as a slice, when the list order is the arena order
+    /// (flat storage, see [`InstrList`]); `None` otherwise, then use [`InstrList::iter`].
+    #[inline]
+    pub(crate) fn as_flat_slice(&self) -> Option<&[Instruction]> {
+        self.flat.then_some(self.instrs.as_slice())
+    }
+
+    /// Every instruction in list order as a slice walk with ids, when the list order is
+    /// the arena order; `None` otherwise, then use [`InstrList::iter`].
     #[inline]
     pub(crate) fn iter_in_arena_order(
         &self,
     ) -> Option<impl Iterator<Item = (InstrId, &Instruction)> + '_> {
-        self.in_arena_order.then(|| {
-            self.nodes
+        self.as_flat_slice().map(|instrs| {
+            instrs
                 .iter()
                 .enumerate()
-                .map(|(i, node)| (InstrId(i as u32), &node.instr))
+                .map(|(i, instr)| (InstrId(i as u32), instr))
         })
     }
 
     /// Mutable access to every linked instruction, in arena order (not list order).
     pub(crate) fn arena_instrs_mut(&mut self) -> impl Iterator<Item = &mut Instruction> {
-        self.nodes
+        let (flat, links) = (self.flat, &self.links);
+        self.instrs
             .iter_mut()
-            .filter(|n| n.linked())
-            .map(|n| &mut n.instr)
+            .enumerate()
+            .filter(move |(i, _)| flat || links[*i].linked())
+            .map(|(_, instr)| instr)
     }
 }
 
 /// Appends to a list being built in order (see [`InstrList::append_in_order`]).
 pub(crate) struct InOrder<'a> {
-    nodes: &'a mut Vec<Node>,
+    /// The instructions, to be pushed in order (ids `0..n`).
+    pub instrs: &'a mut Vec<Instruction>,
     /// The list's switch-target pool, to which switches being appended add their targets.
     pub pool: &'a mut Vec<InstrId>,
-}
-
-impl InOrder<'_> {
-    /// The id the next appended instruction gets.
-    #[inline(always)]
-    pub fn next_id(&self) -> u32 {
-        self.nodes.len() as u32
-    }
-
-    /// Appends `instr`; its `next` link is fixed up when the list is finished.
-    #[inline(always)]
-    pub fn push(&mut self, instr: Instruction) {
-        let id = self.nodes.len() as u32;
-        self.nodes.push(Node {
-            instr,
-            prev: id.wrapping_sub(1), // NIL for the first
-            next: id.wrapping_add(1),
-        });
-    }
 }
 
 #[inline]
@@ -515,12 +578,31 @@ impl Iterator for Ids<'_> {
     #[inline]
     fn next(&mut self) -> Option<InstrId> {
         let id = wrap(self.cur)?;
-        self.cur = self.list.nodes[id.index()].next;
+        self.cur = self.list.next_raw(id.0);
         Some(id)
     }
 }
 
-const _: () = assert!(std::mem::size_of::<Node>() == 32);
+/// Iterator over the `(id, instruction)` pairs of an [`InstrList`], in order.
+pub struct Iter<'a>(IterState<'a>);
+
+/// Flat storage is walked as a slice, linked storage link by link.
+enum IterState<'a> {
+    Flat(std::iter::Enumerate<std::slice::Iter<'a, Instruction>>),
+    Linked(Ids<'a>),
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = (InstrId, &'a Instruction);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        match &mut self.0 {
+            IterState::Flat(slots) => slots.next().map(|(i, instr)| (InstrId(i as u32), instr)),
+            IterState::Linked(ids) => ids.next().map(|id| (id, ids.list.get(id))),
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -544,8 +626,8 @@ mod tests {
     #[test]
     fn arena_order_walk_only_while_the_order_is_the_arena_order() {
         let in_order = |list: &InstrList| {
-            list.iter_in_arena_order()
-                .map(|it| it.map(|(id, _)| id).collect::<Vec<_>>())
+            list.as_flat_slice()
+                .map(|s| (0..s.len() as u32).map(InstrId).collect::<Vec<_>>())
         };
         let mut list = InstrList::new();
         let a = list.push_back(Instruction::simple(OpCode::Nop));

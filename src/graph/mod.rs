@@ -11,4 +11,4 @@ mod list;
 
 pub use edit::Incoming;
 
-pub use list::{Ids, InstrId, InstrList, Instruction, Operand, SwitchTargets};
+pub use list::{Ids, InstrId, InstrList, Instruction, Iter, Operand, SwitchTargets};
