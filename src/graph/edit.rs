@@ -32,12 +32,6 @@ pub enum Incoming {
     Redirect,
 }
 
-/// What a newly linked instruction holds while references are redirected to it.
-const PLACEHOLDER: Instruction = Instruction {
-    opcode: crate::opcode::OpCode::Nop,
-    operand: Operand::None,
-};
-
 /// Which part of a clause a region is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum RegionPart {
@@ -89,12 +83,10 @@ impl MethodBody {
             self.check_filter_growth(&[new])?;
             return Ok(new);
         }
-        // The new instruction's own target is not an incoming reference: redirect while
-        // it holds a placeholder.
-        let new = self.instrs.link_before(at, PLACEHOLDER);
-        self.redirect_references(at, new);
-        *self.instrs.get_mut(new) = instr;
-        Ok(new)
+        // Before linking, so that the new instruction's own target (which is not an
+        // incoming reference) stays as it is: its id is the next arena slot.
+        self.redirect_references(at, InstrId(self.instrs.arena_len() as u32));
+        Ok(self.instrs.link_before(at, instr))
     }
 
     /// Inserts `instrs` in order right before `at`; returns the ids in order. With
@@ -107,22 +99,22 @@ impl MethodBody {
     ) -> Result<SmallVec<[InstrId; 8]>> {
         self.expect_linked(at, "insertion point")?;
         instrs.iter().try_for_each(|i| self.check_targets(i))?;
+        if instrs.is_empty() {
+            return Ok(SmallVec::new());
+        }
         let redirect = incoming == Incoming::Redirect;
-        // The new code's own targets are not incoming references: redirect while it
-        // holds placeholders.
-        let ids: SmallVec<[InstrId; 8]> = instrs
-            .iter()
-            .map(|&i| {
-                let linked = if redirect { PLACEHOLDER } else { i };
-                self.instrs.link_before(at, linked)
-            })
-            .collect();
-        if let (true, Some(&first)) = (redirect, ids.first()) {
+        if redirect {
+            // Before linking, so that the new code's own targets (which are not incoming
+            // references) stay as they are: the first new id is the next arena slot.
+            let first = InstrId(self.instrs.arena_len() as u32);
             self.redirect_references(at, first);
-            for (&id, &i) in ids.iter().zip(instrs) {
-                *self.instrs.get_mut(id) = i;
-            }
-        } else {
+        }
+        let ids: SmallVec<[InstrId; 8]> = self
+            .instrs
+            .link_all_before(at, instrs)
+            .map(InstrId)
+            .collect();
+        if !redirect {
             self.check_filter_growth(&ids)?;
         }
         Ok(ids)

@@ -437,6 +437,40 @@ impl InstrList {
         InstrId(new)
     }
 
+    /// Links new instructions, in order, right before `at` (which must be linked) and
+    /// returns their ids, which are consecutive: `ids.start` is the first. Nothing that
+    /// refers to `at` changes. One growth of each arena vector and one splice, rather
+    /// than a [`InstrList::link_before`] per instruction.
+    pub(crate) fn link_all_before(
+        &mut self,
+        at: InstrId,
+        instrs: &[Instruction],
+    ) -> std::ops::Range<u32> {
+        let first = self.instrs.len() as u32;
+        let Some(k) = u32::try_from(instrs.len()).ok().filter(|&k| k > 0) else {
+            return first..first;
+        };
+        self.materialise_links();
+        let last = first + k - 1;
+        let prev = self.links[at.index()].prev;
+        self.instrs.extend_from_slice(instrs);
+        // Chained among themselves; the ends are fixed below.
+        self.links.extend((first..=last).map(|id| Links {
+            prev: id.wrapping_sub(1),
+            next: id + 1,
+        }));
+        self.links[first as usize].prev = prev;
+        self.links[last as usize].next = at.0;
+        self.links[at.index()].prev = last;
+        if prev == NIL {
+            self.head = first;
+        } else {
+            self.links[prev as usize].next = first;
+        }
+        self.len += k;
+        first..last + 1
+    }
+
     /// Links a new instruction right after `at` (which must be linked); nothing that
     /// refers to `at` changes. Crate-internal, like [`InstrList::link_before`].
     pub(crate) fn link_after(&mut self, at: InstrId, instr: Instruction) -> InstrId {
