@@ -33,8 +33,11 @@ const NOT_PLACED: u32 = u32::MAX;
 /// Reusable scratch space for encoding many bodies without reallocating.
 #[derive(Debug, Default)]
 pub struct Encoder {
-    /// Code offset of each instruction, indexed by id (`NOT_PLACED` if unlinked).
+    /// Code offset of each instruction, indexed by id (`NOT_PLACED` if unlinked), in
+    /// `offsets[..arena]`; longer when an earlier body had more ids (never shortened).
     offsets: Vec<u32>,
+    /// The arena length of the body being encoded: how many of `offsets` are its own.
+    arena: usize,
     /// Whether a short-form branch must be written in its long form, indexed by id;
     /// empty while no branch of the body needs widening (the usual case).
     widened: Vec<bool>,
@@ -152,8 +155,13 @@ impl Encoder {
     /// an operand value, e.g. to disassemble them.
     pub fn code_offsets(&mut self, body: &MethodBody) -> Result<&[u32]> {
         self.write_code(&body.instrs, Check::Layout)?;
-        self.offsets.push(self.code_size);
-        Ok(&self.offsets)
+        let n = self.arena;
+        if self.offsets.len() == n {
+            self.offsets.push(self.code_size);
+        } else {
+            self.offsets[n] = self.code_size;
+        }
+        Ok(&self.offsets[..=n])
     }
 
     /// Writes the code to `self.code[..self.code_size]`, placing every instruction and
@@ -174,6 +182,7 @@ impl Encoder {
             let round = Round {
                 instrs,
                 offsets: &mut self.offsets,
+                arena: &mut self.arena,
                 widened: &self.widened,
                 fixups: &mut self.fixups,
                 check,
@@ -221,7 +230,7 @@ impl Encoder {
     /// branches that end at or before `x` (none starts or ends inside another).
     fn widen_in_place(&mut self, arena: usize) -> Result<bool> {
         let fixups = &self.fixups;
-        let offsets = &self.offsets;
+        let offsets = &self.offsets[..self.arena];
         // Per fixup: whether it is a short branch to widen.
         let wide = &mut self.wide;
         wide.clear();
@@ -297,7 +306,10 @@ impl Encoder {
             0 => 0,
             k => shifts[k - 1].1,
         };
-        for at in self.offsets.iter_mut().filter(|at| **at != NOT_PLACED) {
+        for at in self.offsets[..self.arena]
+            .iter_mut()
+            .filter(|at| **at != NOT_PLACED)
+        {
             *at += shift(*at);
         }
         if self.widened.is_empty() {
@@ -329,9 +341,10 @@ impl Encoder {
     /// was out of range, in which case it is marked in `widened` and `code` is incomplete.
     fn fill_displacements(&mut self, code: &mut [u8], arena: usize, check: Check) -> Result<bool> {
         let mut widened_any = false;
+        let offsets = &self.offsets[..self.arena];
         for fixup in &self.fixups {
             let short = fixup.opcode.operand() == OperandKind::ShortBranch;
-            let target = match self.offsets.get(fixup.target.index()) {
+            let target = match offsets.get(fixup.target.index()) {
                 Some(&at) if at != NOT_PLACED => at,
                 _ if check == Check::Layout && !short => continue,
                 _ => {
@@ -389,7 +402,7 @@ impl Encoder {
     }
 
     fn placed(&self, id: InstrId) -> Result<u32> {
-        match self.offsets.get(id.index()) {
+        match self.offsets[..self.arena].get(id.index()) {
             Some(&at) if at != NOT_PLACED => Ok(at),
             _ => Err(Error::Unencodable {
                 what: "EH clause boundary is not an instruction of this body",
@@ -462,6 +475,8 @@ struct Round<'e, 'l> {
     instrs: &'l InstrList,
     /// Code offset of each instruction, indexed by id.
     offsets: &'e mut Vec<u32>,
+    /// See [`Encoder::arena`]; set once `offsets` has room for every id.
+    arena: &'e mut usize,
     /// See [`Encoder::widened`].
     widened: &'e [bool],
     fixups: &'e mut Vec<Fixup>,
@@ -492,27 +507,40 @@ impl Round<'_, '_> {
         let Round {
             instrs,
             offsets,
+            arena,
             widened,
             fixups,
             check,
         } = self;
         let n = instrs.arena_len();
+        // `offsets` only grows (`Vec::resize` fills element by element, a slice fill is
+        // one `memset`): the body's offsets are `offsets[..n]`.
         if offsets.len() < n {
             offsets.resize(n, NOT_PLACED);
         }
-        offsets.truncate(n);
+        *arena = n;
+        let offsets = &mut offsets[..n];
         if !IN_ARENA_ORDER {
-            // Unlinked ids keep `NOT_PLACED`; in arena order every slot is written. (A
-            // slice fill is one `memset`, where `Vec::resize` fills element by element.)
+            // Unlinked ids are `NOT_PLACED`; in arena order every slot is written.
             offsets.fill(NOT_PLACED);
         }
-        let offsets = offsets.as_mut_slice();
+        // In arena order the slots are taken in turn, otherwise looked up by id.
+        let (mut slots, by_id) = if IN_ARENA_ORDER {
+            (offsets.iter_mut(), &mut [][..])
+        } else {
+            ([].iter_mut(), offsets)
+        };
         let mut pos = 0;
         let mut buf = out.as_mut_slice();
         for (id, instr) in order {
             // Offsets wrap only past 4 GiB of code, which `write_code` then rejects.
             let offset = pos as u32;
-            if let Some(slot) = offsets.get_mut(id.index()) {
+            let slot = if IN_ARENA_ORDER {
+                slots.next()
+            } else {
+                by_id.get_mut(id.index())
+            };
+            if let Some(slot) = slot {
                 *slot = offset;
             }
             let opcode = if WIDENING && widened.get(id.index()) == Some(&true) {
@@ -526,8 +554,8 @@ impl Round<'_, '_> {
                 continue;
             };
             let word = word.to_le_bytes();
-            match buf.get_mut(pos..).and_then(<[u8]>::first_chunk_mut::<8>) {
-                Some(window) => *window = word,
+            match buf.get_mut(pos..pos + 8) {
+                Some(window) => window.copy_from_slice(&word),
                 None => {
                     grow(out, pos + 8);
                     buf = out.as_mut_slice();
@@ -717,5 +745,88 @@ fn out_of_range(opcode: OpCode) -> Error {
     Error::BadOperand {
         opcode: opcode.name(),
         what: "operand value out of range for the opcode's encoding",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::Incoming;
+
+    fn next_rand(seed: &mut u64) -> u64 {
+        *seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        *seed >> 33
+    }
+
+    /// A body of nops, short and long branches to random targets, `ldc.i8`s and
+    /// switches, edited (so walked link by link) when `edited`.
+    fn random_body(seed: &mut u64, edited: bool) -> MethodBody {
+        let n = 20 + next_rand(seed) as usize % 400;
+        let mut body = MethodBody::new();
+        let ids: Vec<_> = (0..n)
+            .map(|_| body.append(Instruction::simple(OpCode::Nop)))
+            .collect();
+        for &id in &ids[..n - 1] {
+            let target = ids[next_rand(seed) as usize % n];
+            let instr = match next_rand(seed) % 12 {
+                0..=2 => Instruction::new(OpCode::BrS, Operand::Target(target)),
+                3 => Instruction::new(OpCode::BeqS, Operand::Target(target)),
+                4 => Instruction::new(OpCode::LeaveS, Operand::Target(target)),
+                5 => Instruction::new(OpCode::Br, Operand::Target(target)),
+                6 => Instruction::new(OpCode::LdcI8, Operand::Long(-2)),
+                7 => {
+                    let other = ids[next_rand(seed) as usize % n];
+                    let targets = body.instrs.new_switch_targets(&[target, other]);
+                    Instruction::new(OpCode::Switch, Operand::Switch(targets))
+                }
+                _ => continue,
+            };
+            body.replace(id, instr).unwrap();
+        }
+        body.replace(ids[n - 1], Instruction::simple(OpCode::Ret))
+            .unwrap();
+        if edited {
+            for _ in 0..1 + next_rand(seed) % 8 {
+                let at = ids[next_rand(seed) as usize % n];
+                let filler = Instruction::new(OpCode::LdcI8, Operand::Long(1));
+                body.insert_before(at, filler, Incoming::Keep).unwrap();
+            }
+        }
+        body
+    }
+
+    #[test]
+    fn widening_in_place_writes_what_the_long_forms_write() {
+        let mut widened_bodies = 0;
+        for case in 0..400u64 {
+            let mut seed = case;
+            let body = random_body(&mut seed, case % 2 == 1);
+            let bytes = body.encode().unwrap();
+            // The short branches written long, from the layout.
+            let offsets = Encoder::new().code_offsets(&body).unwrap().to_vec();
+            let code_size = *offsets.last().unwrap();
+            let mut long = body.clone();
+            let mut any = false;
+            for (id, instr) in body.instrs.iter() {
+                let end = body
+                    .instrs
+                    .next(id)
+                    .map_or(code_size, |next| offsets[next.index()]);
+                let len = end - offsets[id.index()];
+                if instr.opcode.operand() == OperandKind::ShortBranch && len != 2 {
+                    assert_eq!(len, 5);
+                    long.instrs.get_mut(id).opcode = instr.opcode.long_form().unwrap();
+                    any = true;
+                }
+            }
+            widened_bodies += usize::from(any);
+            assert_eq!(long.encode().unwrap(), bytes, "case {case}");
+            // The branches left short fit (widening is the least fixed point).
+            let decoded = MethodBody::decode(&bytes).unwrap();
+            assert_eq!(decoded.encode().unwrap(), bytes, "case {case}");
+        }
+        assert!(widened_bodies > 100, "{widened_bodies}");
     }
 }
