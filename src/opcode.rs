@@ -724,3 +724,77 @@ mod tests {
         }
     }
 }
+
+/// How the encoder writes one opcode: its row of the encoding map, derived from the table
+/// so that one load gives everything the encoder asks of an opcode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Encoding {
+    /// The opcode bytes in stream order as a little-endian word: `b` for one-byte
+    /// opcodes, `0xFE | b << 8` for two-byte ones.
+    pub bytes: u16,
+    /// Number of opcode bytes (1 or 2).
+    pub opcode_len: u8,
+    /// Total encoded length, 0 for `switch` (as in [`OpCode::fixed_len`]).
+    pub len: u8,
+    /// The operand kind.
+    pub operand: OperandKind,
+}
+
+/// Builds the opcode -> [`Encoding`] map at compile time from `INFO` and `FIXED_LEN`.
+const fn encodings() -> [Encoding; OPCODE_COUNT] {
+    let mut map = [Encoding {
+        bytes: 0,
+        opcode_len: 0,
+        len: 0,
+        operand: OperandKind::None,
+    }; OPCODE_COUNT];
+    let mut i = 0;
+    while i < OPCODE_COUNT {
+        let code = INFO[i].code;
+        let two_byte = code >= 0xFE00;
+        map[i] = Encoding {
+            bytes: if two_byte {
+                0xFE | (code & 0xFF) << 8
+            } else {
+                code
+            },
+            opcode_len: if two_byte { 2 } else { 1 },
+            len: FIXED_LEN[i],
+            operand: INFO[i].operand,
+        };
+        i += 1;
+    }
+    map
+}
+
+static ENCODING: [Encoding; OPCODE_COUNT] = encodings();
+
+impl OpCode {
+    /// The encoder's row for this opcode (see [`Encoding`]).
+    #[inline(always)]
+    pub(crate) fn encoding(self) -> Encoding {
+        ENCODING[self as usize]
+    }
+}
+
+#[cfg(test)]
+mod encoding_tests {
+    use super::*;
+
+    #[test]
+    fn encoding_rows_agree_with_the_table() {
+        for &op in OpCode::ALL {
+            let e = op.encoding();
+            let code = op.code();
+            let expected: &[u8] = if code >= 0xFE00 {
+                &[0xFE, code as u8]
+            } else {
+                &[code as u8]
+            };
+            assert_eq!(&e.bytes.to_le_bytes()[..expected.len()], expected, "{op}");
+            assert_eq!(u32::from(e.opcode_len), op.opcode_len(), "{op}");
+            assert_eq!(op.fixed_len().unwrap_or(0), u32::from(e.len), "{op}");
+            assert_eq!(e.operand, op.operand(), "{op}");
+        }
+    }
+}

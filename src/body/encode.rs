@@ -33,8 +33,11 @@ const NOT_PLACED: u32 = u32::MAX;
 /// Reusable scratch space for encoding many bodies without reallocating.
 #[derive(Debug, Default)]
 pub struct Encoder {
-    /// Code offset of each instruction, indexed by id (`NOT_PLACED` if unlinked).
+    /// Code offset of each instruction, indexed by id (`NOT_PLACED` if unlinked), in
+    /// `offsets[..arena]`; longer when an earlier body had more ids (never shortened).
     offsets: Vec<u32>,
+    /// The arena length of the body being encoded: how many of `offsets` are its own.
+    arena: usize,
     /// Whether a short-form branch must be written in its long form, indexed by id;
     /// empty while no branch of the body needs widening (the usual case).
     widened: Vec<bool>,
@@ -42,8 +45,15 @@ pub struct Encoder {
     fixups: Vec<Fixup>,
     clauses: Vec<RawClause>,
     code_size: u32,
-    /// Code written by [`Encoder::code_offsets`], which only wants the offsets.
-    scratch: Vec<u8>,
+    /// The code of the body being encoded, in `code[..code_size]`. Never shortened: the
+    /// bytes past the code are left from earlier bodies and rounds, and are overwritten
+    /// (never read) by the next, so that no round pays for zeroing the buffer.
+    code: Vec<u8>,
+    /// Scratch of [`Encoder::widen_in_place`]: per fixup, whether it is widened.
+    wide: Vec<bool>,
+    /// Scratch of [`Encoder::widen_in_place`]: the end of each widened branch and the
+    /// growth up to and including it.
+    shifts: Vec<(u32, u32)>,
 }
 
 /// A branch displacement left as zeros while the code is written, filled in afterwards.
@@ -97,10 +107,11 @@ impl Encoder {
         // The header goes first, but its size depends on the code size: leave room for the
         // likely one and fill it in once the code is written.
         let header_len = if tiny_possible { 1 } else { FAT_HEADER_SIZE };
-        out.reserve(header_len + body.format.code_size as usize + 4);
-        out.resize(base + header_len, 0);
-        self.write_code(&body.instrs, out, base + header_len, Check::All)?;
+        self.write_code(&body.instrs, Check::All)?;
         let code_size = self.code_size;
+        out.reserve(header_len + code_size as usize + 4);
+        out.resize(base + header_len, 0);
+        out.extend_from_slice(&self.code[..code_size as usize]);
         if tiny_possible && code_size <= TINY_MAX_CODE_SIZE {
             out[base] = tiny_header(code_size);
         } else {
@@ -143,107 +154,197 @@ impl Encoder {
     /// targets of short branches), so it also lays out bodies that `encode` refuses for
     /// an operand value, e.g. to disassemble them.
     pub fn code_offsets(&mut self, body: &MethodBody) -> Result<&[u32]> {
-        let mut scratch = std::mem::take(&mut self.scratch);
-        scratch.clear();
-        let result = self.write_code(&body.instrs, &mut scratch, 0, Check::Layout);
-        self.scratch = scratch;
-        result?;
-        self.offsets.push(self.code_size);
-        Ok(&self.offsets)
+        self.write_code(&body.instrs, Check::Layout)?;
+        let n = self.arena;
+        if self.offsets.len() == n {
+            self.offsets.push(self.code_size);
+        } else {
+            self.offsets[n] = self.code_size;
+        }
+        Ok(&self.offsets[..=n])
     }
 
-    /// Writes the code at `out[code_start..]` (truncating `out` there first), placing
-    /// every instruction and widening short branches until every displacement fits.
+    /// Writes the code to `self.code[..self.code_size]`, placing every instruction and
+    /// widening short branches until every displacement fits.
     ///
-    /// Each round writes every instruction, branch displacements as zeros, then fills in
-    /// the displacements. A short branch whose displacement does not fit is marked for
-    /// its long form and the code written again; the rounds run to a fixed point (growing
-    /// one branch can push another out of range). Unedited code needs one round.
-    fn write_code(
-        &mut self,
-        instrs: &InstrList,
-        out: &mut Vec<u8>,
-        code_start: usize,
-        check: Check,
-    ) -> Result<()> {
+    /// A round writes every instruction, branch displacements as zeros, then fills in the
+    /// displacements. When a short branch's displacement does not fit, the widening runs
+    /// to a fixed point (growing one branch can push another out of range) on offsets
+    /// alone, see [`Encoder::widen_in_place`], and the written code is then moved apart
+    /// to make room for the long forms, so that the instructions are written once. Should
+    /// that not settle every branch, short branches found out of range are marked for
+    /// their long form and another round writes the code again. Unedited code needs one
+    /// round.
+    fn write_code(&mut self, instrs: &InstrList, check: Check) -> Result<()> {
         self.widened.clear();
         loop {
-            out.truncate(code_start);
-            self.offsets.clear();
             self.fixups.clear();
-            // Unedited (and appended-to) lists are walked as a slice, not link by link,
-            // and place ids `0..n` in turn: their offsets are appended.
-            match instrs.iter_in_arena_order() {
-                Some(order) => {
-                    self.offsets.reserve(instrs.arena_len());
-                    self.write_all::<true, _>(instrs, order, out, code_start, check)?;
-                }
-                None => {
-                    self.offsets.resize(instrs.arena_len(), NOT_PLACED);
-                    self.write_all::<false, _>(instrs, instrs.iter(), out, code_start, check)?;
-                }
-            }
-            let Ok(code_size) = u32::try_from(out.len() - code_start) else {
+            let round = Round {
+                instrs,
+                offsets: &mut self.offsets,
+                arena: &mut self.arena,
+                widened: &self.widened,
+                fixups: &mut self.fixups,
+                check,
+            };
+            let widening = !self.widened.is_empty();
+            // Unedited (and appended-to) lists are walked as a slice, not link by link.
+            let end = match (instrs.iter_in_arena_order(), widening) {
+                (Some(order), false) => round.write::<true, false, _>(order, &mut self.code)?,
+                (Some(order), true) => round.write::<true, true, _>(order, &mut self.code)?,
+                (None, false) => round.write::<false, false, _>(instrs.iter(), &mut self.code)?,
+                (None, true) => round.write::<false, true, _>(instrs.iter(), &mut self.code)?,
+            };
+            let Ok(code_size) = u32::try_from(end) else {
                 return Err(Error::Unencodable {
                     what: "code larger than 4 GiB",
                 });
             };
             self.code_size = code_size;
-            if !self.fill_displacements(&mut out[code_start..], instrs.arena_len(), check)? {
+            let mut code = std::mem::take(&mut self.code);
+            let widened = self.fill_displacements(&mut code[..end], instrs.arena_len(), check);
+            self.code = code;
+            if !widened? {
                 return Ok(());
+            }
+            if self.widen_in_place(instrs.arena_len())? {
+                let mut code = std::mem::take(&mut self.code);
+                let end = self.code_size as usize;
+                let widened = self.fill_displacements(&mut code[..end], instrs.arena_len(), check);
+                self.code = code;
+                if !widened? {
+                    return Ok(());
+                }
             }
         }
     }
 
-    /// Places and writes the instructions of `order` (the list order of `instrs`), one
-    /// round of [`Encoder::write_code`]. `IN_ARENA_ORDER`: `order` yields ids `0..n` in
-    /// turn and `offsets` is empty, so offsets are appended rather than stored by id.
-    #[inline(always)]
-    fn write_all<'a, const IN_ARENA_ORDER: bool, I>(
-        &mut self,
-        instrs: &InstrList,
-        order: I,
-        out: &mut Vec<u8>,
-        code_start: usize,
-        check: Check,
-    ) -> Result<()>
-    where
-        I: Iterator<Item = (InstrId, &'a Instruction)>,
-    {
-        let widening = !self.widened.is_empty();
-        for (id, instr) in order {
-            let offset = (out.len() - code_start) as u32;
-            if IN_ARENA_ORDER {
-                self.offsets.push(offset);
-            } else {
-                self.offsets[id.index()] = offset;
+    /// Widens the short branches marked in `widened` by the last round, and any others
+    /// that then fall out of range, without writing the code again: finds the fixed point
+    /// on the offsets of the round, then moves the written code apart to make room for
+    /// each long form (written with a zero displacement), and updates `offsets`,
+    /// `fixups`, `widened` and `code_size` to match. Returns false, having changed
+    /// nothing, when a short branch's target was not placed (the next round reports it).
+    ///
+    /// An instruction at offset `x` of the round moves by the growth of the widened
+    /// branches that end at or before `x` (none starts or ends inside another).
+    fn widen_in_place(&mut self, arena: usize) -> Result<bool> {
+        let fixups = &self.fixups;
+        let offsets = &self.offsets[..self.arena];
+        // Per fixup: whether it is a short branch to widen.
+        let wide = &mut self.wide;
+        wide.clear();
+        wide.extend(fixups.iter().map(|f| {
+            f.opcode.operand() == OperandKind::ShortBranch
+                && self.widened.get(f.from.index()) == Some(&true)
+        }));
+        // (end of a widened branch in the round, growth of it and every one before).
+        let shifts = &mut self.shifts;
+        loop {
+            shifts.clear();
+            let mut grown = 0u32;
+            for (f, _) in fixups.iter().zip(wide.iter()).filter(|(_, w)| **w) {
+                grown = grown.saturating_add(growth(f.opcode));
+                shifts.push((f.next, grown));
             }
-            let opcode = if widening && self.widened[id.index()] {
-                instr.opcode.long_form().unwrap_or(instr.opcode)
-            } else {
-                instr.opcode
+            let shift = |x: u32| match shifts.partition_point(|&(end, _)| end <= x) {
+                0 => 0,
+                k => shifts[k - 1].1,
             };
-            write_instruction(
-                instrs,
-                id,
-                instr,
-                opcode,
-                offset,
-                out,
-                &mut self.fixups,
-                check,
-            )?;
+            let mut changed = false;
+            for (f, w) in fixups.iter().zip(wide.iter_mut()) {
+                if *w || f.opcode.operand() != OperandKind::ShortBranch {
+                    continue;
+                }
+                let target = match offsets.get(f.target.index()) {
+                    Some(&at) if at != NOT_PLACED => at,
+                    _ => return Ok(false),
+                };
+                let disp = i64::from(target) + i64::from(shift(target))
+                    - (i64::from(f.next) + i64::from(shift(f.next)));
+                if i8::try_from(disp).is_err() {
+                    *w = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
         }
-        Ok(())
+        let old_end = self.code_size as usize;
+        let total = shifts.last().map_or(0, |&(_, grown)| grown);
+        let Some(new_end) = self.code_size.checked_add(total) else {
+            return Err(Error::Unencodable {
+                what: "code larger than 4 GiB",
+            });
+        };
+        let new_end = new_end as usize;
+        if self.code.len() < new_end {
+            grow(&mut self.code, new_end);
+        }
+        // Back to front: the code after each widened branch moves right by the growth up
+        // to and including it, then the branch is written in its long form.
+        let code = &mut self.code;
+        let mut seg_end = old_end;
+        let widened_fixups = fixups.iter().zip(wide.iter()).filter(|(_, w)| **w);
+        for (k, (f, _)) in widened_fixups.rev().enumerate() {
+            let j = shifts.len() - 1 - k;
+            let before = if j == 0 { 0 } else { shifts[j - 1].1 } as usize;
+            let after = shifts[j].1 as usize;
+            let end = f.next as usize;
+            code.copy_within(end..seg_end, end + after);
+            let short = f.opcode.encoding();
+            let long = f.opcode.long_form().unwrap_or(f.opcode).encoding();
+            let start = end - usize::from(short.len) + before;
+            let opcode_len = usize::from(long.opcode_len);
+            code[start..start + opcode_len]
+                .copy_from_slice(&long.bytes.to_le_bytes()[..opcode_len]);
+            code[start + opcode_len..start + usize::from(long.len)].fill(0);
+            seg_end = end - usize::from(short.len);
+        }
+        let shift = |x: u32| match shifts.partition_point(|&(end, _)| end <= x) {
+            0 => 0,
+            k => shifts[k - 1].1,
+        };
+        for at in self.offsets[..self.arena]
+            .iter_mut()
+            .filter(|at| **at != NOT_PLACED)
+        {
+            *at += shift(*at);
+        }
+        if self.widened.is_empty() {
+            self.widened.resize(arena, false);
+        }
+        for (f, &w) in self.fixups.iter_mut().zip(wide.iter()) {
+            if w {
+                let short = f.opcode.encoding();
+                let long_op = f.opcode.long_form().unwrap_or(f.opcode);
+                let long = long_op.encoding();
+                let start = f.next - u32::from(short.len);
+                let start = start + shift(start);
+                f.at = start + u32::from(long.opcode_len);
+                f.next = start + u32::from(long.len);
+                f.opcode = long_op;
+                if let Some(mark) = self.widened.get_mut(f.from.index()) {
+                    *mark = true;
+                }
+            } else {
+                f.at += shift(f.at);
+                f.next += shift(f.next);
+            }
+        }
+        self.code_size = new_end as u32;
+        Ok(true)
     }
 
     /// Writes the displacement of every fixup into `code`. Returns whether a short branch
     /// was out of range, in which case it is marked in `widened` and `code` is incomplete.
     fn fill_displacements(&mut self, code: &mut [u8], arena: usize, check: Check) -> Result<bool> {
         let mut widened_any = false;
+        let offsets = &self.offsets[..self.arena];
         for fixup in &self.fixups {
             let short = fixup.opcode.operand() == OperandKind::ShortBranch;
-            let target = match self.offsets.get(fixup.target.index()) {
+            let target = match offsets.get(fixup.target.index()) {
                 Some(&at) if at != NOT_PLACED => at,
                 _ if check == Check::Layout && !short => continue,
                 _ => {
@@ -301,7 +402,7 @@ impl Encoder {
     }
 
     fn placed(&self, id: InstrId) -> Result<u32> {
-        match self.offsets.get(id.index()) {
+        match self.offsets[..self.arena].get(id.index()) {
             Some(&at) if at != NOT_PLACED => Ok(at),
             _ => Err(Error::Unencodable {
                 what: "EH clause boundary is not an instruction of this body",
@@ -369,49 +470,156 @@ enum Check {
     Layout,
 }
 
-/// Appends `instr`, written as `opcode` at code offset `offset`, to `out`; branch
-/// displacements are written as zeros and recorded in `fixups`.
-#[allow(clippy::too_many_arguments)]
+/// One round of [`Encoder::write_code`]: what placing and writing the instructions needs.
+struct Round<'e, 'l> {
+    instrs: &'l InstrList,
+    /// Code offset of each instruction, indexed by id.
+    offsets: &'e mut Vec<u32>,
+    /// See [`Encoder::arena`]; set once `offsets` has room for every id.
+    arena: &'e mut usize,
+    /// See [`Encoder::widened`].
+    widened: &'e [bool],
+    fixups: &'e mut Vec<Fixup>,
+    check: Check,
+}
+
+impl Round<'_, '_> {
+    /// Places and writes the instructions of `order` (the list order of `instrs`) from
+    /// `code[0]` on, and returns where the code ends. The code is written over whatever
+    /// `code` holds, growing it where needed, and `code` is left longer than the code.
+    /// `IN_ARENA_ORDER`: `order` yields ids `0..n` in turn (every offset is written).
+    /// `WIDENING`: some short branches are marked in `widened`.
+    ///
+    /// Every instruction but `ldc.i8`, `ldc.r8` and `switch` is at most 6 bytes: it is
+    /// composed in a `u64` (opcode bytes, then the operand) and stored as 8 bytes at its
+    /// offset, the next instruction overwriting the 2 or more bytes past its end. The
+    /// bytes are written through a slice of `out`, so that the hot loop keeps the write
+    /// position and the bounds in registers rather than updating the `Vec` per byte.
+    #[inline(always)]
+    fn write<'a, const IN_ARENA_ORDER: bool, const WIDENING: bool, I>(
+        self,
+        order: I,
+        out: &mut Vec<u8>,
+    ) -> Result<usize>
+    where
+        I: Iterator<Item = (InstrId, &'a Instruction)>,
+    {
+        let Round {
+            instrs,
+            offsets,
+            arena,
+            widened,
+            fixups,
+            check,
+        } = self;
+        let n = instrs.arena_len();
+        // `offsets` only grows (`Vec::resize` fills element by element, a slice fill is
+        // one `memset`): the body's offsets are `offsets[..n]`.
+        if offsets.len() < n {
+            offsets.resize(n, NOT_PLACED);
+        }
+        *arena = n;
+        let offsets = &mut offsets[..n];
+        if !IN_ARENA_ORDER {
+            // Unlinked ids are `NOT_PLACED`; in arena order every slot is written.
+            offsets.fill(NOT_PLACED);
+        }
+        // In arena order the slots are taken in turn, otherwise looked up by id.
+        let (mut slots, by_id) = if IN_ARENA_ORDER {
+            (offsets.iter_mut(), &mut [][..])
+        } else {
+            ([].iter_mut(), offsets)
+        };
+        let mut pos = 0;
+        let mut buf = out.as_mut_slice();
+        for (id, instr) in order {
+            // Offsets wrap only past 4 GiB of code, which `write_code` then rejects.
+            let offset = pos as u32;
+            let slot = if IN_ARENA_ORDER {
+                slots.next()
+            } else {
+                by_id.get_mut(id.index())
+            };
+            if let Some(slot) = slot {
+                *slot = offset;
+            }
+            let opcode = if WIDENING && widened.get(id.index()) == Some(&true) {
+                instr.opcode.long_form().unwrap_or(instr.opcode)
+            } else {
+                instr.opcode
+            };
+            let Some((word, len)) = compose(id, instr, opcode, offset, fixups, check)? else {
+                pos = write_unusual(instrs, id, instr, opcode, offset, out, pos, fixups, check)?;
+                buf = out.as_mut_slice();
+                continue;
+            };
+            let word = word.to_le_bytes();
+            match buf.get_mut(pos..pos + 8) {
+                Some(window) => window.copy_from_slice(&word),
+                None => {
+                    grow(out, pos + 8);
+                    buf = out.as_mut_slice();
+                    buf[pos..pos + 8].copy_from_slice(&word);
+                }
+            }
+            pos += len;
+        }
+        Ok(pos)
+    }
+}
+
+/// How many bytes widening the short branch `opcode` adds.
+fn growth(opcode: OpCode) -> u32 {
+    let long = opcode.long_form().unwrap_or(opcode);
+    u32::from(long.encoding().len).saturating_sub(u32::from(opcode.encoding().len))
+}
+
+/// Grows `out` (with zeros) to at least `len` bytes, at least doubling it.
+#[cold]
+fn grow(out: &mut Vec<u8>, len: usize) {
+    let len = len.max(out.len().saturating_mul(2));
+    out.resize(len, 0);
+}
+
+/// Writes `bytes` at `out[pos..]`, growing `out` if needed; returns the position after.
+fn put(out: &mut Vec<u8>, pos: usize, bytes: &[u8]) -> usize {
+    let end = pos + bytes.len();
+    if out.len() < end {
+        grow(out, end);
+    }
+    out[pos..end].copy_from_slice(bytes);
+    end
+}
+
+/// The encoding of `instr`, written as `opcode` at code offset `offset`, as a
+/// little-endian word and its length in bytes; `None` for the instructions that do not
+/// fit a word (`ldc.i8`, `ldc.r8`, `switch`) and operands that do not match the opcode
+/// (see [`write_unusual`]). Branch displacements are zeros, recorded in `fixups`.
 #[inline(always)]
-fn write_instruction(
-    instrs: &InstrList,
+fn compose(
     id: InstrId,
     instr: &Instruction,
     opcode: OpCode,
     offset: u32,
-    out: &mut Vec<u8>,
     fixups: &mut Vec<Fixup>,
     check: Check,
-) -> Result<()> {
+) -> Result<Option<(u64, usize)>> {
     // Small operands that are out of range: an error, or truncated when only laying out.
     let narrow = |fits: bool, byte: u8| match (fits, check) {
         (false, Check::All) => Err(out_of_range(opcode)),
-        _ => Ok(byte),
+        _ => Ok(u64::from(byte)),
     };
-    let code = opcode.code();
-    if code >= 0xFE00 {
-        out.push(0xFE);
-    }
-    out.push(code as u8);
-    match (opcode.operand(), instr.operand) {
-        (OperandKind::None, Operand::None) => {}
-        (OperandKind::ShortI, Operand::Int(v)) => {
-            out.push(narrow(i8::try_from(v).is_ok(), v as u8)?);
-        }
-        (OperandKind::ShortU, Operand::Int(v)) => {
-            out.push(narrow(u8::try_from(v).is_ok(), v as u8)?);
-        }
-        (OperandKind::I, Operand::Int(v)) => out.extend_from_slice(&v.to_le_bytes()),
-        (OperandKind::I8, Operand::Long(v)) => out.extend_from_slice(&v.to_le_bytes()),
-        (OperandKind::ShortR, Operand::Float32(v)) => out.extend_from_slice(&v.to_le_bytes()),
-        (OperandKind::R, Operand::Float64(v)) => out.extend_from_slice(&v.to_le_bytes()),
-        (OperandKind::ShortVar, Operand::Var(v)) => {
-            out.push(narrow(u8::try_from(v).is_ok(), v as u8)?);
-        }
-        (OperandKind::Var, Operand::Var(v)) => out.extend_from_slice(&v.to_le_bytes()),
-        // Offsets wrap only past 4 GiB of code, which `write_code` then rejects.
+    let operand: u64 = match (opcode.operand(), instr.operand) {
+        (OperandKind::None, Operand::None) => 0,
+        (OperandKind::ShortI, Operand::Int(v)) => narrow(i8::try_from(v).is_ok(), v as u8)?,
+        (OperandKind::ShortU, Operand::Int(v)) => narrow(u8::try_from(v).is_ok(), v as u8)?,
+        (OperandKind::I, Operand::Int(v)) => u64::from(v as u32),
+        (OperandKind::ShortR, Operand::Float32(v)) => u64::from(v),
+        (OperandKind::ShortVar, Operand::Var(v)) => narrow(u8::try_from(v).is_ok(), v as u8)?,
+        (OperandKind::Var, Operand::Var(v)) => u64::from(v),
+        (kind, Operand::Token(t)) if kind.is_token() => u64::from(t),
         (OperandKind::ShortBranch, Operand::Target(target)) => {
-            let at = offset.wrapping_add(opcode.opcode_len());
+            let at = offset.wrapping_add(u32::from(opcode.encoding().opcode_len));
             fixups.push(Fixup {
                 at,
                 next: at.wrapping_add(1),
@@ -419,10 +627,10 @@ fn write_instruction(
                 from: id,
                 opcode,
             });
-            out.push(0);
+            0
         }
         (OperandKind::Branch, Operand::Target(target)) => {
-            let at = offset.wrapping_add(opcode.opcode_len());
+            let at = offset.wrapping_add(u32::from(opcode.encoding().opcode_len));
             fixups.push(Fixup {
                 at,
                 next: at.wrapping_add(4),
@@ -430,47 +638,78 @@ fn write_instruction(
                 from: id,
                 opcode,
             });
-            out.extend_from_slice(&[0; 4]);
+            0
         }
+        _ => return Ok(None),
+    };
+    // The row is loaded after the operand, which keeps it out of registers meanwhile.
+    let enc = opcode.encoding();
+    let word = u64::from(enc.bytes) | operand << (8 * enc.opcode_len);
+    Ok(Some((word, usize::from(enc.len))))
+}
+
+/// Writes what [`compose`] does not: `ldc.i8`, `ldc.r8` and `switch` (recording a fixup
+/// per switch target), at `out[pos..]`, growing `out` if needed; returns the position
+/// after it. An operand that does not match the opcode is an error, or zeros of the
+/// operand's size when only laying out.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn write_unusual(
+    instrs: &InstrList,
+    id: InstrId,
+    instr: &Instruction,
+    opcode: OpCode,
+    offset: u32,
+    out: &mut Vec<u8>,
+    pos: usize,
+    fixups: &mut Vec<Fixup>,
+    check: Check,
+) -> Result<usize> {
+    let enc = opcode.encoding();
+    let pos = put(
+        out,
+        pos,
+        &enc.bytes.to_le_bytes()[..usize::from(enc.opcode_len)],
+    );
+    match (enc.operand, instr.operand) {
+        (OperandKind::I8, Operand::Long(v)) => Ok(put(out, pos, &v.to_le_bytes())),
+        (OperandKind::R, Operand::Float64(v)) => Ok(put(out, pos, &v.to_le_bytes())),
         (OperandKind::Switch, Operand::Switch(targets)) => {
             match instrs.try_switch_targets(targets) {
-                Some(targets) => write_switch(targets, id, offset, out, fixups)?,
+                Some(targets) => write_switch(targets, id, offset, out, pos, fixups),
                 // A handle from another list: its length is all the layout needs.
                 None if check == Check::Layout => {
                     let table = 4 + 4 * targets.len();
-                    out.resize(out.len() + table, 0);
+                    Ok(put(out, pos, &vec![0; table]))
                 }
-                None => {
-                    return Err(Error::BadOperand {
-                        opcode: opcode.name(),
-                        what: "switch targets are not in this body's target pool",
-                    });
-                }
+                None => Err(Error::BadOperand {
+                    opcode: opcode.name(),
+                    what: "switch targets are not in this body's target pool",
+                }),
             }
         }
-        (kind, Operand::Token(t)) if kind.is_token() => out.extend_from_slice(&t.to_le_bytes()),
         (kind, _) => match (check, kind.size()) {
             // Only laying out: the operand's size is all that matters, and the switch and
             // short-branch cases that matter to the layout are checked above.
             (Check::Layout, Some(size)) if kind != OperandKind::ShortBranch => {
-                out.resize(out.len() + size as usize, 0);
+                Ok(put(out, pos, &[0; 8][..size as usize]))
             }
-            _ => return Err(operand_mismatch(instr)),
+            _ => Err(operand_mismatch(instr)),
         },
     }
-    Ok(())
 }
 
-/// Appends the count and table of the `switch` at code offset `offset` (its opcode
-/// already written), recording a fixup per target.
-#[cold]
+/// Writes the count and table of the `switch` at code offset `offset` (its opcode
+/// already written) at `out[pos..]`, recording a fixup per target; returns the position
+/// after it.
 fn write_switch(
     targets: &[InstrId],
     id: InstrId,
     offset: u32,
     out: &mut Vec<u8>,
+    pos: usize,
     fixups: &mut Vec<Fixup>,
-) -> Result<()> {
+) -> Result<usize> {
     let Some(count) = u32::try_from(targets.len())
         .ok()
         .filter(|n| n.checked_mul(4).and_then(|t| t.checked_add(5)).is_some())
@@ -479,7 +718,7 @@ fn write_switch(
             what: "switch table too large",
         });
     };
-    out.extend_from_slice(&count.to_le_bytes());
+    let mut pos = put(out, pos, &count.to_le_bytes());
     let table = offset.wrapping_add(5);
     let next = table.wrapping_add(4 * count);
     for (i, &target) in targets.iter().enumerate() {
@@ -490,9 +729,9 @@ fn write_switch(
             from: id,
             opcode: OpCode::Switch,
         });
-        out.extend_from_slice(&[0; 4]);
+        pos = put(out, pos, &[0; 4]);
     }
-    Ok(())
+    Ok(pos)
 }
 
 fn operand_mismatch(instr: &Instruction) -> Error {
@@ -506,5 +745,88 @@ fn out_of_range(opcode: OpCode) -> Error {
     Error::BadOperand {
         opcode: opcode.name(),
         what: "operand value out of range for the opcode's encoding",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::Incoming;
+
+    fn next_rand(seed: &mut u64) -> u64 {
+        *seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        *seed >> 33
+    }
+
+    /// A body of nops, short and long branches to random targets, `ldc.i8`s and
+    /// switches, edited (so walked link by link) when `edited`.
+    fn random_body(seed: &mut u64, edited: bool) -> MethodBody {
+        let n = 20 + next_rand(seed) as usize % 400;
+        let mut body = MethodBody::new();
+        let ids: Vec<_> = (0..n)
+            .map(|_| body.append(Instruction::simple(OpCode::Nop)))
+            .collect();
+        for &id in &ids[..n - 1] {
+            let target = ids[next_rand(seed) as usize % n];
+            let instr = match next_rand(seed) % 12 {
+                0..=2 => Instruction::new(OpCode::BrS, Operand::Target(target)),
+                3 => Instruction::new(OpCode::BeqS, Operand::Target(target)),
+                4 => Instruction::new(OpCode::LeaveS, Operand::Target(target)),
+                5 => Instruction::new(OpCode::Br, Operand::Target(target)),
+                6 => Instruction::new(OpCode::LdcI8, Operand::Long(-2)),
+                7 => {
+                    let other = ids[next_rand(seed) as usize % n];
+                    let targets = body.instrs.new_switch_targets(&[target, other]);
+                    Instruction::new(OpCode::Switch, Operand::Switch(targets))
+                }
+                _ => continue,
+            };
+            body.replace(id, instr).unwrap();
+        }
+        body.replace(ids[n - 1], Instruction::simple(OpCode::Ret))
+            .unwrap();
+        if edited {
+            for _ in 0..1 + next_rand(seed) % 8 {
+                let at = ids[next_rand(seed) as usize % n];
+                let filler = Instruction::new(OpCode::LdcI8, Operand::Long(1));
+                body.insert_before(at, filler, Incoming::Keep).unwrap();
+            }
+        }
+        body
+    }
+
+    #[test]
+    fn widening_in_place_writes_what_the_long_forms_write() {
+        let mut widened_bodies = 0;
+        for case in 0..400u64 {
+            let mut seed = case;
+            let body = random_body(&mut seed, case % 2 == 1);
+            let bytes = body.encode().unwrap();
+            // The short branches written long, from the layout.
+            let offsets = Encoder::new().code_offsets(&body).unwrap().to_vec();
+            let code_size = *offsets.last().unwrap();
+            let mut long = body.clone();
+            let mut any = false;
+            for (id, instr) in body.instrs.iter() {
+                let end = body
+                    .instrs
+                    .next(id)
+                    .map_or(code_size, |next| offsets[next.index()]);
+                let len = end - offsets[id.index()];
+                if instr.opcode.operand() == OperandKind::ShortBranch && len != 2 {
+                    assert_eq!(len, 5);
+                    long.instrs.get_mut(id).opcode = instr.opcode.long_form().unwrap();
+                    any = true;
+                }
+            }
+            widened_bodies += usize::from(any);
+            assert_eq!(long.encode().unwrap(), bytes, "case {case}");
+            // The branches left short fit (widening is the least fixed point).
+            let decoded = MethodBody::decode(&bytes).unwrap();
+            assert_eq!(decoded.encode().unwrap(), bytes, "case {case}");
+        }
+        assert!(widened_bodies > 100, "{widened_bodies}");
     }
 }
