@@ -41,7 +41,7 @@
 //! allocates nothing once the buffers have grown to the largest body seen.
 #![forbid(unsafe_code)]
 
-use super::layout::{HandlerKind, Layout, NONE, site};
+use super::layout::{HandlerKind, Layout, site};
 use super::resolve::CallSiteResolver;
 use crate::body::MethodBody;
 use crate::error::InstrSite;
@@ -284,11 +284,25 @@ impl StackAnalyzer {
         let Some(entry) = body.instrs.first() else {
             return Err(Error::EmptyBody);
         };
+        if self.eh {
+            self.simulate::<true, R>(body, resolver, entry)
+        } else {
+            self.simulate::<false, R>(body, resolver, entry)
+        }
+    }
+
+    /// The simulation proper, from the entry; `EH` is whether the body has clauses.
+    fn simulate<const EH: bool, R: CallSiteResolver + ?Sized>(
+        &mut self,
+        body: &MethodBody,
+        resolver: &R,
+        entry: InstrId,
+    ) -> Result<()> {
         let effects: &[u32; 256] = &EFFECTS;
-        self.reach(body, entry.0, 0, Via::Entry)?;
+        self.reach::<EH>(body, entry.0, 0, Via::Entry)?;
         self.work.push(entry.0);
         loop {
-            if self.eh {
+            if EH {
                 while let Some(p) = self.entered.pop() {
                     self.enter_regions(body, p)?;
                 }
@@ -296,27 +310,27 @@ impl StackAnalyzer {
             let Some(p) = self.work.pop() else {
                 return Ok(());
             };
-            self.walk(body, resolver, effects, p)?;
+            self.walk::<EH, R>(body, resolver, effects, p)?;
         }
     }
 
     fn prepare_clauses(&mut self, body: &MethodBody) -> Result<()> {
-        self.layout.build(body)?;
+        self.layout.build_positions(body)?;
         let clauses = &self.layout.clauses;
-        let order = &self.layout.order;
         self.entered.clear();
         self.seeded.clear();
         self.seeded.resize(clauses.len(), false);
         self.unseeded = clauses.len();
         self.flags.clear();
         self.flags.resize(body.instrs.arena_len(), 0);
-        for c in clauses {
-            self.flags[order[c.try_start as usize].index()] |= TRY_START;
+        // The layout has checked that every boundary is an instruction of the body.
+        for (c, clause) in clauses.iter().zip(&body.clauses) {
+            self.flags[clause.try_start.index()] |= TRY_START;
             if c.kind.entry_height() == 1 {
-                self.flags[order[c.handler_start as usize].index()] |= EXCEPTION_ENTRY;
+                self.flags[clause.handler_start.index()] |= EXCEPTION_ENTRY;
             }
-            if c.filter_start != NONE {
-                self.flags[order[c.filter_start as usize].index()] |= EXCEPTION_ENTRY;
+            if let Some(filter) = clause.filter_start() {
+                self.flags[filter.index()] |= EXCEPTION_ENTRY;
             }
         }
         Ok(())
@@ -327,7 +341,8 @@ impl StackAnalyzer {
         site(body, InstrId(p))
     }
 
-    /// Position of the instruction with id index `p` (only with clauses).
+    /// Position of the instruction with id index `p`, which must be an instruction of the
+    /// body (only with clauses; see [`Layout::build_positions`]).
     #[inline]
     fn pos(&self, p: u32) -> u32 {
         self.layout.pos_of[p as usize]
@@ -336,8 +351,14 @@ impl StackAnalyzer {
     /// Records that instruction `p` is reached with height `h`. Returns whether this is
     /// the first time (the caller then schedules or continues with `p`).
     #[inline(always)]
-    fn reach(&mut self, body: &MethodBody, p: u32, h: u32, via: Via) -> Result<bool> {
-        if self.eh {
+    fn reach<const EH: bool>(
+        &mut self,
+        body: &MethodBody,
+        p: u32,
+        h: u32,
+        via: Via,
+    ) -> Result<bool> {
+        if EH {
             return self.reach_eh(body, p, h, via);
         }
         let current = self.heights[p as usize];
@@ -427,17 +448,18 @@ impl StackAnalyzer {
             }
             self.seeded[index] = true;
             self.unseeded -= 1;
-            let seed = |this: &mut Self, at: u32, h: u32| -> Result<()> {
-                let id = this.layout.order[at as usize].0;
+            let seed = |this: &mut Self, id: InstrId, h: u32| -> Result<()> {
                 this.max = this.max.max(h);
-                if this.reach(body, id, h, Via::Handler)? {
-                    this.work.push(id);
+                if this.reach::<true>(body, id.0, h, Via::Handler)? {
+                    this.work.push(id.0);
                 }
                 Ok(())
             };
-            seed(self, c.handler_start, c.kind.entry_height())?;
-            if c.filter_start != NONE {
-                seed(self, c.filter_start, 1)?;
+            // The layout has checked that these are instructions of the body.
+            let clause = &body.clauses[index];
+            seed(self, clause.handler_start, c.kind.entry_height())?;
+            if let Some(filter) = clause.filter_start() {
+                seed(self, filter, 1)?;
             }
         }
         Ok(())
@@ -445,14 +467,20 @@ impl StackAnalyzer {
 
     /// A branch, switch or leave edge from `p` to `target` carrying height `h`.
     #[inline]
-    fn jump(&mut self, body: &MethodBody, p: u32, target: InstrId, h: u32) -> Result<()> {
+    fn jump<const EH: bool>(
+        &mut self,
+        body: &MethodBody,
+        p: u32,
+        target: InstrId,
+        h: u32,
+    ) -> Result<()> {
         if !body.instrs.contains(target) {
             return Err(Error::BadBranchTarget {
                 at: self.site(body, p),
                 target,
             });
         }
-        if self.reach(body, target.0, h, Via::Jump(p))? {
+        if self.reach::<EH>(body, target.0, h, Via::Jump(p))? {
             self.work.push(target.0);
         }
         Ok(())
@@ -460,18 +488,19 @@ impl StackAnalyzer {
 
     /// Simulates from `p` along fall-through edges until control leaves the straight line
     /// or reaches an instruction already simulated.
-    fn walk<R: CallSiteResolver + ?Sized>(
+    fn walk<const EH: bool, R: CallSiteResolver + ?Sized>(
         &mut self,
         body: &MethodBody,
         resolver: &R,
         effects: &[u32; 256],
         mut p: u32,
     ) -> Result<()> {
+        // `p` has been reached: its height is set.
+        let mut h = self.heights[p as usize];
         loop {
             let instr = body.instrs.get(InstrId(p));
             let opcode = instr.opcode;
             let effect = effects[opcode as u8 as usize];
-            let h = self.heights[p as usize];
             let mut pops = effect & 0xFF;
             let mut pushes = (effect >> 8) & 0xFF;
             if pops == VARIABLE || pushes == VARIABLE {
@@ -496,7 +525,7 @@ impl StackAnalyzer {
                 }
                 self.max = after;
             }
-            if effect & PLAIN == 0 && self.control(body, p, h, after)? {
+            if effect & PLAIN == 0 && self.control::<EH>(body, p, h, after)? {
                 return Ok(());
             }
             // Fall through to the next instruction; continue there if it is new.
@@ -505,10 +534,11 @@ impl StackAnalyzer {
                     at: self.site(body, p),
                 });
             };
-            if !self.reach(body, next.0, after, Via::Fallthrough(p))? {
+            if !self.reach::<EH>(body, next.0, after, Via::Fallthrough(p))? {
                 return Ok(());
             }
             p = next.0;
+            h = after;
         }
     }
 
@@ -556,7 +586,13 @@ impl StackAnalyzer {
     /// Handles the instruction at `p` whose flow is not a plain fall-through: follows its
     /// explicit edges and checks its rules. Returns whether control ends here (`false`
     /// when it also falls through, as conditional branches and switches do).
-    fn control(&mut self, body: &MethodBody, p: u32, h: u32, after: u32) -> Result<bool> {
+    fn control<const EH: bool>(
+        &mut self,
+        body: &MethodBody,
+        p: u32,
+        h: u32,
+        after: u32,
+    ) -> Result<bool> {
         let instr = body.instrs.get(InstrId(p));
         let flow = instr.opcode.flow();
         match flow {
@@ -564,12 +600,12 @@ impl StackAnalyzer {
             Flow::Branch | Flow::Leave => {
                 let target = self.branch_target(body, p, instr.operand)?;
                 let h = if flow == Flow::Leave { 0 } else { after };
-                self.jump(body, p, target, h)?;
+                self.jump::<EH>(body, p, target, h)?;
                 Ok(true)
             }
             Flow::CondBranch => {
                 let target = self.branch_target(body, p, instr.operand)?;
-                self.jump(body, p, target, after)?;
+                self.jump::<EH>(body, p, target, after)?;
                 Ok(false)
             }
             Flow::Switch => {
@@ -584,12 +620,12 @@ impl StackAnalyzer {
                     });
                 };
                 for &target in targets {
-                    self.jump(body, p, target, after)?;
+                    self.jump::<EH>(body, p, target, after)?;
                 }
                 Ok(false)
             }
             Flow::Return => {
-                if self.eh && self.in_any_region(p) {
+                if EH && self.in_any_region(p) {
                     return Err(Error::IllegalControlFlow {
                         at: self.site(body, p),
                         what: "ret inside a try, filter or handler (leave the region first)",
@@ -608,7 +644,7 @@ impl StackAnalyzer {
             }
             Flow::Throw | Flow::Rethrow => Ok(true),
             Flow::EndFinally => {
-                let inside = self.eh && {
+                let inside = EH && {
                     let pos = self.pos(p);
                     self.layout.clauses.iter().any(|c| {
                         matches!(c.kind, HandlerKind::Finally | HandlerKind::Fault)
@@ -627,7 +663,7 @@ impl StackAnalyzer {
                 if after != 0 {
                     return Err(self.bad_endfilter(body, p, h));
                 }
-                let inside = self.eh && {
+                let inside = EH && {
                     let pos = self.pos(p);
                     self.layout.clauses.iter().any(|c| c.in_filter(pos))
                 };
