@@ -50,21 +50,26 @@ use crate::opcode::{Flow, OpCode, StackCount};
 use crate::{Error, Result};
 use std::sync::LazyLock;
 
-/// Height not yet known.
-const UNSET: u32 = u32::MAX;
+/// Per-instruction state word: the height before the instruction in the low 16 bits
+/// (heights never exceed [`MAX_HEIGHT`]), or the `UNSET` bit while it is not yet known,
+/// and the instruction flags above. Bodies without clauses have no flags.
+const HEIGHT: u32 = 0xFFFF;
+/// State bit: height not yet known.
+const UNSET: u32 = 1 << 16;
 /// Instruction flag: the first instruction of some try region.
-const TRY_START: u8 = 1;
+const TRY_START: u32 = 1 << 24;
 /// Instruction flag: the entry of a catch handler, filter, or filter handler; only the
 /// runtime may transfer control there.
-const EXCEPTION_ENTRY: u8 = 2;
+const EXCEPTION_ENTRY: u32 = 1 << 25;
 /// The largest height a header can declare.
 const MAX_HEIGHT: u32 = u16::MAX as u32;
 
 /// Packed stack effect of every opcode, indexed by `OpCode as u8`: pops in bits 0-7,
-/// pushes in bits 8-15 (`VARIABLE` when a signature decides), and `PLAIN` when control
-/// simply falls through (no branch, no region rule). Built once from the opcode table.
+/// pushes in bits 8-15 (`VARIABLE` when a signature decides, and then `VARIABLE_EFFECT`
+/// is set), and `PLAIN` when control simply falls through (no branch, no region rule).
+/// Built once from the opcode table.
 static EFFECTS: LazyLock<[u32; 256]> = LazyLock::new(|| {
-    let mut table = [VARIABLE | (VARIABLE << 8); 256];
+    let mut table = [VARIABLE | (VARIABLE << 8) | VARIABLE_EFFECT; 256];
     for &op in OpCode::ALL {
         let info = op.info();
         let count = |c: StackCount| match c {
@@ -75,12 +80,19 @@ static EFFECTS: LazyLock<[u32; 256]> = LazyLock::new(|| {
             Flow::Next | Flow::Call | Flow::Break | Flow::Prefix => PLAIN,
             _ => 0,
         };
-        table[op as usize] = count(info.pops) | (count(info.pushes) << 8) | plain;
+        let (pops, pushes) = (count(info.pops), count(info.pushes));
+        let variable = if pops == VARIABLE || pushes == VARIABLE {
+            VARIABLE_EFFECT
+        } else {
+            0
+        };
+        table[op as usize] = pops | (pushes << 8) | plain | variable;
     }
     table
 });
 const VARIABLE: u32 = 0xFF;
 const PLAIN: u32 = 1 << 16;
+const VARIABLE_EFFECT: u32 = 1 << 17;
 
 /// How an edge reaches an instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,7 +148,7 @@ pub struct MaxStackReport {
 pub struct StackAnalysis<'a> {
     max_stack: u16,
     returns_value: Option<bool>,
-    /// Height before each instruction, indexed by id, or `UNSET`.
+    /// State word of each instruction (height, or `UNSET`, and flags), indexed by id.
     heights: &'a [u32],
 }
 
@@ -159,7 +171,7 @@ impl StackAnalysis<'_> {
     #[inline]
     pub fn height_before(&self, id: InstrId) -> Option<u16> {
         match self.heights.get(id.index()) {
-            Some(&h) if h != UNSET => Some(h as u16),
+            Some(&h) if h & UNSET == 0 => Some((h & HEIGHT) as u16),
             _ => None,
         }
     }
@@ -175,7 +187,7 @@ impl StackAnalysis<'_> {
     pub fn heights_by_id(&self) -> Vec<Option<u16>> {
         self.heights
             .iter()
-            .map(|&h| (h != UNSET).then_some(h as u16))
+            .map(|&h| (h & UNSET == 0).then_some((h & HEIGHT) as u16))
             .collect()
     }
 }
@@ -183,7 +195,8 @@ impl StackAnalysis<'_> {
 /// Reusable scratch space for stack analysis; keep one per thread and feed it every body.
 #[derive(Debug, Default, Clone)]
 pub struct StackAnalyzer {
-    /// Height before each instruction, indexed by id, or `UNSET`.
+    /// State word of each instruction (height, or `UNSET`, and the flags `TRY_START` and
+    /// `EXCEPTION_ENTRY`), indexed by id.
     heights: Vec<u32>,
     /// Instructions whose successors are still to be simulated.
     work: Vec<u32>,
@@ -194,8 +207,6 @@ pub struct StackAnalyzer {
     eh: bool,
     /// Positions and clause spans.
     layout: Layout,
-    /// `TRY_START` / `EXCEPTION_ENTRY` per instruction, indexed by id.
-    flags: Vec<u8>,
     /// Instructions first reached by an edge that may enter a try region.
     entered: Vec<u32>,
     /// Whether each clause's handler has been reached.
@@ -321,16 +332,14 @@ impl StackAnalyzer {
         self.seeded.clear();
         self.seeded.resize(clauses.len(), false);
         self.unseeded = clauses.len();
-        self.flags.clear();
-        self.flags.resize(body.instrs.arena_len(), 0);
         // The layout has checked that every boundary is an instruction of the body.
         for (c, clause) in clauses.iter().zip(&body.clauses) {
-            self.flags[clause.try_start.index()] |= TRY_START;
+            self.heights[clause.try_start.index()] |= TRY_START;
             if c.kind.entry_height() == 1 {
-                self.flags[clause.handler_start.index()] |= EXCEPTION_ENTRY;
+                self.heights[clause.handler_start.index()] |= EXCEPTION_ENTRY;
             }
             if let Some(filter) = clause.filter_start() {
-                self.flags[filter.index()] |= EXCEPTION_ENTRY;
+                self.heights[filter.index()] |= EXCEPTION_ENTRY;
             }
         }
         Ok(())
@@ -375,29 +384,29 @@ impl StackAnalyzer {
     /// [`Self::reach`] for bodies with exception clauses.
     #[inline(always)]
     fn reach_eh(&mut self, body: &MethodBody, p: u32, h: u32, via: Via) -> Result<bool> {
-        let flags = self.flags[p as usize];
-        if flags & EXCEPTION_ENTRY != 0
+        let state = self.heights[p as usize];
+        if state & EXCEPTION_ENTRY != 0
             && let Some(src) = via.source()
         {
             return Err(self.entry_reached_by_edge(body, src));
         }
-        let current = self.heights[p as usize];
-        if current == UNSET {
-            self.heights[p as usize] = h;
-            if flags & TRY_START != 0 && h != 0 {
+        if state & UNSET != 0 {
+            // The height bits are 0 while unset.
+            self.heights[p as usize] = (state ^ UNSET) | h;
+            if state & TRY_START != 0 && h != 0 {
                 return Err(self.non_empty_try_entry(body, p, h));
             }
             // The first instruction of a try region reached at all is reached either by
             // a non-fall-through edge or by falling into the try's first instruction.
-            if self.unseeded != 0 && (flags & TRY_START != 0 || !matches!(via, Via::Fallthrough(_)))
+            if self.unseeded != 0 && (state & TRY_START != 0 || !matches!(via, Via::Fallthrough(_)))
             {
                 self.entered.push(p);
             }
             Ok(true)
-        } else if current == h {
+        } else if state & HEIGHT == h {
             Ok(false)
         } else {
-            Err(self.mismatch(body, p, current, h, via))
+            Err(self.mismatch(body, p, state & HEIGHT, h, via))
         }
     }
 
@@ -496,14 +505,14 @@ impl StackAnalyzer {
         mut p: u32,
     ) -> Result<()> {
         // `p` has been reached: its height is set.
-        let mut h = self.heights[p as usize];
+        let mut h = self.heights[p as usize] & HEIGHT;
         loop {
             let instr = body.instrs.get(InstrId(p));
             let opcode = instr.opcode;
             let effect = effects[opcode as u8 as usize];
             let mut pops = effect & 0xFF;
             let mut pushes = (effect >> 8) & 0xFF;
-            if pops == VARIABLE || pushes == VARIABLE {
+            if effect & VARIABLE_EFFECT != 0 {
                 (pops, pushes) = self.variable_effect(body, resolver, p, h, pops, pushes)?;
             }
             if pops > h {
@@ -543,7 +552,7 @@ impl StackAnalyzer {
     }
 
     /// The stack effect of a call or `ret`, whose table entry says `VARIABLE`.
-    #[inline]
+    #[inline(always)]
     fn variable_effect<R: CallSiteResolver + ?Sized>(
         &mut self,
         body: &MethodBody,
