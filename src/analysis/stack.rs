@@ -315,6 +315,11 @@ impl StackAnalyzer {
         loop {
             if EH {
                 while let Some(p) = self.entered.pop() {
+                    if self.unseeded == 0 {
+                        // Every handler is reachable already.
+                        self.entered.clear();
+                        break;
+                    }
                     self.enter_regions(body, p)?;
                 }
             }
@@ -448,9 +453,27 @@ impl StackAnalyzer {
 
     /// Makes the handlers (and filters) of every clause whose try region holds `p`
     /// reachable.
+    #[inline(always)]
     fn enter_regions(&mut self, body: &MethodBody, p: u32) -> Result<()> {
         let pos = self.pos(p);
-        for index in 0..self.layout.clauses.len() {
+        // Most instructions entered lie in no try region whose handler is still unseeded.
+        let first = self
+            .layout
+            .clauses
+            .iter()
+            .zip(&self.seeded)
+            .position(|(c, &seeded)| !seeded && c.in_try(pos));
+        match first {
+            Some(first) => self.seed_regions(body, pos, first),
+            None => Ok(()),
+        }
+    }
+
+    /// Seeds the handlers of the clauses from `first` on whose try region holds `pos`
+    /// and whose handler is not yet reachable, in clause order.
+    #[inline(never)]
+    fn seed_regions(&mut self, body: &MethodBody, pos: u32, first: usize) -> Result<()> {
+        for index in first..self.layout.clauses.len() {
             let c = self.layout.clauses[index];
             if self.seeded[index] || !c.in_try(pos) {
                 continue;
@@ -475,7 +498,7 @@ impl StackAnalyzer {
     }
 
     /// A branch, switch or leave edge from `p` to `target` carrying height `h`.
-    #[inline]
+    #[inline(always)]
     fn jump<const EH: bool>(
         &mut self,
         body: &MethodBody,
@@ -497,6 +520,7 @@ impl StackAnalyzer {
 
     /// Simulates from `p` along fall-through edges until control leaves the straight line
     /// or reaches an instruction already simulated.
+    #[inline(never)]
     fn walk<const EH: bool, R: CallSiteResolver + ?Sized>(
         &mut self,
         body: &MethodBody,
