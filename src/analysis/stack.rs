@@ -303,6 +303,7 @@ impl StackAnalyzer {
     }
 
     /// The simulation proper, from the entry; `EH` is whether the body has clauses.
+    #[inline(never)]
     fn simulate<const EH: bool, R: CallSiteResolver + ?Sized>(
         &mut self,
         body: &MethodBody,
@@ -520,7 +521,7 @@ impl StackAnalyzer {
 
     /// Simulates from `p` along fall-through edges until control leaves the straight line
     /// or reaches an instruction already simulated.
-    #[inline(never)]
+    #[inline(always)]
     fn walk<const EH: bool, R: CallSiteResolver + ?Sized>(
         &mut self,
         body: &MethodBody,
@@ -567,7 +568,12 @@ impl StackAnalyzer {
                     at: self.site(body, p),
                 });
             };
-            if !self.reach::<EH>(body, next.0, after, Via::Fallthrough(p))? {
+            // The common case first: falling into an instruction not yet reached that is
+            // neither a try start nor an exception entry; `reach` would just set its height.
+            let state = self.heights[next.0 as usize];
+            if state & (UNSET | TRY_START | EXCEPTION_ENTRY) == UNSET {
+                self.heights[next.0 as usize] = (state ^ UNSET) | after;
+            } else if !self.reach::<EH>(body, next.0, after, Via::Fallthrough(p))? {
                 return Ok(());
             }
             p = next.0;
