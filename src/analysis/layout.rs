@@ -63,9 +63,11 @@ impl ClauseSpan {
 /// buffers.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Layout {
-    /// Position -> id.
+    /// Position -> id (left empty by [`Layout::build_positions`]).
     pub order: Vec<InstrId>,
-    /// Id index -> position, or [`NONE`] for ids not in the body.
+    /// Id index -> position, or [`NONE`] for ids not in the body (after
+    /// [`Layout::build_positions`], only the entries of the body's instructions are
+    /// meaningful).
     pub pos_of: Vec<u32>,
     pub clauses: Vec<ClauseSpan>,
 }
@@ -143,13 +145,13 @@ impl Layout {
         Ok(())
     }
 
-    /// Number of instructions.
+    /// Number of instructions (after [`Layout::build`]).
     #[inline]
     pub(crate) fn len(&self) -> u32 {
         self.order.len() as u32
     }
 
-    /// Position of `id`, if it is in the body.
+    /// Position of `id`, if it is in the body (after [`Layout::build`]).
     #[inline]
     pub(crate) fn pos(&self, id: InstrId) -> Option<u32> {
         match self.pos_of.get(id.index()) {
