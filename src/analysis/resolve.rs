@@ -160,17 +160,39 @@ impl<R: CallSiteResolver> CachingResolver<R> {
             OpCode::Calli => 2,
             _ => return None,
         };
-        let table = match token >> 24 {
-            0x06 => 0,
-            0x0A => 1,
-            0x2B => 2,
-            0x11 => 3,
-            _ => return None,
-        };
+        let table = CACHED_TABLE[(token >> 24) as usize];
         let rid = token & 0x00FF_FFFF;
-        (rid <= Self::MAX_CACHED_ROW).then_some((class * 4 + table, rid as usize))
+        (table != NOT_CACHED && rid <= Self::MAX_CACHED_ROW)
+            .then_some((class * 4 + usize::from(table), rid as usize))
+    }
+
+    /// Asks the wrapped resolver and remembers a successful answer.
+    #[cold]
+    #[inline(never)]
+    fn miss(&self, opcode: OpCode, token: u32, slot: usize, rid: usize) -> Result<CallEffect> {
+        let effect = self.inner.call_effect(opcode, token)?;
+        if let (Some(packed), Ok(mut cache)) = (pack(effect), self.cache.try_borrow_mut()) {
+            let rows = &mut cache[slot];
+            if rows.len() <= rid {
+                rows.resize(rid + 1, 0);
+            }
+            rows[rid] = packed;
+        }
+        Ok(effect)
     }
 }
+
+/// [`NOT_CACHED`], or the cache table of a token's metadata table (its high byte):
+/// MethodDef (0x06), MemberRef (0x0A), MethodSpec (0x2B), StandAloneSig (0x11).
+const CACHED_TABLE: [u8; 256] = {
+    let mut table = [NOT_CACHED; 256];
+    table[0x06] = 0;
+    table[0x0A] = 1;
+    table[0x2B] = 2;
+    table[0x11] = 3;
+    table
+};
+const NOT_CACHED: u8 = u8::MAX;
 
 /// Packs an effect into a non-zero `u32` (pops fit 16 bits, pushes are 0 or 1).
 fn pack(effect: CallEffect) -> Option<u32> {
@@ -186,7 +208,7 @@ fn unpack(packed: u32) -> CallEffect {
 }
 
 impl<R: CallSiteResolver> CallSiteResolver for CachingResolver<R> {
-    #[inline]
+    #[inline(always)]
     fn call_effect(&self, opcode: OpCode, token: u32) -> Result<CallEffect> {
         let Some((slot, rid)) = Self::slot(opcode, token) else {
             return self.inner.call_effect(opcode, token);
@@ -197,15 +219,7 @@ impl<R: CallSiteResolver> CallSiteResolver for CachingResolver<R> {
         {
             return Ok(unpack(packed));
         }
-        let effect = self.inner.call_effect(opcode, token)?;
-        if let (Some(packed), Ok(mut cache)) = (pack(effect), self.cache.try_borrow_mut()) {
-            let rows = &mut cache[slot];
-            if rows.len() <= rid {
-                rows.resize(rid + 1, 0);
-            }
-            rows[rid] = packed;
-        }
-        Ok(effect)
+        self.miss(opcode, token, slot, rid)
     }
 }
 

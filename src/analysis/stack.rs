@@ -41,7 +41,7 @@
 //! allocates nothing once the buffers have grown to the largest body seen.
 #![forbid(unsafe_code)]
 
-use super::layout::{HandlerKind, Layout, NONE, site};
+use super::layout::{HandlerKind, Layout, site};
 use super::resolve::CallSiteResolver;
 use crate::body::MethodBody;
 use crate::error::InstrSite;
@@ -50,21 +50,26 @@ use crate::opcode::{Flow, OpCode, StackCount};
 use crate::{Error, Result};
 use std::sync::LazyLock;
 
-/// Height not yet known.
-const UNSET: u32 = u32::MAX;
+/// Per-instruction state word: the height before the instruction in the low 16 bits
+/// (heights never exceed [`MAX_HEIGHT`]), or the `UNSET` bit while it is not yet known,
+/// and the instruction flags above. Bodies without clauses have no flags.
+const HEIGHT: u32 = 0xFFFF;
+/// State bit: height not yet known.
+const UNSET: u32 = 1 << 16;
 /// Instruction flag: the first instruction of some try region.
-const TRY_START: u8 = 1;
+const TRY_START: u32 = 1 << 24;
 /// Instruction flag: the entry of a catch handler, filter, or filter handler; only the
 /// runtime may transfer control there.
-const EXCEPTION_ENTRY: u8 = 2;
+const EXCEPTION_ENTRY: u32 = 1 << 25;
 /// The largest height a header can declare.
 const MAX_HEIGHT: u32 = u16::MAX as u32;
 
 /// Packed stack effect of every opcode, indexed by `OpCode as u8`: pops in bits 0-7,
-/// pushes in bits 8-15 (`VARIABLE` when a signature decides), and `PLAIN` when control
-/// simply falls through (no branch, no region rule). Built once from the opcode table.
+/// pushes in bits 8-15 (`VARIABLE` when a signature decides, and then `VARIABLE_EFFECT`
+/// is set), and `PLAIN` when control simply falls through (no branch, no region rule).
+/// Built once from the opcode table.
 static EFFECTS: LazyLock<[u32; 256]> = LazyLock::new(|| {
-    let mut table = [VARIABLE | (VARIABLE << 8); 256];
+    let mut table = [VARIABLE | (VARIABLE << 8) | VARIABLE_EFFECT; 256];
     for &op in OpCode::ALL {
         let info = op.info();
         let count = |c: StackCount| match c {
@@ -75,12 +80,19 @@ static EFFECTS: LazyLock<[u32; 256]> = LazyLock::new(|| {
             Flow::Next | Flow::Call | Flow::Break | Flow::Prefix => PLAIN,
             _ => 0,
         };
-        table[op as usize] = count(info.pops) | (count(info.pushes) << 8) | plain;
+        let (pops, pushes) = (count(info.pops), count(info.pushes));
+        let variable = if pops == VARIABLE || pushes == VARIABLE {
+            VARIABLE_EFFECT
+        } else {
+            0
+        };
+        table[op as usize] = pops | (pushes << 8) | plain | variable;
     }
     table
 });
 const VARIABLE: u32 = 0xFF;
 const PLAIN: u32 = 1 << 16;
+const VARIABLE_EFFECT: u32 = 1 << 17;
 
 /// How an edge reaches an instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,7 +148,7 @@ pub struct MaxStackReport {
 pub struct StackAnalysis<'a> {
     max_stack: u16,
     returns_value: Option<bool>,
-    /// Height before each instruction, indexed by id, or `UNSET`.
+    /// State word of each instruction (height, or `UNSET`, and flags), indexed by id.
     heights: &'a [u32],
 }
 
@@ -159,7 +171,7 @@ impl StackAnalysis<'_> {
     #[inline]
     pub fn height_before(&self, id: InstrId) -> Option<u16> {
         match self.heights.get(id.index()) {
-            Some(&h) if h != UNSET => Some(h as u16),
+            Some(&h) if h & UNSET == 0 => Some((h & HEIGHT) as u16),
             _ => None,
         }
     }
@@ -175,7 +187,7 @@ impl StackAnalysis<'_> {
     pub fn heights_by_id(&self) -> Vec<Option<u16>> {
         self.heights
             .iter()
-            .map(|&h| (h != UNSET).then_some(h as u16))
+            .map(|&h| (h & UNSET == 0).then_some((h & HEIGHT) as u16))
             .collect()
     }
 }
@@ -183,7 +195,8 @@ impl StackAnalysis<'_> {
 /// Reusable scratch space for stack analysis; keep one per thread and feed it every body.
 #[derive(Debug, Default, Clone)]
 pub struct StackAnalyzer {
-    /// Height before each instruction, indexed by id, or `UNSET`.
+    /// State word of each instruction (height, or `UNSET`, and the flags `TRY_START` and
+    /// `EXCEPTION_ENTRY`), indexed by id.
     heights: Vec<u32>,
     /// Instructions whose successors are still to be simulated.
     work: Vec<u32>,
@@ -194,8 +207,6 @@ pub struct StackAnalyzer {
     eh: bool,
     /// Positions and clause spans.
     layout: Layout,
-    /// `TRY_START` / `EXCEPTION_ENTRY` per instruction, indexed by id.
-    flags: Vec<u8>,
     /// Instructions first reached by an edge that may enter a try region.
     entered: Vec<u32>,
     /// Whether each clause's handler has been reached.
@@ -284,39 +295,57 @@ impl StackAnalyzer {
         let Some(entry) = body.instrs.first() else {
             return Err(Error::EmptyBody);
         };
+        if self.eh {
+            self.simulate::<true, R>(body, resolver, entry)
+        } else {
+            self.simulate::<false, R>(body, resolver, entry)
+        }
+    }
+
+    /// The simulation proper, from the entry; `EH` is whether the body has clauses.
+    #[inline(never)]
+    fn simulate<const EH: bool, R: CallSiteResolver + ?Sized>(
+        &mut self,
+        body: &MethodBody,
+        resolver: &R,
+        entry: InstrId,
+    ) -> Result<()> {
         let effects: &[u32; 256] = &EFFECTS;
-        self.reach(body, entry.0, 0, Via::Entry)?;
+        self.reach::<EH>(body, entry.0, 0, Via::Entry)?;
         self.work.push(entry.0);
         loop {
-            if self.eh {
+            if EH {
                 while let Some(p) = self.entered.pop() {
+                    if self.unseeded == 0 {
+                        // Every handler is reachable already.
+                        self.entered.clear();
+                        break;
+                    }
                     self.enter_regions(body, p)?;
                 }
             }
             let Some(p) = self.work.pop() else {
                 return Ok(());
             };
-            self.walk(body, resolver, effects, p)?;
+            self.walk::<EH, R>(body, resolver, effects, p)?;
         }
     }
 
     fn prepare_clauses(&mut self, body: &MethodBody) -> Result<()> {
-        self.layout.build(body)?;
+        self.layout.build_positions(body)?;
         let clauses = &self.layout.clauses;
-        let order = &self.layout.order;
         self.entered.clear();
         self.seeded.clear();
         self.seeded.resize(clauses.len(), false);
         self.unseeded = clauses.len();
-        self.flags.clear();
-        self.flags.resize(body.instrs.arena_len(), 0);
-        for c in clauses {
-            self.flags[order[c.try_start as usize].index()] |= TRY_START;
+        // The layout has checked that every boundary is an instruction of the body.
+        for (c, clause) in clauses.iter().zip(&body.clauses) {
+            self.heights[clause.try_start.index()] |= TRY_START;
             if c.kind.entry_height() == 1 {
-                self.flags[order[c.handler_start as usize].index()] |= EXCEPTION_ENTRY;
+                self.heights[clause.handler_start.index()] |= EXCEPTION_ENTRY;
             }
-            if c.filter_start != NONE {
-                self.flags[order[c.filter_start as usize].index()] |= EXCEPTION_ENTRY;
+            if let Some(filter) = clause.filter_start() {
+                self.heights[filter.index()] |= EXCEPTION_ENTRY;
             }
         }
         Ok(())
@@ -327,7 +356,8 @@ impl StackAnalyzer {
         site(body, InstrId(p))
     }
 
-    /// Position of the instruction with id index `p` (only with clauses).
+    /// Position of the instruction with id index `p`, which must be an instruction of the
+    /// body (only with clauses; see [`Layout::build_positions`]).
     #[inline]
     fn pos(&self, p: u32) -> u32 {
         self.layout.pos_of[p as usize]
@@ -336,8 +366,14 @@ impl StackAnalyzer {
     /// Records that instruction `p` is reached with height `h`. Returns whether this is
     /// the first time (the caller then schedules or continues with `p`).
     #[inline(always)]
-    fn reach(&mut self, body: &MethodBody, p: u32, h: u32, via: Via) -> Result<bool> {
-        if self.eh {
+    fn reach<const EH: bool>(
+        &mut self,
+        body: &MethodBody,
+        p: u32,
+        h: u32,
+        via: Via,
+    ) -> Result<bool> {
+        if EH {
             return self.reach_eh(body, p, h, via);
         }
         let current = self.heights[p as usize];
@@ -354,29 +390,29 @@ impl StackAnalyzer {
     /// [`Self::reach`] for bodies with exception clauses.
     #[inline(always)]
     fn reach_eh(&mut self, body: &MethodBody, p: u32, h: u32, via: Via) -> Result<bool> {
-        let flags = self.flags[p as usize];
-        if flags & EXCEPTION_ENTRY != 0
+        let state = self.heights[p as usize];
+        if state & EXCEPTION_ENTRY != 0
             && let Some(src) = via.source()
         {
             return Err(self.entry_reached_by_edge(body, src));
         }
-        let current = self.heights[p as usize];
-        if current == UNSET {
-            self.heights[p as usize] = h;
-            if flags & TRY_START != 0 && h != 0 {
+        if state & UNSET != 0 {
+            // The height bits are 0 while unset.
+            self.heights[p as usize] = (state ^ UNSET) | h;
+            if state & TRY_START != 0 && h != 0 {
                 return Err(self.non_empty_try_entry(body, p, h));
             }
             // The first instruction of a try region reached at all is reached either by
             // a non-fall-through edge or by falling into the try's first instruction.
-            if self.unseeded != 0 && (flags & TRY_START != 0 || !matches!(via, Via::Fallthrough(_)))
+            if self.unseeded != 0 && (state & TRY_START != 0 || !matches!(via, Via::Fallthrough(_)))
             {
                 self.entered.push(p);
             }
             Ok(true)
-        } else if current == h {
+        } else if state & HEIGHT == h {
             Ok(false)
         } else {
-            Err(self.mismatch(body, p, current, h, via))
+            Err(self.mismatch(body, p, state & HEIGHT, h, via))
         }
     }
 
@@ -418,41 +454,66 @@ impl StackAnalyzer {
 
     /// Makes the handlers (and filters) of every clause whose try region holds `p`
     /// reachable.
+    #[inline(always)]
     fn enter_regions(&mut self, body: &MethodBody, p: u32) -> Result<()> {
         let pos = self.pos(p);
-        for index in 0..self.layout.clauses.len() {
+        // Most instructions entered lie in no try region whose handler is still unseeded.
+        let first = self
+            .layout
+            .clauses
+            .iter()
+            .zip(&self.seeded)
+            .position(|(c, &seeded)| !seeded && c.in_try(pos));
+        match first {
+            Some(first) => self.seed_regions(body, pos, first),
+            None => Ok(()),
+        }
+    }
+
+    /// Seeds the handlers of the clauses from `first` on whose try region holds `pos`
+    /// and whose handler is not yet reachable, in clause order.
+    #[inline(never)]
+    fn seed_regions(&mut self, body: &MethodBody, pos: u32, first: usize) -> Result<()> {
+        for index in first..self.layout.clauses.len() {
             let c = self.layout.clauses[index];
             if self.seeded[index] || !c.in_try(pos) {
                 continue;
             }
             self.seeded[index] = true;
             self.unseeded -= 1;
-            let seed = |this: &mut Self, at: u32, h: u32| -> Result<()> {
-                let id = this.layout.order[at as usize].0;
+            let seed = |this: &mut Self, id: InstrId, h: u32| -> Result<()> {
                 this.max = this.max.max(h);
-                if this.reach(body, id, h, Via::Handler)? {
-                    this.work.push(id);
+                if this.reach::<true>(body, id.0, h, Via::Handler)? {
+                    this.work.push(id.0);
                 }
                 Ok(())
             };
-            seed(self, c.handler_start, c.kind.entry_height())?;
-            if c.filter_start != NONE {
-                seed(self, c.filter_start, 1)?;
+            // The layout has checked that these are instructions of the body.
+            let clause = &body.clauses[index];
+            seed(self, clause.handler_start, c.kind.entry_height())?;
+            if let Some(filter) = clause.filter_start() {
+                seed(self, filter, 1)?;
             }
         }
         Ok(())
     }
 
     /// A branch, switch or leave edge from `p` to `target` carrying height `h`.
-    #[inline]
-    fn jump(&mut self, body: &MethodBody, p: u32, target: InstrId, h: u32) -> Result<()> {
+    #[inline(always)]
+    fn jump<const EH: bool>(
+        &mut self,
+        body: &MethodBody,
+        p: u32,
+        target: InstrId,
+        h: u32,
+    ) -> Result<()> {
         if !body.instrs.contains(target) {
             return Err(Error::BadBranchTarget {
                 at: self.site(body, p),
                 target,
             });
         }
-        if self.reach(body, target.0, h, Via::Jump(p))? {
+        if self.reach::<EH>(body, target.0, h, Via::Jump(p))? {
             self.work.push(target.0);
         }
         Ok(())
@@ -460,21 +521,23 @@ impl StackAnalyzer {
 
     /// Simulates from `p` along fall-through edges until control leaves the straight line
     /// or reaches an instruction already simulated.
-    fn walk<R: CallSiteResolver + ?Sized>(
+    #[inline(always)]
+    fn walk<const EH: bool, R: CallSiteResolver + ?Sized>(
         &mut self,
         body: &MethodBody,
         resolver: &R,
         effects: &[u32; 256],
         mut p: u32,
     ) -> Result<()> {
+        // `p` has been reached: its height is set.
+        let mut h = self.heights[p as usize] & HEIGHT;
         loop {
             let instr = body.instrs.get(InstrId(p));
             let opcode = instr.opcode;
             let effect = effects[opcode as u8 as usize];
-            let h = self.heights[p as usize];
             let mut pops = effect & 0xFF;
             let mut pushes = (effect >> 8) & 0xFF;
-            if pops == VARIABLE || pushes == VARIABLE {
+            if effect & VARIABLE_EFFECT != 0 {
                 (pops, pushes) = self.variable_effect(body, resolver, p, h, pops, pushes)?;
             }
             if pops > h {
@@ -496,7 +559,7 @@ impl StackAnalyzer {
                 }
                 self.max = after;
             }
-            if effect & PLAIN == 0 && self.control(body, p, h, after)? {
+            if effect & PLAIN == 0 && self.control::<EH>(body, p, h, after)? {
                 return Ok(());
             }
             // Fall through to the next instruction; continue there if it is new.
@@ -505,15 +568,21 @@ impl StackAnalyzer {
                     at: self.site(body, p),
                 });
             };
-            if !self.reach(body, next.0, after, Via::Fallthrough(p))? {
+            // The common case first: falling into an instruction not yet reached that is
+            // neither a try start nor an exception entry; `reach` would just set its height.
+            let state = self.heights[next.0 as usize];
+            if state & (UNSET | TRY_START | EXCEPTION_ENTRY) == UNSET {
+                self.heights[next.0 as usize] = (state ^ UNSET) | after;
+            } else if !self.reach::<EH>(body, next.0, after, Via::Fallthrough(p))? {
                 return Ok(());
             }
             p = next.0;
+            h = after;
         }
     }
 
     /// The stack effect of a call or `ret`, whose table entry says `VARIABLE`.
-    #[inline]
+    #[inline(always)]
     fn variable_effect<R: CallSiteResolver + ?Sized>(
         &mut self,
         body: &MethodBody,
@@ -556,7 +625,13 @@ impl StackAnalyzer {
     /// Handles the instruction at `p` whose flow is not a plain fall-through: follows its
     /// explicit edges and checks its rules. Returns whether control ends here (`false`
     /// when it also falls through, as conditional branches and switches do).
-    fn control(&mut self, body: &MethodBody, p: u32, h: u32, after: u32) -> Result<bool> {
+    fn control<const EH: bool>(
+        &mut self,
+        body: &MethodBody,
+        p: u32,
+        h: u32,
+        after: u32,
+    ) -> Result<bool> {
         let instr = body.instrs.get(InstrId(p));
         let flow = instr.opcode.flow();
         match flow {
@@ -564,12 +639,12 @@ impl StackAnalyzer {
             Flow::Branch | Flow::Leave => {
                 let target = self.branch_target(body, p, instr.operand)?;
                 let h = if flow == Flow::Leave { 0 } else { after };
-                self.jump(body, p, target, h)?;
+                self.jump::<EH>(body, p, target, h)?;
                 Ok(true)
             }
             Flow::CondBranch => {
                 let target = self.branch_target(body, p, instr.operand)?;
-                self.jump(body, p, target, after)?;
+                self.jump::<EH>(body, p, target, after)?;
                 Ok(false)
             }
             Flow::Switch => {
@@ -584,12 +659,12 @@ impl StackAnalyzer {
                     });
                 };
                 for &target in targets {
-                    self.jump(body, p, target, after)?;
+                    self.jump::<EH>(body, p, target, after)?;
                 }
                 Ok(false)
             }
             Flow::Return => {
-                if self.eh && self.in_any_region(p) {
+                if EH && self.in_any_region(p) {
                     return Err(Error::IllegalControlFlow {
                         at: self.site(body, p),
                         what: "ret inside a try, filter or handler (leave the region first)",
@@ -608,7 +683,7 @@ impl StackAnalyzer {
             }
             Flow::Throw | Flow::Rethrow => Ok(true),
             Flow::EndFinally => {
-                let inside = self.eh && {
+                let inside = EH && {
                     let pos = self.pos(p);
                     self.layout.clauses.iter().any(|c| {
                         matches!(c.kind, HandlerKind::Finally | HandlerKind::Fault)
@@ -627,7 +702,7 @@ impl StackAnalyzer {
                 if after != 0 {
                     return Err(self.bad_endfilter(body, p, h));
                 }
-                let inside = self.eh && {
+                let inside = EH && {
                     let pos = self.pos(p);
                     self.layout.clauses.iter().any(|c| c.in_filter(pos))
                 };

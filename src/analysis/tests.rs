@@ -730,6 +730,40 @@ fn bad_clauses_are_reported_not_panicked_on() {
     }
 }
 
+#[test]
+fn a_reused_analyzer_rejects_clause_boundaries_removed_since() {
+    // The analyzer keeps its position table across bodies; an instruction removed from
+    // the body must not pass for one through a position left from an earlier body.
+    let a = asm("
+        T:  nop
+        TL: leave.s E
+        H:  nop
+        HL: endfinally
+        E:  ret
+    ")
+    .clause(ClauseKind::Finally, ["T", "TL", "H", "HL"]);
+    let mut analyzer = StackAnalyzer::new();
+    assert_eq!(
+        analyzer
+            .analyze(&a.body, &NoCalls, None)
+            .map(|s| s.max_stack()),
+        Ok(0)
+    );
+    let mut body = a.body.clone();
+    body.instrs.unlink(a.id("H"));
+    assert!(matches!(
+        analyzer.analyze(&body, &NoCalls, None),
+        Err(Error::BadEhClause { clause: 0, .. })
+    ));
+    // The first body still analyses the same afterwards.
+    assert_eq!(
+        analyzer
+            .analyze(&a.body, &NoCalls, None)
+            .map(|s| s.max_stack()),
+        Ok(0)
+    );
+}
+
 // ---- unreachable code ------------------------------------------------------------------
 
 #[test]
