@@ -514,6 +514,8 @@ pub(crate) struct ByteDecode {
     pub len: u8,
     /// The operand kind (`None` for undefined bytes).
     pub operand: OperandKind,
+    /// Whether the operand is a branch target or a switch table.
+    pub control: bool,
 }
 
 /// Builds the byte -> [`ByteDecode`] map from [`decode_map`] and the table rows.
@@ -523,6 +525,7 @@ const fn byte_decode_map(two_byte: bool) -> [ByteDecode; 256] {
         opcode: None,
         len: 0,
         operand: OperandKind::None,
+        control: false,
     }; 256];
     let mut b = 0;
     while b < 256 {
@@ -536,6 +539,10 @@ const fn byte_decode_map(two_byte: bool) -> [ByteDecode; 256] {
                     None => 0,
                 },
                 operand: row.operand,
+                control: matches!(
+                    row.operand,
+                    OperandKind::ShortBranch | OperandKind::Branch | OperandKind::Switch
+                ),
             };
         }
         b += 1;

@@ -110,7 +110,7 @@ impl Snap {
             instrs: body
                 .instrs
                 .iter()
-                .map(|(id, i)| (id, (i.opcode, opnd(body, i))))
+                .map(|(id, i)| (id, (i.opcode, opnd(body, &i))))
                 .collect(),
             clauses: body.clauses.clone(),
             arena_len: body.instrs.arena_len(),

@@ -77,12 +77,16 @@ impl Emitter {
     /// A branch whose target is patched later.
     fn branch(&mut self, opcode: OpCode) -> InstrId {
         let id = self.op(OpCode::Nop);
-        *self.body.instrs.get_mut(id) = Instruction::new(opcode, Operand::Target(id));
+        self.body
+            .instrs
+            .set(id, Instruction::new(opcode, Operand::Target(id)));
         id
     }
 
     fn patch(&mut self, branch: InstrId, target: InstrId) {
-        self.body.instrs.get_mut(branch).operand = Operand::Target(target);
+        let mut changed = self.body.instrs.get(branch);
+        changed.operand = Operand::Target(target);
+        self.body.instrs.set(branch, changed);
     }
 
     /// Emits `g` entered with height `h`; it leaves `h`. Returns the exact max height.
@@ -153,7 +157,9 @@ impl Emitter {
                 let l = self.op(OpCode::Nop);
                 let targets = vec![l; usize::from(*n)];
                 let handle = self.body.instrs.new_switch_targets(&targets);
-                self.body.instrs.get_mut(sw).operand = Operand::Switch(handle);
+                let mut changed = self.body.instrs.get(sw);
+                changed.operand = Operand::Switch(handle);
+                self.body.instrs.set(sw, changed);
                 m.max(h + 1)
             }
             G::Try {
@@ -306,7 +312,9 @@ proptest! {
             } else {
                 Operand::None
             };
-            body.instrs.get_mut(ids[i]).operand = operand;
+            let mut changed = body.instrs.get(ids[i]);
+            changed.operand = operand;
+            body.instrs.set(ids[i], changed);
         }
         for (kind, sorted, mut points) in clauses {
             if sorted {

@@ -114,7 +114,9 @@ fn asm(src: &str) -> Asm {
         } else {
             Operand::Target(ids[0])
         };
-        body.instrs.get_mut(id).operand = operand;
+        let mut changed = body.instrs.get(id);
+        changed.operand = operand;
+        body.instrs.set(id, changed);
     }
     Asm { body, labels }
 }
@@ -811,28 +813,38 @@ fn targets_outside_the_body_are_errors() {
         L:  ret
     ");
     let x = a.id("X");
-    a.body.instrs.get_mut(x).operand = Operand::Switch(SwitchTargets {
+    let mut changed = a.body.instrs.get(x);
+    changed.operand = Operand::Switch(SwitchTargets {
         start: 1000,
         len: 3,
     });
+    a.body.instrs.set(x, changed);
     let e = a.max().unwrap_err();
     assert!(matches!(e, Error::MalformedInstruction { .. }));
     assert!(ControlFlowGraph::build(&a.body).is_err());
-    a.body.instrs.get_mut(x).operand = Operand::None;
+    let mut changed = a.body.instrs.get(x);
+    changed.operand = Operand::None;
+    a.body.instrs.set(x, changed);
     assert!(matches!(a.max(), Err(Error::MalformedInstruction { .. })));
-    a.body.instrs.get_mut(x).operand = Operand::Switch(SwitchTargets {
+    let mut changed = a.body.instrs.get(x);
+    changed.operand = Operand::Switch(SwitchTargets {
         start: u32::MAX,
         len: u32::MAX,
     });
+    a.body.instrs.set(x, changed);
     assert!(matches!(a.max(), Err(Error::MalformedInstruction { .. })));
 
     let mut a = asm("X: br.s X");
     let x = a.id("X");
-    a.body.instrs.get_mut(x).operand = Operand::Int(3);
+    let mut changed = a.body.instrs.get(x);
+    changed.operand = Operand::Int(3);
+    a.body.instrs.set(x, changed);
     assert!(matches!(a.max(), Err(Error::MalformedInstruction { .. })));
     let mut a = asm("X: call 1\nret");
     let x = a.id("X");
-    a.body.instrs.get_mut(x).operand = Operand::None;
+    let mut changed = a.body.instrs.get(x);
+    changed.operand = Operand::None;
+    a.body.instrs.set(x, changed);
     let r = |_: OpCode, _: u32| Ok(CallEffect { pops: 0, pushes: 0 });
     assert!(matches!(
         compute_max_stack(&a.body, &r, None),

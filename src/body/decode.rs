@@ -13,7 +13,8 @@ use super::header::read_header;
 use super::scan::switch_len;
 use super::sections::{RawClause, read_sections};
 use super::{ClauseKind, ExceptionClause, MethodBody};
-use crate::graph::{InstrId, Instruction, Operand, SwitchTargets};
+use crate::graph::InstrId;
+use crate::graph::packed::Slot;
 use crate::opcode::{DECODE_ONE, DECODE_TWO, OpCode, OperandKind};
 use crate::{Error, Result};
 
@@ -28,12 +29,14 @@ pub struct Decoder {
     /// Where the stream is decoded to before it is copied into the body: one slot per
     /// code byte (every instruction takes at least one), kept at the length of the
     /// largest code decoded so far, so the loop stores by index instead of pushing.
-    slots: Vec<Instruction>,
+    slots: Vec<Slot>,
     /// The code offset of each instruction in `slots`.
     starts: Vec<u32>,
     /// Code offset -> id of the instruction starting there, for the current body's
     /// instruction starts only; other entries are stale, see [`OffsetIndex`].
     id_of: Vec<u32>,
+    /// The current body's code followed by 8 zero bytes.
+    padded: Vec<u8>,
 }
 
 impl Decoder {
@@ -104,58 +107,67 @@ impl Decoder {
         self.pending_branches.clear();
         offsets.clear();
         if self.slots.len() < code.len() {
-            self.slots
-                .resize(code.len(), Instruction::simple(OpCode::Nop));
+            self.slots.resize(code.len(), Slot::new(OpCode::Nop, 0));
             self.starts.resize(code.len(), 0);
             self.id_of.resize(code.len(), 0);
         }
+        // The code with 8 zero bytes after it: every operand is read as one 8-byte word.
+        self.padded.clear();
+        self.padded.extend_from_slice(code);
+        self.padded.extend_from_slice(&[0; 8]);
         let (slots, starts, id_of, pending) = (
             &mut self.slots[..],
             &mut self.starts[..],
             &mut self.id_of[..],
             &mut self.pending_branches,
         );
-        let decoded = body.instrs.append_in_order(0, |list| {
-            let n = decode_stream(code, slots, starts, id_of, list.pool, pending)?;
-            list.instrs.extend_from_slice(&slots[..n]);
+        let padded = &self.padded[..];
+        body.instrs.append_in_order(0, |list| {
+            let n = decode_stream(code, padded, slots, starts, id_of, list.pool, pending)?;
+            let index = OffsetIndex {
+                offsets: &starts[..n],
+                id_of,
+            };
+            resolve_branches(&index, pending, &mut slots[..n], list.pool)?;
+            list.slots.extend_from_slice(&slots[..n]);
             offsets.extend_from_slice(&starts[..n]);
             Ok(())
-        });
-        decoded?;
-        self.resolve_branches(body, offsets)
+        })
     }
+}
 
-    /// Replaces the target offsets stored in branch and switch operands by ids.
-    fn resolve_branches(&mut self, body: &mut MethodBody, offsets: &[u32]) -> Result<()> {
-        let index = OffsetIndex {
-            offsets,
-            id_of: &self.id_of,
-        };
-        let resolve = |from: InstrId, target: InstrId| -> Result<InstrId> {
-            match index.id_at(target.0) {
-                Some(id) => Ok(id),
-                None => Err(Error::BranchIntoInstruction {
-                    offset: offsets[from.index()] as usize,
-                    target: target.0,
-                }),
-            }
-        };
-        for &raw in &self.pending_branches {
-            let id = InstrId(raw);
-            match body.instrs.get(id).operand {
-                Operand::Target(target) => {
-                    body.instrs.get_mut(id).operand = Operand::Target(resolve(id, target)?);
-                }
-                Operand::Switch(targets) => {
-                    for slot in body.instrs.switch_targets_mut(targets) {
-                        *slot = resolve(id, *slot)?;
-                    }
-                }
-                _ => unreachable!("only branches and switches are pending"),
-            }
+/// Replaces the target offsets held by the pending branches and switches of `slots` (and
+/// of the switch targets in `pool`) by ids.
+fn resolve_branches(
+    index: &OffsetIndex<'_>,
+    pending: &[u32],
+    slots: &mut [Slot],
+    pool: &mut [InstrId],
+) -> Result<()> {
+    let resolve = |from: usize, target: u32| -> Result<InstrId> {
+        match index.id_at(target) {
+            Some(id) => Ok(id),
+            None => Err(Error::BranchIntoInstruction {
+                offset: index.offsets.get(from).copied().unwrap_or_default() as usize,
+                target,
+            }),
         }
-        Ok(())
+    };
+    for &from in pending {
+        let from = from as usize;
+        let Some(slot) = slots.get_mut(from) else {
+            continue;
+        };
+        if slot.opcode.operand() == OperandKind::Switch {
+            let (start, len) = (slot.bits as u32 as usize, (slot.bits >> 32) as usize);
+            for target in pool.get_mut(start..start + len).unwrap_or_default() {
+                *target = resolve(from, target.0)?;
+            }
+        } else {
+            slot.bits = u64::from(resolve(from, slot.bits as u32)?.0);
+        }
     }
+    Ok(())
 }
 
 /// Turns an offset-based clause into an id-based one with inclusive regions.
@@ -251,19 +263,34 @@ impl OffsetIndex<'_> {
     }
 }
 
+/// Operand masks by operand size in bytes.
+const OPERAND_MASK: [u64; 9] = [
+    0,
+    0xFF,
+    0xFFFF,
+    0xFF_FFFF,
+    0xFFFF_FFFF,
+    0xFF_FFFF_FFFF,
+    0xFFFF_FFFF_FFFF,
+    0xFF_FFFF_FFFF_FFFF,
+    u64::MAX,
+];
+
 /// Decodes every instruction of `code` in stream order into `slots`, its code offset into
 /// `starts`, its id into `id_of` at its code offset (all three at least `code.len()`
 /// long) and, for branches and switches, its id to `pending`; returns the number of
-/// instructions. Branch
-/// operands hold the target code offset (checked to lie inside the code) in place of an
-/// id; switch targets are appended to `pool`, also as offsets.
+/// instructions. `padded` is `code` followed by 8 zero bytes.
 ///
-/// Stores by index into pre-sized slices rather than pushing onto vectors: a push loads
-/// and stores the vector's length through memory on every instruction.
+/// A slot's operand bits are the operand's bytes read as one little-endian word and
+/// masked to the operand's size, whatever its kind: no branch on the kind but for
+/// branches and switches, whose bits hold the target code offset (checked to lie inside
+/// the code) until [`resolve_branches`]; switch targets are appended to `pool`, also as
+/// offsets. Stores by index into pre-sized slices rather than pushing onto vectors.
 #[inline(never)]
 fn decode_stream(
     code: &[u8],
-    slots: &mut [Instruction],
+    padded: &[u8],
+    slots: &mut [Slot],
     starts: &mut [u32],
     id_of: &mut [u32],
     pool: &mut Vec<InstrId>,
@@ -299,49 +326,43 @@ fn decode_stream(
             len => usize::from(len),
         };
         let end = start + len;
-        let Some(bytes) = code.get(at..end) else {
+        if end > size {
             return Err(Error::OperandPastEnd {
                 offset: start,
                 opcode: opcode.name(),
             });
-        };
+        }
         pos = end;
-        let operand = match row.operand {
-            OperandKind::None => Operand::None,
-            OperandKind::ShortI => Operand::Int(i32::from(le::<1>(bytes)[0] as i8)),
-            OperandKind::ShortU => Operand::Int(i32::from(le::<1>(bytes)[0])),
-            OperandKind::ShortVar => Operand::Var(u16::from(le::<1>(bytes)[0])),
-            OperandKind::Var => Operand::Var(u16::from_le_bytes(le(bytes))),
-            OperandKind::I => Operand::Int(i32::from_le_bytes(le(bytes))),
-            OperandKind::ShortR => Operand::Float32(u32::from_le_bytes(le(bytes))),
-            OperandKind::I8 => Operand::Long(i64::from_le_bytes(le(bytes))),
-            OperandKind::R => Operand::Float64(u64::from_le_bytes(le(bytes))),
-            OperandKind::ShortBranch => {
-                let disp = i64::from(le::<1>(bytes)[0] as i8);
-                pending.push(n as u32);
-                Operand::Target(InstrId(check_target(start, end, disp, size)?))
-            }
-            OperandKind::Branch => {
-                let disp = i64::from(i32::from_le_bytes(le(bytes)));
-                pending.push(n as u32);
-                Operand::Target(InstrId(check_target(start, end, disp, size)?))
-            }
-            OperandKind::Switch => {
-                pending.push(n as u32);
-                read_switch(bytes, start, end, size, pool)?
-            }
-            OperandKind::Method
-            | OperandKind::Field
-            | OperandKind::Type
-            | OperandKind::String
-            | OperandKind::Sig
-            | OperandKind::Tok => Operand::Token(u32::from_le_bytes(le(bytes))),
-        };
+        let word = padded
+            .get(at..at + 8)
+            .and_then(|w| w.first_chunk::<8>())
+            .map_or(0, |w| u64::from_le_bytes(*w));
+        let mut bits = word & OPERAND_MASK[(end - at).min(8)];
+        if row.control {
+            pending.push(n as u32);
+            bits = match row.operand {
+                OperandKind::ShortBranch => {
+                    let disp = i64::from(bits as u8 as i8);
+                    u64::from(check_target(start, end, disp, size)?)
+                }
+                OperandKind::Branch => {
+                    let disp = i64::from(bits as u32 as i32);
+                    u64::from(check_target(start, end, disp, size)?)
+                }
+                _ => read_switch(
+                    code.get(at..end).unwrap_or_default(),
+                    start,
+                    end,
+                    size,
+                    pool,
+                )?,
+            };
+        }
         // `n < code.len() <= slots.len()`: an instruction takes at least one byte.
         if let (Some(slot), Some(at), Some(id)) =
             (slots.get_mut(n), starts.get_mut(n), id_of.get_mut(start))
         {
-            *slot = Instruction { opcode, operand };
+            *slot = Slot::new(opcode, bits);
             *at = start as u32;
             *id = n as u32;
         }
@@ -350,7 +371,8 @@ fn decode_stream(
     Ok(n.min(slots.len()))
 }
 
-/// Appends the target offsets of a switch (operand `bytes`: count and table) to `pool`.
+/// Appends the target offsets of a switch (operand `bytes`: count and table) to `pool`;
+/// returns the switch's slot bits (its pool range).
 #[cold]
 fn read_switch(
     bytes: &[u8],
@@ -358,24 +380,14 @@ fn read_switch(
     end: usize,
     size: usize,
     pool: &mut Vec<InstrId>,
-) -> Result<Operand> {
+) -> Result<u64> {
     let first = pool.len() as u32;
     let table = bytes.get(4..).unwrap_or_default();
     for chunk in table.chunks_exact(4) {
         let disp = i64::from(i32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]));
         pool.push(InstrId(check_target(start, end, disp, size)?));
     }
-    Ok(Operand::Switch(SwitchTargets {
-        start: first,
-        len: (table.len() / 4) as u32,
-    }))
-}
-
-/// The first `N` bytes of an operand, zero-filled if `bytes` is shorter (it never is:
-/// the table's operand size decided its length).
-#[inline(always)]
-fn le<const N: usize>(bytes: &[u8]) -> [u8; N] {
-    bytes.first_chunk::<N>().copied().unwrap_or([0; N])
+    Ok(u64::from(first) | ((table.len() / 4) as u64) << 32)
 }
 
 /// Checks a branch displacement and returns the target code offset.

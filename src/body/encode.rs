@@ -24,6 +24,7 @@ use super::header::{
 };
 use super::sections::{RawClause, fit_small_section, write_section};
 use super::{ClauseKind, HeaderFormat, MethodBody};
+use crate::graph::packed::Slot;
 use crate::graph::{InstrId, InstrList, Instruction, Operand};
 use crate::opcode::{OpCode, OperandKind};
 use crate::{Error, Result};
@@ -189,11 +190,18 @@ impl Encoder {
             };
             let widening = !self.widened.is_empty();
             // Unedited (and appended-to) lists are walked as a slice, not link by link.
-            let end = match (instrs.iter_in_arena_order(), widening) {
+            let in_order = instrs.as_flat_slice().map(|slots| {
+                slots
+                    .iter()
+                    .enumerate()
+                    .map(|(i, slot)| (InstrId(i as u32), *slot))
+            });
+            let linked = || instrs.slots_in_order();
+            let end = match (in_order, widening) {
                 (Some(order), false) => round.write::<true, false, _>(order, &mut self.code)?,
                 (Some(order), true) => round.write::<true, true, _>(order, &mut self.code)?,
-                (None, false) => round.write::<false, false, _>(instrs.iter(), &mut self.code)?,
-                (None, true) => round.write::<false, true, _>(instrs.iter(), &mut self.code)?,
+                (None, false) => round.write::<false, false, _>(linked(), &mut self.code)?,
+                (None, true) => round.write::<false, true, _>(linked(), &mut self.code)?,
             };
             let Ok(code_size) = u32::try_from(end) else {
                 return Err(Error::Unencodable {
@@ -496,13 +504,13 @@ impl Round<'_, '_> {
     /// bytes are written through a slice of `out`, so that the hot loop keeps the write
     /// position and the bounds in registers rather than updating the `Vec` per byte.
     #[inline(always)]
-    fn write<'a, const IN_ARENA_ORDER: bool, const WIDENING: bool, I>(
+    fn write<const IN_ARENA_ORDER: bool, const WIDENING: bool, I>(
         self,
         order: I,
         out: &mut Vec<u8>,
     ) -> Result<usize>
     where
-        I: Iterator<Item = (InstrId, &'a Instruction)>,
+        I: Iterator<Item = (InstrId, Slot)>,
     {
         let Round {
             instrs,
@@ -532,24 +540,25 @@ impl Round<'_, '_> {
         };
         let mut pos = 0;
         let mut buf = out.as_mut_slice();
-        for (id, instr) in order {
+        for (id, slot) in order {
             // Offsets wrap only past 4 GiB of code, which `write_code` then rejects.
             let offset = pos as u32;
-            let slot = if IN_ARENA_ORDER {
+            let place = if IN_ARENA_ORDER {
                 slots.next()
             } else {
                 by_id.get_mut(id.index())
             };
-            if let Some(slot) = slot {
-                *slot = offset;
+            if let Some(place) = place {
+                *place = offset;
             }
             let opcode = if WIDENING && widened.get(id.index()) == Some(&true) {
-                instr.opcode.long_form().unwrap_or(instr.opcode)
+                slot.opcode.long_form().unwrap_or(slot.opcode)
             } else {
-                instr.opcode
+                slot.opcode
             };
-            let Some((word, len)) = compose(id, instr, opcode, offset, fixups, check)? else {
-                pos = write_unusual(instrs, id, instr, opcode, offset, out, pos, fixups, check)?;
+            let Some((word, len)) = compose(id, slot, opcode, offset, fixups) else {
+                let instr = instrs.unpack(slot);
+                pos = write_unusual(instrs, id, &instr, opcode, offset, out, pos, fixups, check)?;
                 buf = out.as_mut_slice();
                 continue;
             };
@@ -591,61 +600,40 @@ fn put(out: &mut Vec<u8>, pos: usize, bytes: &[u8]) -> usize {
     end
 }
 
-/// The encoding of `instr`, written as `opcode` at code offset `offset`, as a
-/// little-endian word and its length in bytes; `None` for the instructions that do not
-/// fit a word (`ldc.i8`, `ldc.r8`, `switch`) and operands that do not match the opcode
-/// (see [`write_unusual`]). Branch displacements are zeros, recorded in `fixups`.
+/// The encoding of the instruction in `slot`, written as `opcode` at code offset
+/// `offset`, as a little-endian word (opcode bytes, then the slot's operand bits) and its
+/// length in bytes; `None` for what does not fit a word (`ldc.i8`, `ldc.r8`, `switch`)
+/// and for odd slots (see [`write_unusual`]). Branch displacements are zeros, recorded
+/// in `fixups`. Only branches are told apart: the operand bits of every other kind are
+/// already its encoded bytes.
 #[inline(always)]
 fn compose(
     id: InstrId,
-    instr: &Instruction,
+    slot: Slot,
     opcode: OpCode,
     offset: u32,
     fixups: &mut Vec<Fixup>,
-    check: Check,
-) -> Result<Option<(u64, usize)>> {
-    // Small operands that are out of range: an error, or truncated when only laying out.
-    let narrow = |fits: bool, byte: u8| match (fits, check) {
-        (false, Check::All) => Err(out_of_range(opcode)),
-        _ => Ok(u64::from(byte)),
-    };
-    let operand: u64 = match (opcode.operand(), instr.operand) {
-        (OperandKind::None, Operand::None) => 0,
-        (OperandKind::ShortI, Operand::Int(v)) => narrow(i8::try_from(v).is_ok(), v as u8)?,
-        (OperandKind::ShortU, Operand::Int(v)) => narrow(u8::try_from(v).is_ok(), v as u8)?,
-        (OperandKind::I, Operand::Int(v)) => u64::from(v as u32),
-        (OperandKind::ShortR, Operand::Float32(v)) => u64::from(v),
-        (OperandKind::ShortVar, Operand::Var(v)) => narrow(u8::try_from(v).is_ok(), v as u8)?,
-        (OperandKind::Var, Operand::Var(v)) => u64::from(v),
-        (kind, Operand::Token(t)) if kind.is_token() => u64::from(t),
-        (OperandKind::ShortBranch, Operand::Target(target)) => {
-            let at = offset.wrapping_add(u32::from(opcode.encoding().opcode_len));
-            fixups.push(Fixup {
-                at,
-                next: at.wrapping_add(1),
-                target,
-                from: id,
-                opcode,
-            });
-            0
-        }
-        (OperandKind::Branch, Operand::Target(target)) => {
-            let at = offset.wrapping_add(u32::from(opcode.encoding().opcode_len));
-            fixups.push(Fixup {
-                at,
-                next: at.wrapping_add(4),
-                target,
-                from: id,
-                opcode,
-            });
-            0
-        }
-        _ => return Ok(None),
-    };
-    // The row is loaded after the operand, which keeps it out of registers meanwhile.
+) -> Option<(u64, usize)> {
     let enc = opcode.encoding();
+    if slot.odd || enc.len == 0 || enc.len > 8 {
+        return None;
+    }
+    let operand = match enc.operand {
+        OperandKind::ShortBranch | OperandKind::Branch => {
+            let at = offset.wrapping_add(u32::from(enc.opcode_len));
+            fixups.push(Fixup {
+                at,
+                next: offset.wrapping_add(u32::from(enc.len)),
+                target: InstrId(slot.bits as u32),
+                from: id,
+                opcode,
+            });
+            0
+        }
+        _ => slot.bits,
+    };
     let word = u64::from(enc.bytes) | operand << (8 * enc.opcode_len);
-    Ok(Some((word, usize::from(enc.len))))
+    Some((word, usize::from(enc.len)))
 }
 
 /// Writes what [`compose`] does not: `ldc.i8`, `ldc.r8` and `switch` (recording a fixup
@@ -688,6 +676,16 @@ fn write_unusual(
                 }),
             }
         }
+        // Small operands that are out of range: an error, or truncated when only laying
+        // out (the layout does not depend on the value).
+        (OperandKind::ShortI | OperandKind::ShortU, Operand::Int(v)) => match check {
+            Check::All => Err(out_of_range(opcode)),
+            Check::Layout => Ok(put(out, pos, &[v as u8])),
+        },
+        (OperandKind::ShortVar, Operand::Var(v)) => match check {
+            Check::All => Err(out_of_range(opcode)),
+            Check::Layout => Ok(put(out, pos, &[v as u8])),
+        },
         (kind, _) => match (check, kind.size()) {
             // Only laying out: the operand's size is all that matters, and the switch and
             // short-branch cases that matter to the layout are checked above.
@@ -817,7 +815,9 @@ mod tests {
                 let len = end - offsets[id.index()];
                 if instr.opcode.operand() == OperandKind::ShortBranch && len != 2 {
                     assert_eq!(len, 5);
-                    long.instrs.get_mut(id).opcode = instr.opcode.long_form().unwrap();
+                    let mut changed = long.instrs.get(id);
+                    changed.opcode = instr.opcode.long_form().unwrap();
+                    long.instrs.set(id, changed);
                     any = true;
                 }
             }

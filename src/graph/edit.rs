@@ -187,7 +187,9 @@ impl MethodBody {
     pub fn replace(&mut self, at: InstrId, instr: Instruction) -> Result<Instruction> {
         self.expect_linked(at, "replaced instruction")?;
         self.check_targets(&instr)?;
-        Ok(std::mem::replace(self.instrs.get_mut(at), instr))
+        let old = self.instrs.get(at);
+        self.instrs.set(at, instr);
+        Ok(old)
     }
 
     /// Removes `at` and returns it. Branches to it move to the next instruction; a region
@@ -280,7 +282,7 @@ impl MethodBody {
         for clause in &mut self.clauses {
             *clause = moved(clause);
         }
-        let removed = *self.instrs.get(at);
+        let removed = self.instrs.get(at);
         self.instrs.unlink(at);
         Ok(removed)
     }
@@ -308,32 +310,9 @@ impl MethodBody {
     /// Returns how many operands changed. One pass over the code, whatever the map does.
     pub(crate) fn retarget_operands(
         &mut self,
-        mut map: impl FnMut(InstrId) -> Option<InstrId>,
+        map: impl FnMut(InstrId) -> Option<InstrId>,
     ) -> usize {
-        let mut changed = 0;
-        let mut switches: SmallVec<[super::SwitchTargets; 4]> = SmallVec::new();
-        for instr in self.instrs.arena_instrs_mut() {
-            match &mut instr.operand {
-                Operand::Target(t) => {
-                    if let Some(new) = map(*t) {
-                        *t = new;
-                        changed += 1;
-                    }
-                }
-                Operand::Switch(s) => switches.push(*s),
-                _ => {}
-            }
-        }
-        for s in switches {
-            // A handle of another list is left alone (the encoder rejects it).
-            for slot in self.instrs.try_switch_targets_mut(s).unwrap_or_default() {
-                if let Some(new) = map(*slot) {
-                    *slot = new;
-                    changed += 1;
-                }
-            }
-        }
-        changed
+        self.instrs.retarget_operands(map)
     }
 
     /// Moves branch targets and region starts (try, handler, filter) from `from` to `to`.

@@ -6,6 +6,7 @@
 //! name other instructions afterwards.
 #![forbid(unsafe_code)]
 
+use super::packed::{Slot, instruction, operand_bits};
 use crate::opcode::{OpCode, OperandKind};
 use std::fmt;
 
@@ -155,6 +156,11 @@ impl Links {
 
 /// An ordered list of instructions in an arena.
 ///
+/// Instructions are stored as an opcode and the bits of their operand (the little-endian
+/// value of its encoded bytes; the target's id for branches): [`InstrList::get`] rebuilds an [`Instruction`] by value and
+/// [`InstrList::set`] stores one, so the list always knows what changed. The codec moves
+/// operand bits without branching on the operand's kind.
+///
 /// Storage is flat until the first edit: while the list order is the arena order (a
 /// decoded list, or one only appended to), instructions sit in one vector and no links
 /// exist (neighbours are `id - 1` and `id + 1`). The first edit that links elsewhere or
@@ -162,7 +168,10 @@ impl Links {
 /// order. Ids are arena indexes in both states.
 #[derive(Debug, Clone)]
 pub struct InstrList {
-    instrs: Vec<Instruction>,
+    /// The instructions in their stored form (see [`super::packed`]).
+    slots: Vec<Slot>,
+    /// Instructions whose operand has no stored form, named by the `bits` of their slot.
+    odd: Vec<Instruction>,
     /// One entry per arena slot once materialised (`!flat`); empty while `flat`.
     links: Vec<Links>,
     head: u32,
@@ -187,7 +196,8 @@ impl InstrList {
     /// An empty list.
     pub fn new() -> Self {
         InstrList {
-            instrs: Vec::new(),
+            slots: Vec::new(),
+            odd: Vec::new(),
             links: Vec::new(),
             head: NIL,
             tail: NIL,
@@ -199,7 +209,8 @@ impl InstrList {
 
     /// Removes every instruction, keeping allocated capacity; all ids become invalid.
     pub fn clear(&mut self) {
-        self.instrs.clear();
+        self.slots.clear();
+        self.odd.clear();
         self.links.clear();
         self.switch_pool.clear();
         self.head = NIL;
@@ -210,7 +221,7 @@ impl InstrList {
 
     /// Reserves room for `n` more instructions.
     pub fn reserve(&mut self, n: usize) {
-        self.instrs.reserve(n);
+        self.slots.reserve(n);
         if !self.flat {
             self.links.reserve(n);
         }
@@ -220,7 +231,7 @@ impl InstrList {
     #[inline]
     pub fn len(&self) -> usize {
         if self.flat {
-            self.instrs.len()
+            self.slots.len()
         } else {
             self.len as usize
         }
@@ -235,14 +246,14 @@ impl InstrList {
     /// Size of the arena: every id ever handed out has `index() < arena_len()`.
     #[inline]
     pub fn arena_len(&self) -> usize {
-        self.instrs.len()
+        self.slots.len()
     }
 
     /// Whether `id` names an instruction currently in the list.
     #[inline]
     pub fn contains(&self, id: InstrId) -> bool {
         if self.flat {
-            id.index() < self.instrs.len()
+            id.index() < self.slots.len()
         } else {
             self.links.get(id.index()).is_some_and(|l| l.linked())
         }
@@ -252,7 +263,7 @@ impl InstrList {
     #[inline]
     pub fn first(&self) -> Option<InstrId> {
         if self.flat {
-            (!self.instrs.is_empty()).then_some(InstrId(0))
+            (!self.slots.is_empty()).then_some(InstrId(0))
         } else {
             wrap(self.head)
         }
@@ -262,7 +273,7 @@ impl InstrList {
     #[inline]
     pub fn last(&self) -> Option<InstrId> {
         if self.flat {
-            self.instrs.len().checked_sub(1).map(|i| InstrId(i as u32))
+            self.slots.len().checked_sub(1).map(|i| InstrId(i as u32))
         } else {
             wrap(self.tail)
         }
@@ -280,7 +291,7 @@ impl InstrList {
     pub fn prev(&self, id: InstrId) -> Option<InstrId> {
         if self.flat {
             assert!(
-                id.index() < self.instrs.len(),
+                id.index() < self.slots.len(),
                 "id {id:?} is not of this list"
             );
             id.0.checked_sub(1).map(InstrId)
@@ -294,7 +305,7 @@ impl InstrList {
     #[inline(always)]
     fn next_raw(&self, id: u32) -> u32 {
         if self.flat {
-            let n = self.instrs.len();
+            let n = self.slots.len();
             assert!((id as usize) < n, "id i{id} is not of this list");
             if id as usize + 1 < n { id + 1 } else { NIL }
         } else {
@@ -304,17 +315,51 @@ impl InstrList {
 
     /// The instruction named by `id`. Panics if `id` was never handed out by this list.
     #[inline]
-    pub fn get(&self, id: InstrId) -> &Instruction {
-        &self.instrs[id.index()]
+    pub fn get(&self, id: InstrId) -> Instruction {
+        self.unpack(self.slots[id.index()])
     }
 
-    /// Mutable access to the instruction named by `id`. Panics if `id` was never handed
-    /// out by this list. Changing a branch target here bypasses the checks of
-    /// [`crate::MethodBody`]'s editing API; the encoder still rejects targets that are not
-    /// instructions of the body.
+    /// The opcode of the instruction named by `id` (cheaper than [`InstrList::get`]).
+    /// Panics if `id` was never handed out by this list.
     #[inline]
-    pub fn get_mut(&mut self, id: InstrId) -> &mut Instruction {
-        &mut self.instrs[id.index()]
+    pub fn opcode(&self, id: InstrId) -> OpCode {
+        self.slots[id.index()].opcode
+    }
+
+    /// Replaces the instruction named by `id`, keeping its place in the order. Panics if
+    /// `id` was never handed out by this list. This bypasses the checks of
+    /// [`crate::MethodBody`]'s editing API (prefer [`crate::MethodBody::replace`]); the
+    /// encoder still rejects targets that are not instructions of the body.
+    #[inline]
+    pub fn set(&mut self, id: InstrId, instr: Instruction) {
+        let slot = self.pack(instr);
+        self.slots[id.index()] = slot;
+    }
+
+    /// The stored form of `instr`; odd instructions go to the side table.
+    #[inline]
+    fn pack(&mut self, instr: Instruction) -> Slot {
+        match operand_bits(&instr) {
+            Some(bits) => Slot::new(instr.opcode, bits),
+            None => {
+                self.odd.push(instr);
+                Slot {
+                    opcode: instr.opcode,
+                    odd: true,
+                    bits: (self.odd.len() - 1) as u64,
+                }
+            }
+        }
+    }
+
+    /// The instruction a slot of this list holds.
+    #[inline]
+    pub(crate) fn unpack(&self, slot: Slot) -> Instruction {
+        if slot.odd {
+            self.odd[slot.bits as usize]
+        } else {
+            instruction(slot.opcode, slot.bits)
+        }
     }
 
     /// Iterates over ids in order.
@@ -322,7 +367,7 @@ impl InstrList {
         Ids {
             list: self,
             cur: match self.flat {
-                true if !self.instrs.is_empty() => 0,
+                true if !self.slots.is_empty() => 0,
                 true => NIL,
                 false => self.head,
             },
@@ -331,10 +376,18 @@ impl InstrList {
 
     /// Iterates over `(id, instruction)` in order.
     pub fn iter(&self) -> Iter<'_> {
-        Iter(match self.flat {
-            true => IterState::Flat(self.instrs.iter().enumerate()),
-            false => IterState::Linked(self.ids()),
-        })
+        Iter {
+            list: self,
+            state: match self.flat {
+                true => IterState::Flat(self.slots.iter().enumerate()),
+                false => IterState::Linked(self.ids()),
+            },
+        }
+    }
+
+    /// Iterates over `(id, slot)` in order (for the encoder).
+    pub(crate) fn slots_in_order(&self) -> impl Iterator<Item = (InstrId, Slot)> + '_ {
+        self.ids().map(|id| (id, self.slots[id.index()]))
     }
 
     /// Clears the list and lets `f` append instructions in order through an [`InOrder`]
@@ -348,17 +401,18 @@ impl InstrList {
         f: impl FnOnce(&mut InOrder<'_>) -> R,
     ) -> R {
         self.clear();
-        self.instrs.reserve(capacity);
+        self.slots.reserve(capacity);
         f(&mut InOrder {
-            instrs: &mut self.instrs,
+            slots: &mut self.slots,
             pool: &mut self.switch_pool,
         })
     }
 
     /// Appends an instruction at the end.
     pub(crate) fn push_raw(&mut self, instr: Instruction) -> InstrId {
-        let id = self.instrs.len() as u32;
-        self.instrs.push(instr);
+        let id = self.slots.len() as u32;
+        let slot = self.pack(instr);
+        self.slots.push(slot);
         if !self.flat {
             self.links.push(Links {
                 prev: self.tail,
@@ -391,7 +445,7 @@ impl InstrList {
 
     #[inline(never)]
     fn build_links(&mut self) {
-        let n = self.instrs.len() as u32;
+        let n = self.slots.len() as u32;
         self.links.clear();
         // Branch-free, so it vectorises; the last `next` is fixed below.
         self.links.extend((0..n).map(|i| Links {
@@ -411,8 +465,9 @@ impl InstrList {
     #[inline]
     fn alloc(&mut self, instr: Instruction) -> u32 {
         self.materialise_links();
-        let id = self.instrs.len() as u32;
-        self.instrs.push(instr);
+        let id = self.slots.len() as u32;
+        let slot = self.pack(instr);
+        self.slots.push(slot);
         self.links.push(Links {
             prev: NIL,
             next: NIL,
@@ -446,14 +501,18 @@ impl InstrList {
         at: InstrId,
         instrs: &[Instruction],
     ) -> std::ops::Range<u32> {
-        let first = self.instrs.len() as u32;
+        let first = self.slots.len() as u32;
         let Some(k) = u32::try_from(instrs.len()).ok().filter(|&k| k > 0) else {
             return first..first;
         };
         self.materialise_links();
         let last = first + k - 1;
         let prev = self.links[at.index()].prev;
-        self.instrs.extend_from_slice(instrs);
+        self.slots.reserve(instrs.len());
+        for &instr in instrs {
+            let slot = self.pack(instr);
+            self.slots.push(slot);
+        }
         // Chained among themselves; the ends are fixed below.
         self.links.extend((first..=last).map(|id| Links {
             prev: id.wrapping_sub(1),
@@ -554,42 +613,81 @@ impl InstrList {
         self.switch_pool.get_mut(start..end)
     }
 
-    /// Every instruction in list order as a slice, when the list order is the arena order
-    /// (flat storage, see [`InstrList`]); `None` otherwise, then use [`InstrList::iter`].
+    /// Every stored instruction in list order as a slice, when the list order is the
+    /// arena order (flat storage, see [`InstrList`]); `None` otherwise, then use
+    /// [`InstrList::slots_in_order`].
     #[inline]
-    pub(crate) fn as_flat_slice(&self) -> Option<&[Instruction]> {
-        self.flat.then_some(self.instrs.as_slice())
+    pub(crate) fn as_flat_slice(&self) -> Option<&[Slot]> {
+        self.flat.then_some(self.slots.as_slice())
     }
 
-    /// Every instruction in list order as a slice walk with ids, when the list order is
-    /// the arena order; `None` otherwise, then use [`InstrList::iter`].
-    #[inline]
-    pub(crate) fn iter_in_arena_order(
-        &self,
-    ) -> Option<impl Iterator<Item = (InstrId, &Instruction)> + '_> {
-        self.as_flat_slice().map(|instrs| {
-            instrs
-                .iter()
-                .enumerate()
-                .map(|(i, instr)| (InstrId(i as u32), instr))
-        })
-    }
-
-    /// Mutable access to every linked instruction, in arena order (not list order).
-    pub(crate) fn arena_instrs_mut(&mut self) -> impl Iterator<Item = &mut Instruction> {
+    /// Rewrites every branch and switch target of the instructions in the list through
+    /// `map` (None keeps the target). Returns how many operands changed. One pass over
+    /// the code, whatever the map does.
+    pub(crate) fn retarget_operands(
+        &mut self,
+        mut map: impl FnMut(InstrId) -> Option<InstrId>,
+    ) -> usize {
+        let mut changed = 0;
+        let mut switches: smallvec::SmallVec<[SwitchTargets; 4]> = smallvec::SmallVec::new();
         let (flat, links) = (self.flat, &self.links);
-        self.instrs
+        let odd = &mut self.odd;
+        let linked = self
+            .slots
             .iter_mut()
             .enumerate()
-            .filter(move |(i, _)| flat || links[*i].linked())
-            .map(|(_, instr)| instr)
+            .filter(move |(i, _)| flat || links[*i].linked());
+        for (_, slot) in linked {
+            let operand = if slot.odd {
+                // Odd instructions keep their operand whole.
+                match &mut odd[slot.bits as usize].operand {
+                    Operand::Target(t) => {
+                        if let Some(new) = map(*t) {
+                            *t = new;
+                            changed += 1;
+                        }
+                        continue;
+                    }
+                    Operand::Switch(s) => {
+                        switches.push(*s);
+                        continue;
+                    }
+                    _ => continue,
+                }
+            } else {
+                slot.opcode.operand()
+            };
+            match operand {
+                OperandKind::ShortBranch | OperandKind::Branch => {
+                    if let Some(new) = map(InstrId(slot.bits as u32)) {
+                        slot.bits = u64::from(new.0);
+                        changed += 1;
+                    }
+                }
+                OperandKind::Switch => switches.push(SwitchTargets {
+                    start: slot.bits as u32,
+                    len: (slot.bits >> 32) as u32,
+                }),
+                _ => {}
+            }
+        }
+        for s in switches {
+            // A handle of another list is left alone (the encoder rejects it).
+            for target in self.try_switch_targets_mut(s).unwrap_or_default() {
+                if let Some(new) = map(*target) {
+                    *target = new;
+                    changed += 1;
+                }
+            }
+        }
+        changed
     }
 }
 
 /// Appends to a list being built in order (see [`InstrList::append_in_order`]).
 pub(crate) struct InOrder<'a> {
-    /// The instructions, to be pushed in order (ids `0..n`).
-    pub instrs: &'a mut Vec<Instruction>,
+    /// The stored instructions, to be pushed in order (ids `0..n`); never odd.
+    pub slots: &'a mut Vec<Slot>,
     /// The list's switch-target pool, to which switches being appended add their targets.
     pub pool: &'a mut Vec<InstrId>,
 }
@@ -618,23 +716,33 @@ impl Iterator for Ids<'_> {
 }
 
 /// Iterator over the `(id, instruction)` pairs of an [`InstrList`], in order.
-pub struct Iter<'a>(IterState<'a>);
+pub struct Iter<'a> {
+    list: &'a InstrList,
+    state: IterState<'a>,
+}
 
 /// Flat storage is walked as a slice, linked storage link by link.
 enum IterState<'a> {
-    Flat(std::iter::Enumerate<std::slice::Iter<'a, Instruction>>),
+    Flat(std::iter::Enumerate<std::slice::Iter<'a, Slot>>),
     Linked(Ids<'a>),
 }
 
-impl<'a> Iterator for Iter<'a> {
-    type Item = (InstrId, &'a Instruction);
+impl Iterator for Iter<'_> {
+    type Item = (InstrId, Instruction);
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        match &mut self.0 {
-            IterState::Flat(slots) => slots.next().map(|(i, instr)| (InstrId(i as u32), instr)),
-            IterState::Linked(ids) => ids.next().map(|id| (id, ids.list.get(id))),
-        }
+        let (id, slot) = match &mut self.state {
+            IterState::Flat(slots) => {
+                let (i, slot) = slots.next()?;
+                (InstrId(i as u32), *slot)
+            }
+            IterState::Linked(ids) => {
+                let id = ids.next()?;
+                (id, self.list.slots[id.index()])
+            }
+        };
+        Some((id, self.list.unpack(slot)))
     }
 }
 

@@ -8,6 +8,7 @@
 mod build;
 mod edit;
 mod list;
+pub(crate) mod packed;
 
 pub use edit::Incoming;
 
