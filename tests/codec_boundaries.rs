@@ -707,3 +707,56 @@ fn original_offsets_are_kept_and_searchable() {
     }
     assert_eq!(body.find_by_original_offset(offsets[1] + 1000), None);
 }
+
+/// Instructions whose operand cannot be encoded (a small operand out of range, an operand
+/// of the wrong kind) are kept as given, read back unchanged, and refused by the encoder
+/// with a typed error naming the opcode; laying out the code still works, since their
+/// size is known.
+#[test]
+fn unencodable_operands_are_kept_and_reported_not_truncated() {
+    let cases = [
+        (
+            Instruction::new(OpCode::LdcI4S, Operand::Int(300)),
+            "operand value out of range for the opcode's encoding",
+        ),
+        (
+            Instruction::new(OpCode::LdargS, Operand::Var(256)),
+            "operand value out of range for the opcode's encoding",
+        ),
+        (
+            Instruction::new(OpCode::Unaligned, Operand::Int(-1)),
+            "operand value out of range for the opcode's encoding",
+        ),
+        (
+            Instruction::new(OpCode::Ldarg0, Operand::Token(0x0A00_0001)),
+            "operand does not match the opcode's operand kind",
+        ),
+        (
+            Instruction::new(OpCode::Call, Operand::Int(1)),
+            "operand does not match the opcode's operand kind",
+        ),
+    ];
+    for (odd, what) in cases {
+        let mut body = nops_then_ret(2);
+        let first = body.instrs.first().expect("has code");
+        let id = body.instrs.push_back(ret());
+        body.instrs.set(first, odd);
+        assert_eq!(body.instrs.get(first), odd, "read back as stored");
+        let err = body.encode().expect_err("refused");
+        assert!(
+            matches!(err, Error::BadOperand { opcode, what: w } if opcode == odd.opcode.name() && w == what),
+            "{odd:?}: {err:?}"
+        );
+        // The layout needs only the operand's size.
+        let offsets = Encoder::new()
+            .code_offsets(&body)
+            .expect("lays out")
+            .to_vec();
+        let size = odd.opcode.fixed_len().expect("fixed length");
+        assert_eq!(offsets[1], size, "{odd:?}");
+        assert_eq!(offsets[id.index()], size + 2);
+        // Setting an encodable instruction back makes the body encodable again.
+        body.instrs.set(first, nop());
+        body.encode().expect("encodes");
+    }
+}
