@@ -172,6 +172,6 @@ pub(crate) fn site(body: &MethodBody, id: InstrId) -> InstrSite {
     InstrSite {
         id,
         offset: body.original_offset(id),
-        opcode: body.instrs.get(id).opcode,
+        opcode: body.instrs.opcode(id),
     }
 }

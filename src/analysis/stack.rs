@@ -532,8 +532,7 @@ impl StackAnalyzer {
         // `p` has been reached: its height is set.
         let mut h = self.heights[p as usize] & HEIGHT;
         loop {
-            let instr = body.instrs.get(InstrId(p));
-            let opcode = instr.opcode;
+            let opcode = body.instrs.opcode(InstrId(p));
             let effect = effects[opcode as u8 as usize];
             let mut pops = effect & 0xFF;
             let mut pushes = (effect >> 8) & 0xFF;
@@ -592,12 +591,11 @@ impl StackAnalyzer {
         pops: u32,
         pushes: u32,
     ) -> Result<(u32, u32)> {
-        let instr = body.instrs.get(InstrId(p));
-        let opcode = instr.opcode;
+        let opcode = body.instrs.opcode(InstrId(p));
         if opcode == OpCode::Ret {
             return Ok((self.ret_pops(body, p, h)?, pushes));
         }
-        let Operand::Token(token) = instr.operand else {
+        let Some(token) = body.instrs.token(InstrId(p)) else {
             return Err(Error::MalformedInstruction {
                 at: self.site(body, p),
                 what: "call without a token operand",

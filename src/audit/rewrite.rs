@@ -283,8 +283,8 @@ pub fn instrument(
     // One pass: the `ret`s and `tail.` prefixes the wrapping edits, and whether a `jmp`
     // makes the body unwrappable (checked first: nothing is edited then).
     let mut scan = CodeScan::default();
-    for (id, i) in body.instrs.iter() {
-        scan.see(id, i.opcode);
+    for (id, opcode) in body.instrs.opcodes() {
+        scan.see(id, opcode);
     }
     if scan.has_jmp {
         return Err(Error::Unsupported {
@@ -424,10 +424,7 @@ fn check_rewritten(
             .ok_or(Error::Unencodable {
                 what: "IL map: instruction home is not an instruction boundary",
             })?;
-        let (now, decoded) = (
-            body.instrs.get(old_id).opcode,
-            again.instrs.get(here).opcode,
-        );
+        let (now, decoded) = (body.instrs.opcode(old_id), again.instrs.opcode(here));
         if now != decoded && now.long_form() != Some(decoded) {
             return Err(Error::Unencodable {
                 what: "IL map: the instruction at the mapped home differs",

@@ -326,6 +326,21 @@ impl InstrList {
         self.slots[id.index()].opcode
     }
 
+    /// The metadata token operand of the instruction named by `id`, if it has one (cheaper
+    /// than [`InstrList::get`]). Panics if `id` was never handed out by this list.
+    #[inline]
+    pub fn token(&self, id: InstrId) -> Option<u32> {
+        let slot = self.slots[id.index()];
+        if slot.odd {
+            match self.odd[slot.bits as usize].operand {
+                Operand::Token(token) => Some(token),
+                _ => None,
+            }
+        } else {
+            slot.opcode.operand().is_token().then_some(slot.bits as u32)
+        }
+    }
+
     /// Replaces the instruction named by `id`, keeping its place in the order. Panics if
     /// `id` was never handed out by this list. This bypasses the checks of
     /// [`crate::MethodBody`]'s editing API (prefer [`crate::MethodBody::replace`]); the
@@ -383,6 +398,21 @@ impl InstrList {
                 false => IterState::Linked(self.ids()),
             },
         }
+    }
+
+    /// Iterates over `(id, opcode)` in order (cheaper than [`InstrList::iter`] when the
+    /// operands are not needed).
+    pub fn opcodes(&self) -> impl Iterator<Item = (InstrId, OpCode)> + '_ {
+        let flat = self.flat.then(|| {
+            self.slots
+                .iter()
+                .enumerate()
+                .map(|(i, slot)| (InstrId(i as u32), slot.opcode))
+        });
+        let linked = (!self.flat).then(|| self.ids().map(|id| (id, self.slots[id.index()].opcode)));
+        flat.into_iter()
+            .flatten()
+            .chain(linked.into_iter().flatten())
     }
 
     /// Iterates over `(id, slot)` in order (for the encoder).

@@ -179,7 +179,7 @@ fn completes_tail_call(body: &MethodBody, ret: InstrId) -> bool {
         return false;
     };
     if !matches!(
-        body.instrs.get(call).opcode,
+        body.instrs.opcode(call),
         OpCode::Call | OpCode::Callvirt | OpCode::Calli
     ) {
         return false;
@@ -188,7 +188,7 @@ fn completes_tail_call(body: &MethodBody, ret: InstrId) -> bool {
     // `readonly.`-style chains is handled generally).
     let mut cur = body.instrs.prev(call);
     while let Some(p) = cur {
-        let op = body.instrs.get(p).opcode;
+        let op = body.instrs.opcode(p);
         if op == OpCode::Tail {
             return true;
         }

@@ -66,8 +66,8 @@ pub struct Wrapped {
 /// region. The max stack is not recomputed here; run the stack analysis afterwards.
 pub fn wrap_try_finally(body: &mut MethodBody, opts: &WrapOptions<'_>) -> Result<Wrapped> {
     let mut scan = CodeScan::default();
-    for (id, i) in body.instrs.iter() {
-        scan.see(id, i.opcode);
+    for (id, opcode) in body.instrs.opcodes() {
+        scan.see(id, opcode);
     }
     wrap_scanned(body, opts, &scan, &[])
 }
