@@ -814,4 +814,43 @@ mod tests {
         list.unlink(a);
         assert_eq!(in_order(&list), None);
     }
+
+    /// The cheap readers agree with the full one, in flat and in linked storage, for
+    /// encodable and odd instructions.
+    #[test]
+    fn opcodes_and_token_agree_with_get() {
+        let check = |list: &InstrList| {
+            let full: Vec<_> = list.iter().collect();
+            let cheap: Vec<_> = list.opcodes().collect();
+            assert_eq!(full.len(), cheap.len());
+            for ((id, instr), (cid, opcode)) in full.iter().zip(&cheap) {
+                assert_eq!((id, instr.opcode), (cid, *opcode));
+                let token = match instr.operand {
+                    Operand::Token(t) => Some(t),
+                    _ => None,
+                };
+                assert_eq!(list.token(*id), token, "{instr:?}");
+                assert_eq!(list.opcode(*id), instr.opcode);
+            }
+        };
+        let mut list = InstrList::new();
+        let a = list.push_back(Instruction::new(OpCode::Call, Operand::Token(0x0A00_0007)));
+        list.push_back(Instruction::new(OpCode::LdcI4S, Operand::Int(-5)));
+        // Odd: a token on an opcode without one, and an out-of-range small operand.
+        list.push_back(Instruction::new(
+            OpCode::Ldarg0,
+            Operand::Token(0x0600_0001),
+        ));
+        list.push_back(Instruction::new(OpCode::LdcI4S, Operand::Int(1000)));
+        list.push_back(Instruction::simple(OpCode::Ret));
+        assert!(list.as_flat_slice().is_some());
+        check(&list);
+        list.link_after(
+            a,
+            Instruction::new(OpCode::Ldstr, Operand::Token(0x7000_0001)),
+        );
+        list.unlink(a);
+        assert!(list.as_flat_slice().is_none());
+        check(&list);
+    }
 }
