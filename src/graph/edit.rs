@@ -55,10 +55,13 @@ impl MethodBody {
         match instr.operand {
             Operand::Target(t) => self.expect_linked(t, "branch target"),
             Operand::Switch(s) => {
-                let targets = self.instrs.try_switch_targets(s).ok_or(Error::BadOperand {
-                    opcode: instr.opcode.name(),
-                    what: "switch targets of another body",
-                })?;
+                let targets =
+                    self.instrs
+                        .try_switch_targets(s)
+                        .ok_or_else(|| Error::BadOperand {
+                            opcode: instr.opcode.name(),
+                            what: "switch targets of another body",
+                        })?;
                 targets
                     .iter()
                     .try_for_each(|&t| self.expect_linked(t, "switch target"))

@@ -129,15 +129,13 @@ pub(crate) fn wrap_scanned(
     for &t in tails {
         body.remove(t)?;
     }
-    let not_empty = Error::Unsupported {
+    let nothing_left = || Error::Unsupported {
         what: "nothing left to wrap",
     };
-    let try_start = body.instrs.first().ok_or(not_empty.clone())?;
-    let try_last = body.instrs.prev(single.epilogue).ok_or(not_empty)?;
+    let try_start = body.instrs.first().ok_or_else(nothing_left)?;
+    let try_last = body.instrs.prev(single.epilogue).ok_or_else(nothing_left)?;
     if try_start == single.epilogue {
-        return Err(Error::Unsupported {
-            what: "nothing left to wrap",
-        });
+        return Err(nothing_left());
     }
 
     let mut catch_start = None;
