@@ -17,7 +17,6 @@ use ilrewrite::analysis::{CachingResolver, MaxStackMode, StackAnalyzer};
 use ilrewrite::audit::{HookResolver, instrument};
 use ilrewrite::body::{Decoder, Encoder, scan_body};
 use ilrewrite::pe::Assembly;
-use ilrewrite::sig::summarize_method_sig;
 use std::collections::HashSet;
 use std::hint::black_box;
 use std::time::Duration;
@@ -136,15 +135,14 @@ fn codec(c: &mut Criterion) {
             let mut written = 0usize;
             for m in &methods {
                 decoder.decode_into(black_box(m.body), &mut body).unwrap();
-                let returns_value = summarize_method_sig(m.signature).unwrap().returns_value;
                 // Bodies with `jmp` are refused and left as they are, as a profiler would.
-                if instrument(&asm, m.signature, m.token, &mut body, returns_value).is_ok() {
+                if let Ok(outcome) = instrument(&asm, m.signature, m.token, &mut body) {
                     analyzer
                         .apply_max_stack(
                             &mut body,
                             &resolver,
                             MaxStackMode::Compute,
-                            Some(returns_value),
+                            Some(outcome.local_added),
                         )
                         .unwrap();
                 }

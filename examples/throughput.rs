@@ -31,7 +31,6 @@ use ilrewrite::analysis::{CachingResolver, MaxStackMode, StackAnalyzer};
 use ilrewrite::audit::{HookResolver, instrument};
 use ilrewrite::body::{Decoder, Encoder, scan_body};
 use ilrewrite::pe::Assembly;
-use ilrewrite::sig::summarize_method_sig;
 use std::collections::HashSet;
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -236,17 +235,14 @@ fn main() -> Result<(), String> {
             rw_decoder
                 .decode_into(bytes, &mut rw_body)
                 .expect("decodes");
-            let returns_value = summarize_method_sig(signature)
-                .expect("signature")
-                .returns_value;
             // Bodies with `jmp` are refused (and left as they are), as a profiler would.
-            if instrument(&asm, signature, token, &mut rw_body, returns_value).is_ok() {
+            if let Ok(outcome) = instrument(&asm, signature, token, &mut rw_body) {
                 analyzer
                     .apply_max_stack(
                         &mut rw_body,
                         &resolver,
                         MaxStackMode::Compute,
-                        Some(returns_value),
+                        Some(outcome.local_added),
                     )
                     .expect("verifies");
             }

@@ -22,7 +22,7 @@ use crate::graph::Instruction;
 use crate::ilmap::IlMap;
 use crate::opcode::OpCode;
 use crate::pe::Assembly;
-use crate::sig::{LocalVarSig, return_type_bytes, summarize_method_sig};
+use crate::sig::{LocalVarSig, summarize_method_sig, summarize_method_sig_and_return_type};
 use crate::transform::{CodeScan, Returns, WrapOptions, wrap_scanned};
 use crate::{Error, Result};
 use std::collections::{BTreeMap, HashSet};
@@ -224,19 +224,17 @@ pub fn rewrite_assembly(name: &str, asm: &Assembly<'_>) -> RewriteReport {
         // 2-3. Instrument, encode, decode, verify, check the IL map.
         let was_tiny = code[0] & 3 == 2;
         let original = body.clone();
-        match instrument(asm, method.signature, token, &mut body, returns_value).and_then(
-            |outcome| {
-                check_rewritten(
-                    &resolver,
-                    &original,
-                    &mut body,
-                    &mut again,
-                    (&mut encoder, &mut decoder, &mut analyzer, &mut bytes),
-                    returns_value,
-                )
-                .map(|entries| (outcome, entries))
-            },
-        ) {
+        match instrument(asm, method.signature, token, &mut body).and_then(|outcome| {
+            check_rewritten(
+                &resolver,
+                &original,
+                &mut body,
+                &mut again,
+                (&mut encoder, &mut decoder, &mut analyzer, &mut bytes),
+                returns_value,
+            )
+            .map(|entries| (outcome, entries))
+        }) {
             Ok((outcome, entries)) => {
                 report.rewritten += 1;
                 report.rets_rewritten += outcome.rets;
@@ -260,7 +258,7 @@ pub fn rewrite_assembly(name: &str, asm: &Assembly<'_>) -> RewriteReport {
 pub struct Outcome {
     /// `ret`s in the body before the rewrite.
     pub rets: usize,
-    /// Whether a return-value local was added.
+    /// Whether the method returns a value, and so a return-value local was added.
     pub local_added: bool,
     /// `tail.` prefixes removed.
     pub tails: usize,
@@ -270,15 +268,15 @@ pub struct Outcome {
 /// LocalVarSig (value-returning methods; the body then names [`NEW_LOCALS_TOKEN`]),
 /// wraps the body in try/finally with `ldc.i4 token; call ENTER_HOOK` before the try and
 /// `ldc.i4 token; call EXIT_HOOK` in the finally, and calls [`RETURN_HOOK`] with the
-/// return value on the normal exit path. `signature` is the method's MethodDefSig and
-/// `returns_value` whether it returns a value. The max stack is left to the caller.
-/// Refuses bodies with `jmp` ([`Error::Unsupported`]).
+/// return value on the normal exit path. `signature` is the method's MethodDefSig, read
+/// once for whether and what it returns ([`Outcome::local_added`] tells the caller, e.g.
+/// for the stack analysis). The max stack is left to the caller. Refuses bodies with
+/// `jmp` ([`Error::Unsupported`]); a refused body is left as it was.
 pub fn instrument(
     asm: &Assembly<'_>,
     signature: &[u8],
     token: u32,
     body: &mut MethodBody,
-    returns_value: bool,
 ) -> Result<Outcome> {
     // One pass: the `ret`s and `tail.` prefixes the wrapping edits, and whether a `jmp`
     // makes the body unwrappable (checked first: nothing is edited then).
@@ -292,10 +290,11 @@ pub fn instrument(
         });
     }
     let rets = scan.rets.len();
+    let (summary, ret_type) = summarize_method_sig_and_return_type(signature)?;
+    let returns_value = summary.returns_value;
     let returns = if returns_value {
         // Byte level, without decoding the signatures into trees: the return type's
         // bytes become the new local's type.
-        let ret_type = return_type_bytes(signature)?;
         let locals = match body.local_var_sig {
             0 => &[0x07, 0x00][..],
             sig => asm.standalone_sig(sig)?,

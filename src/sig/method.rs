@@ -352,11 +352,16 @@ pub(crate) fn skip_method_sig(r: &mut SigReader<'_>, depth: usize) -> Result<Met
 /// [`MethodSig::return_type`] was parsed from, byte for byte (so compressed tokens keep
 /// whatever width the blob used).
 pub fn return_type_bytes(blob: &[u8]) -> Result<&[u8]> {
+    summarize_method_sig_and_return_type(blob).map(|(_, ret)| ret)
+}
+
+/// [`summarize_method_sig`] and [`return_type_bytes`] in one walk over the blob.
+pub fn summarize_method_sig_and_return_type(blob: &[u8]) -> Result<(MethodSigSummary, &[u8])> {
     let mut r = SigReader::new(blob);
-    let (_, ret) = skip_method_sig_spanning(&mut r, 0)?;
+    let (summary, ret) = skip_method_sig_spanning(&mut r, 0)?;
     r.expect_end()?;
     // The range was just read from `blob`.
-    Ok(blob.get(ret).unwrap_or_default())
+    Ok((summary, blob.get(ret).unwrap_or_default()))
 }
 
 /// [`skip_method_sig`], also giving the return type's byte range in the reader's data.

@@ -36,5 +36,6 @@ pub use field::FieldSig;
 pub use locals::{CustomMod, LocalType, LocalVarSig};
 pub use method::{
     CallingConvention, MethodSig, MethodSigSummary, return_type_bytes, summarize_method_sig,
+    summarize_method_sig_and_return_type,
 };
 pub use types::{ArrayType, MAX_NESTING, TypeSig, element_type, skip_type};
