@@ -415,9 +415,23 @@ impl InstrList {
             .chain(linked.into_iter().flatten())
     }
 
-    /// Iterates over `(id, slot)` in order (for the encoder).
+    /// Iterates over `(id, slot)` in order (for the encoder): in linked storage, link by
+    /// link without asking at each step whether the storage is flat.
     pub(crate) fn slots_in_order(&self) -> impl Iterator<Item = (InstrId, Slot)> + '_ {
-        self.ids().map(|id| (id, self.slots[id.index()]))
+        let flat = self.flat.then(|| {
+            self.slots
+                .iter()
+                .enumerate()
+                .map(|(i, slot)| (InstrId(i as u32), *slot))
+        });
+        let mut cur = if self.flat { NIL } else { self.head };
+        let linked = std::iter::from_fn(move || {
+            let id = wrap(cur)?;
+            let link = self.links.get(id.index())?;
+            cur = link.next;
+            Some((id, *self.slots.get(id.index())?))
+        });
+        flat.into_iter().flatten().chain(linked)
     }
 
     /// Clears the list and lets `f` append instructions in order through an [`InOrder`]
