@@ -5,6 +5,10 @@
 //! decode+encode within 3x of it): on a shared machine read the ratios between the groups'
 //! times, not the absolute times. `examples/throughput.rs` prints those ratios directly.
 //!
+//! `encode` and `decode_encode` use a reused `Encoder`, which copies the code of bodies
+//! whose instruction list is unedited since decoding; `encode_derived` and
+//! `decode_encode_derived` derive every byte from the instructions, as for edited bodies.
+//!
 //! `rewrite` is what a profiler does in its JIT callback (DESIGN.md §4b: within 6x of the
 //! scan): decode, add a return-value local to the LocalVarSig, single-ret + try/finally
 //! wrap with entry/exit/epilogue calls (`audit::instrument`), exact max stack, encode.
@@ -93,36 +97,49 @@ fn codec(c: &mut Criterion) {
         })
     });
 
-    group.bench_function("encode", |b| {
-        let mut encoder = Encoder::new();
-        let mut out = Vec::new();
-        b.iter(|| {
-            let mut written = 0usize;
-            for body in &decoded {
-                out.clear();
-                encoder.encode(black_box(body), &mut out).unwrap();
-                written += black_box(&out).len();
-            }
-            written
-        })
-    });
+    // A reused `Encoder::new()` copies the code of unedited bodies; `Encoder::rederiving()`
+    // derives every byte from the instructions, as for an edited body.
+    type MakeEncoder = fn() -> Encoder;
+    let encoders: [(&str, &str, MakeEncoder); 2] = [
+        ("encode", "decode_encode", Encoder::new),
+        (
+            "encode_derived",
+            "decode_encode_derived",
+            Encoder::rederiving,
+        ),
+    ];
+    for (encode_name, decode_encode_name, make) in encoders {
+        group.bench_function(encode_name, |b| {
+            let mut encoder = make();
+            let mut out = Vec::new();
+            b.iter(|| {
+                let mut written = 0usize;
+                for body in &decoded {
+                    out.clear();
+                    encoder.encode(black_box(body), &mut out).unwrap();
+                    written += black_box(&out).len();
+                }
+                written
+            })
+        });
 
-    group.bench_function("decode_encode", |b| {
-        let mut decoder = Decoder::new();
-        let mut encoder = Encoder::new();
-        let mut body = MethodBody::new();
-        let mut out = Vec::new();
-        b.iter(|| {
-            let mut written = 0usize;
-            for bytes in &bodies {
-                decoder.decode_into(black_box(bytes), &mut body).unwrap();
-                out.clear();
-                encoder.encode(&body, &mut out).unwrap();
-                written += black_box(&out).len();
-            }
-            written
-        })
-    });
+        group.bench_function(decode_encode_name, |b| {
+            let mut decoder = Decoder::new();
+            let mut encoder = make();
+            let mut body = MethodBody::new();
+            let mut out = Vec::new();
+            b.iter(|| {
+                let mut written = 0usize;
+                for bytes in &bodies {
+                    decoder.decode_into(black_box(bytes), &mut body).unwrap();
+                    out.clear();
+                    encoder.encode(&body, &mut out).unwrap();
+                    written += black_box(&out).len();
+                }
+                written
+            })
+        });
+    }
 
     group.bench_function("rewrite", |b| {
         let mut decoder = Decoder::new();

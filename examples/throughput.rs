@@ -18,6 +18,11 @@
 //! `valgrind --tool=callgrind --toggle-collect='*Stage*time*' target/release/examples/throughput
 //! --only decode+encode -n 1` counts the instructions of two passes (warm-up and run).
 //!
+//! `encode` and `decode+encode` use a reused [`Encoder`], which copies the code of a body
+//! whose instruction list is unedited since decoding (DESIGN.md §4b: "copying unedited
+//! byte runs instead of re-deriving them"); `encode-derived` and `dec+enc-derived` derive
+//! every byte from the instructions (`Encoder::rederiving`), as for an edited body.
+//!
 //! A stage is a closure called once per body with the body's index and bytes; adding one
 //! is one more `Stage::per_body` entry in `main`.
 //!
@@ -198,6 +203,10 @@ fn main() -> Result<(), String> {
     let mut encode_out = Vec::new();
     let (mut de_decoder, mut de_encoder) = (Decoder::new(), Encoder::new());
     let (mut de_body, mut de_out) = (MethodBody::new(), Vec::new());
+    let mut derived_encoder = Encoder::rederiving();
+    let mut derived_out = Vec::new();
+    let (mut dd_decoder, mut dd_encoder) = (Decoder::new(), Encoder::rederiving());
+    let (mut dd_body, mut dd_out) = (MethodBody::new(), Vec::new());
     let (mut rw_decoder, mut rw_encoder) = (Decoder::new(), Encoder::new());
     let (mut rw_body, mut rw_out) = (MethodBody::new(), Vec::new());
     let mut analyzer = StackAnalyzer::new();
@@ -229,6 +238,23 @@ fn main() -> Result<(), String> {
             de_out.clear();
             de_encoder.encode(&de_body, &mut de_out).expect("encodes");
             de_out.len()
+        }),
+        // The same two with every byte of the code derived from the instructions, as for
+        // an edited body (`Encoder::rederiving`).
+        Stage::per_body("encode-derived", |i, _| {
+            derived_out.clear();
+            derived_encoder
+                .encode(&decoded[i], &mut derived_out)
+                .expect("encodes");
+            derived_out.len()
+        }),
+        Stage::per_body("dec+enc-derived", |_, bytes| {
+            dd_decoder
+                .decode_into(bytes, &mut dd_body)
+                .expect("decodes");
+            dd_out.clear();
+            dd_encoder.encode(&dd_body, &mut dd_out).expect("encodes");
+            dd_out.len()
         }),
         Stage::per_body("rewrite", |i, bytes| {
             let (token, signature) = corpus.methods[i];
@@ -279,7 +305,7 @@ fn main() -> Result<(), String> {
         args.runs
     );
     println!(
-        "{:<14} {:>9} {:>9} {:>7} {:>10} {:>8} {:>9} {:>9}",
+        "{:<15} {:>9} {:>9} {:>7} {:>10} {:>8} {:>9} {:>9}",
         "stage", "median ms", "best ms", "x scan", "methods/s", "MB/s", "ns/instr", "us/method"
     );
     // Ratios need the scan, which is the first stage unless `--only` removed it.
@@ -294,7 +320,7 @@ fn main() -> Result<(), String> {
         let best = secs.iter().copied().fold(f64::INFINITY, f64::min);
         let med = median(&mut secs);
         println!(
-            "{:<14} {:>9.3} {:>9.3} {:>7.2} {:>10.0} {:>8.1} {:>9.2} {:>9.3}",
+            "{:<15} {:>9.3} {:>9.3} {:>7.2} {:>10.0} {:>8.1} {:>9.2} {:>9.3}",
             stage.name,
             med * 1e3,
             best * 1e3,

@@ -760,3 +760,80 @@ fn unencodable_operands_are_kept_and_reported_not_truncated() {
         body.encode().expect("encodes");
     }
 }
+
+/// A decoded body's list is unedited until something changes its code, and only then
+/// does the encoder derive the code again: every kind of change is seen, even one that
+/// stores an instruction equal to the old one or only touches the switch-target pool.
+#[test]
+fn the_list_knows_when_it_is_edited_and_the_encoder_follows() {
+    // ldc.i4.0; switch (1 target: +0); ldc.i4.1; ret
+    let bytes = [
+        (12 << 2) | 2,
+        0x16,
+        0x45,
+        1,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0x17,
+        0x2A,
+    ];
+    let decoded = MethodBody::decode(&bytes).expect("decodes");
+    assert!(decoded.instrs.is_unedited());
+    let ids: Vec<_> = decoded.instrs.ids().collect();
+    type Edit = fn(&mut MethodBody, &[ilrewrite::InstrId]);
+    let edits: [(&str, Edit); 6] = [
+        ("set to an equal instruction", |b, ids| {
+            let same = b.instrs.get(ids[0]);
+            b.instrs.set(ids[0], same);
+        }),
+        ("replace", |b, ids| {
+            b.replace(ids[2], Instruction::new(OpCode::LdcI4S, Operand::Int(9)))
+                .expect("replaces");
+        }),
+        ("switch pool written", |b, ids| {
+            let Operand::Switch(t) = b.instrs.get(ids[1]).operand else {
+                panic!("a switch")
+            };
+            b.instrs.switch_targets_mut(t)[0] = ids[3];
+        }),
+        ("push_back", |b, _| {
+            b.instrs.push_back(ret());
+        }),
+        ("insert", |b, ids| {
+            b.insert_before(ids[2], nop(), ilrewrite::graph::Incoming::Keep)
+                .expect("inserts");
+        }),
+        ("unlink", |b, ids| b.instrs.unlink(ids[0])),
+    ];
+    for (what, edit) in edits {
+        let mut body = decoded.clone();
+        edit(&mut body, &ids);
+        assert!(!body.instrs.is_unedited(), "{what}");
+        let mut copied = Vec::new();
+        Encoder::new().encode(&body, &mut copied).expect("encodes");
+        assert_eq!(copied, body.encode().expect("encodes"), "{what}");
+    }
+    // The changes that alter the code do alter the bytes.
+    let mut body = decoded.clone();
+    body.replace(ids[2], Instruction::new(OpCode::LdcI4S, Operand::Int(9)))
+        .expect("replaces");
+    let mut copied = Vec::new();
+    Encoder::new().encode(&body, &mut copied).expect("encodes");
+    assert_ne!(copied, bytes);
+    // Unedited, both encoders give the original bytes; a decode that fails in the code
+    // leaves the list marked edited (one that fails before reading the code leaves the
+    // body as it was).
+    let mut out = Vec::new();
+    Encoder::new().encode(&decoded, &mut out).expect("encodes");
+    assert_eq!(out, bytes);
+    let mut reused = decoded.clone();
+    let mut bad = bytes;
+    bad[11] = 0x24; // an undefined opcode in place of ldc.i4.1
+    assert!(Decoder::new().decode_into(&bad, &mut reused).is_err());
+    assert!(!reused.instrs.is_unedited());
+}

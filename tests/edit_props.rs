@@ -1116,6 +1116,18 @@ fn check_encoding(body: &MethodBody, facts: &mut Facts) -> Result<MethodBody, Te
     clauses_well_formed(&want.clauses, want.code.len()).map_err(fail)?;
 
     let bytes = ok(body.encode(), "encode")?;
+    // A reused encoder copies the code only while the list is unedited; after any edit
+    // it must derive the same bytes as the reference path.
+    let mut copied = Vec::new();
+    ok(
+        Encoder::new().encode(body, &mut copied),
+        "encode with a reused encoder",
+    )?;
+    prop_assert_eq!(
+        &copied,
+        &bytes,
+        "copying encoder differs from the reference"
+    );
     let mut decoded = MethodBody::new();
     let used = ok(
         Decoder::new().decode_into(&bytes, &mut decoded),

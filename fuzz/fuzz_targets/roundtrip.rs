@@ -5,7 +5,7 @@
 //! same body; and encoding that body must give the same bytes again.
 #![no_main]
 
-use ilrewrite::body::Decoder;
+use ilrewrite::body::{Decoder, Encoder};
 use ilrewrite::{ClauseKind, InstrId, MethodBody, OpCode, Operand};
 use libfuzzer_sys::fuzz_target;
 
@@ -94,4 +94,10 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(used_again, encoded.len());
     assert_eq!(shape(&second), shape(&first));
     assert!(second.encode().expect("encodes again") == encoded);
+    // A reused encoder copies the unedited code: the same bytes.
+    let mut copied = Vec::new();
+    Encoder::new()
+        .encode(&second, &mut copied)
+        .expect("a reused encoder encodes");
+    assert!(copied == encoded);
 });

@@ -81,8 +81,8 @@ impl fmt::Display for RoundTripReport {
     }
 }
 
-/// Decodes every distinct method body of `asm`, re-encodes it and compares the bytes with
-/// the original; parses and re-encodes every LocalVarSig the bodies use. `name` labels
+/// Decodes every distinct method body of `asm`, re-encodes it (copying the unedited code,
+/// and again deriving it from the instructions) and compares the bytes with the original; parses and re-encodes every LocalVarSig the bodies use. `name` labels
 /// failures.
 pub fn round_trip_assembly(name: &str, asm: &Assembly<'_>) -> RoundTripReport {
     let mut report = RoundTripReport {
@@ -101,6 +101,7 @@ pub fn round_trip_assembly(name: &str, asm: &Assembly<'_>) -> RoundTripReport {
     let mut seen_sigs = HashSet::new();
     let mut decoder = Decoder::new();
     let mut encoder = Encoder::new();
+    let mut rederiving = Encoder::rederiving();
     let mut body = MethodBody::new();
     let mut out = Vec::new();
     let mut sig_out = Vec::new();
@@ -141,26 +142,38 @@ pub fn round_trip_assembly(name: &str, asm: &Assembly<'_>) -> RoundTripReport {
         report.bodies_with_eh += usize::from(!body.clauses.is_empty());
         report.code_bytes += body.original_code_size() as usize;
         report.body_bytes += used;
-        out.clear();
-        if let Err(e) = encoder.encode(&body, &mut out) {
-            fail(&mut report, method.token, format!("encode: {e}"));
-            continue;
+        // Both ways of encoding must give the original bytes: copying the unedited code
+        // (what a reused encoder does) and deriving it from the instructions.
+        let mut encoded = true;
+        for (encoder, how) in [
+            (&mut encoder, "encode"),
+            (&mut rederiving, "encode from the instructions"),
+        ] {
+            out.clear();
+            if let Err(e) = encoder.encode(&body, &mut out) {
+                fail(&mut report, method.token, format!("{how}: {e}"));
+                encoded = false;
+                break;
+            }
+            if out[..] != bytes[..used] {
+                let at = out
+                    .iter()
+                    .zip(&bytes[..used])
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(out.len().min(used));
+                fail(
+                    &mut report,
+                    method.token,
+                    format!(
+                        "{how}: {} bytes differ from the original {} bytes at body offset {at:#x}",
+                        out.len(),
+                        used
+                    ),
+                );
+            }
         }
-        if out[..] != bytes[..used] {
-            let at = out
-                .iter()
-                .zip(&bytes[..used])
-                .position(|(a, b)| a != b)
-                .unwrap_or(out.len().min(used));
-            fail(
-                &mut report,
-                method.token,
-                format!(
-                    "re-encoded {} bytes differ from the original {} bytes at body offset {at:#x}",
-                    out.len(),
-                    used
-                ),
-            );
+        if !encoded {
+            continue;
         }
         if body.local_var_sig != 0 && seen_sigs.insert(body.local_var_sig) {
             report.local_sigs += 1;

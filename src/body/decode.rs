@@ -68,6 +68,8 @@ impl Decoder {
         format.sections.clear();
         format.padding.clear();
         format.code_size = header.code_size;
+        format.original_code.clear();
+        format.original_code.extend_from_slice(code);
         let mut offsets = std::mem::take(&mut format.original_offsets);
         let decoded = self.decode_code(code, body, &mut offsets);
         body.format.original_offsets = offsets;
@@ -90,6 +92,7 @@ impl Decoder {
             end = sections_end;
             body.format.sections = sections;
         }
+        body.instrs.mark_unedited();
         Ok(end)
     }
 

@@ -55,6 +55,9 @@ pub struct Encoder {
     /// Scratch of [`Encoder::widen_in_place`]: the end of each widened branch and the
     /// growth up to and including it.
     shifts: Vec<(u32, u32)>,
+    /// Whether to derive the code from the instructions even when the list is unedited
+    /// (see [`Encoder::rederiving`]).
+    rederive: bool,
 }
 
 /// A branch displacement left as zeros while the code is written, filled in afterwards.
@@ -77,6 +80,41 @@ impl Encoder {
     /// An encoder with empty scratch buffers.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An encoder that derives every byte of the code from the instructions, even for
+    /// bodies whose instruction list is unedited since decoding (which [`Encoder::new`]
+    /// copies, as DESIGN.md asks: "copying unedited byte runs instead of re-deriving
+    /// them"). Both give the same bytes; this one is the reference the tests hold the
+    /// copy to, and what [`MethodBody::encode`] uses.
+    pub fn rederiving() -> Self {
+        Encoder {
+            rederive: true,
+            ..Self::default()
+        }
+    }
+
+    /// Takes the code and its offsets from the decoded body when the instruction list is
+    /// unedited since decoding: they are then exactly what [`Encoder::write_code`] would
+    /// produce (the decoder accepted the code, and re-encoding accepted code reproduces
+    /// it). Returns whether it did.
+    fn copy_unedited(&mut self, body: &MethodBody) -> bool {
+        let (offsets, code) = (&body.format.original_offsets, &body.format.original_code);
+        let n = body.instrs.arena_len();
+        if self.rederive
+            || !body.instrs.is_unedited()
+            || offsets.len() != n
+            || code.len() != body.format.code_size as usize
+        {
+            return false;
+        }
+        if self.offsets.len() < n {
+            self.offsets.resize(n, NOT_PLACED);
+        }
+        self.offsets[..n].copy_from_slice(offsets);
+        self.arena = n;
+        self.code_size = code.len() as u32;
+        true
     }
 
     /// Appends the encoding of `body` to `out`. On error `out` is left as it was.
@@ -108,11 +146,18 @@ impl Encoder {
         // The header goes first, but its size depends on the code size: leave room for the
         // likely one and fill it in once the code is written.
         let header_len = if tiny_possible { 1 } else { FAT_HEADER_SIZE };
-        self.write_code(&body.instrs, Check::All)?;
+        let copied = self.copy_unedited(body);
+        if !copied {
+            self.write_code(&body.instrs, Check::All)?;
+        }
         let code_size = self.code_size;
-        out.reserve(header_len + code_size as usize + 4);
+        let code = match copied {
+            true => &body.format.original_code[..],
+            false => &self.code[..code_size as usize],
+        };
+        out.reserve(header_len + code.len() + 4);
         out.resize(base + header_len, 0);
-        out.extend_from_slice(&self.code[..code_size as usize]);
+        out.extend_from_slice(code);
         if tiny_possible && code_size <= TINY_MAX_CODE_SIZE {
             out[base] = tiny_header(code_size);
         } else {
@@ -155,7 +200,9 @@ impl Encoder {
     /// targets of short branches), so it also lays out bodies that `encode` refuses for
     /// an operand value, e.g. to disassemble them.
     pub fn code_offsets(&mut self, body: &MethodBody) -> Result<&[u32]> {
-        self.write_code(&body.instrs, Check::Layout)?;
+        if !self.copy_unedited(body) {
+            self.write_code(&body.instrs, Check::Layout)?;
+        }
         let n = self.arena;
         if self.offsets.len() == n {
             self.offsets.push(self.code_size);

@@ -215,6 +215,9 @@ pub(crate) struct BodyFormat {
     pub padding: SmallVec<[u8; 3]>,
     /// Code offset of each decoded instruction; decoded ids are `0..len`, in offset order.
     pub original_offsets: Vec<u32>,
+    /// The decoded code bytes, which the [`Encoder`] copies while the instruction list
+    /// is unedited ([`crate::graph::InstrList::is_unedited`]).
+    pub original_code: Vec<u8>,
     /// Code size of the decoded bytes.
     pub code_size: u32,
 }
@@ -253,10 +256,13 @@ impl MethodBody {
         Ok(body)
     }
 
-    /// Encodes the body to a new vector (see [`encode`] for the rules).
+    /// Encodes the body to a new vector (see [`encode`] for the rules), deriving every
+    /// byte of the code from the instructions, even when the list is unedited (the
+    /// reference path: a reusable [`Encoder`] copies unedited code instead, with the same
+    /// result).
     pub fn encode(&self) -> crate::Result<Vec<u8>> {
         let mut out = Vec::new();
-        Encoder::new().encode(self, &mut out)?;
+        Encoder::rederiving().encode(self, &mut out)?;
         Ok(out)
     }
 

@@ -178,6 +178,10 @@ pub struct InstrList {
     tail: u32,
     len: u32,
     switch_pool: Vec<InstrId>,
+    /// Whether the list is exactly as the decoder left it (no instruction stored,
+    /// linked, unlinked or retargeted since, and the switch pool not handed out for
+    /// writing): its code is then the decoded code, byte for byte.
+    pristine: bool,
     /// Whether the order is the arena order (ids `0..n`, all linked) and `links` unused:
     /// true for decoded lists and lists only ever appended to, false after any edit that
     /// links elsewhere or unlinks. Lets whole-list passes walk the arena as a slice.
@@ -203,6 +207,7 @@ impl InstrList {
             tail: NIL,
             len: 0,
             switch_pool: Vec::new(),
+            pristine: false,
             flat: true,
         }
     }
@@ -216,7 +221,21 @@ impl InstrList {
         self.head = NIL;
         self.tail = NIL;
         self.len = 0;
+        self.pristine = false;
         self.flat = true;
+    }
+
+    /// Whether the list is exactly as a successful decode left it: no instruction has been
+    /// stored, linked, unlinked or retargeted since, and the switch-target pool has not
+    /// been handed out for writing. The encoder then copies the decoded code.
+    #[inline]
+    pub fn is_unedited(&self) -> bool {
+        self.pristine
+    }
+
+    /// Marks the list as exactly the decoded code (the decoder's last step).
+    pub(crate) fn mark_unedited(&mut self) {
+        self.pristine = true;
     }
 
     /// Reserves room for `n` more instructions.
@@ -347,6 +366,7 @@ impl InstrList {
     /// encoder still rejects targets that are not instructions of the body.
     #[inline]
     pub fn set(&mut self, id: InstrId, instr: Instruction) {
+        self.pristine = false;
         let slot = self.pack(instr);
         self.slots[id.index()] = slot;
     }
@@ -454,6 +474,7 @@ impl InstrList {
 
     /// Appends an instruction at the end.
     pub(crate) fn push_raw(&mut self, instr: Instruction) -> InstrId {
+        self.pristine = false;
         let id = self.slots.len() as u32;
         let slot = self.pack(instr);
         self.slots.push(slot);
@@ -482,6 +503,8 @@ impl InstrList {
     /// caller can link elsewhere or unlink. Does nothing once linked.
     #[inline]
     fn materialise_links(&mut self) {
+        // Every edit of the order comes here first.
+        self.pristine = false;
         if self.flat {
             self.build_links();
         }
@@ -617,6 +640,7 @@ impl InstrList {
 
     /// Stores a new set of switch targets and returns its handle.
     pub fn new_switch_targets(&mut self, targets: &[InstrId]) -> SwitchTargets {
+        self.pristine = false;
         let start = self.switch_pool.len() as u32;
         self.switch_pool.extend_from_slice(targets);
         SwitchTargets {
@@ -646,12 +670,14 @@ impl InstrList {
     /// not belong to this list's pool.
     #[inline]
     pub fn switch_targets_mut(&mut self, targets: SwitchTargets) -> &mut [InstrId] {
+        self.pristine = false;
         &mut self.switch_pool[targets.start as usize..(targets.start + targets.len) as usize]
     }
 
     /// Like [`InstrList::switch_targets_mut`], or `None` for a handle of another list.
     #[inline]
     pub fn try_switch_targets_mut(&mut self, targets: SwitchTargets) -> Option<&mut [InstrId]> {
+        self.pristine = false;
         let start = targets.start as usize;
         let end = start.checked_add(targets.len as usize)?;
         self.switch_pool.get_mut(start..end)
@@ -672,6 +698,7 @@ impl InstrList {
         &mut self,
         mut map: impl FnMut(InstrId) -> Option<InstrId>,
     ) -> usize {
+        self.pristine = false;
         let mut changed = 0;
         let mut switches: smallvec::SmallVec<[SwitchTargets; 4]> = smallvec::SmallVec::new();
         let (flat, links) = (self.flat, &self.links);
