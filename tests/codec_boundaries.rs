@@ -837,3 +837,23 @@ fn the_list_knows_when_it_is_edited_and_the_encoder_follows() {
     assert!(Decoder::new().decode_into(&bad, &mut reused).is_err());
     assert!(!reused.instrs.is_unedited());
 }
+
+/// An unedited list moved into another body is not taken for that body's code: the
+/// copy is tied to the decode that produced both.
+#[test]
+fn an_unedited_list_moved_between_bodies_is_encoded_from_its_instructions() {
+    // Same size and instruction count, different code: ldc.i4.1; ret and ldc.i4.2; ret.
+    let one = MethodBody::decode(&[(2 << 2) | 2, 0x17, 0x2A]).expect("decodes");
+    let mut two = MethodBody::decode(&[(2 << 2) | 2, 0x18, 0x2A]).expect("decodes");
+    two.instrs = one.instrs.clone();
+    assert!(two.instrs.is_unedited());
+    let mut out = Vec::new();
+    Encoder::new().encode(&two, &mut out).expect("encodes");
+    assert_eq!(out, [(2 << 2) | 2, 0x17, 0x2A]);
+    assert_eq!(out, two.encode().expect("encodes"));
+    // A clone of the whole body keeps its code and its mark together.
+    let copy = one.clone();
+    out.clear();
+    Encoder::new().encode(&copy, &mut out).expect("encodes");
+    assert_eq!(out, [(2 << 2) | 2, 0x17, 0x2A]);
+}

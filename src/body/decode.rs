@@ -17,6 +17,7 @@ use crate::graph::InstrId;
 use crate::graph::packed::Slot;
 use crate::opcode::{DECODE_ONE, DECODE_TWO, OpCode, OperandKind};
 use crate::{Error, Result};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Reusable scratch space for decoding many bodies without reallocating.
 ///
@@ -68,6 +69,7 @@ impl Decoder {
         format.sections.clear();
         format.padding.clear();
         format.code_size = header.code_size;
+        format.decode_stamp = 0;
         format.original_code.clear();
         format.original_code.extend_from_slice(code);
         let mut offsets = std::mem::take(&mut format.original_offsets);
@@ -92,7 +94,12 @@ impl Decoder {
             end = sections_end;
             body.format.sections = sections;
         }
-        body.instrs.mark_unedited();
+        // A stamp no other decode has: a list moved into another body does not match
+        // that body's code.
+        static STAMPS: AtomicU64 = AtomicU64::new(1);
+        let stamp = STAMPS.fetch_add(1, Ordering::Relaxed);
+        body.format.decode_stamp = stamp;
+        body.instrs.mark_unedited(stamp);
         Ok(end)
     }
 

@@ -95,14 +95,16 @@ impl Encoder {
     }
 
     /// Takes the code and its offsets from the decoded body when the instruction list is
-    /// unedited since decoding: they are then exactly what [`Encoder::write_code`] would
+    /// unedited since the decode that filled this body (the stamps match): they are then exactly what [`Encoder::write_code`] would
     /// produce (the decoder accepted the code, and re-encoding accepted code reproduces
     /// it). Returns whether it did.
     fn copy_unedited(&mut self, body: &MethodBody) -> bool {
         let (offsets, code) = (&body.format.original_offsets, &body.format.original_code);
         let n = body.instrs.arena_len();
+        let stamp = body.instrs.unedited_stamp();
         if self.rederive
-            || !body.instrs.is_unedited()
+            || stamp == 0
+            || stamp != body.format.decode_stamp
             || offsets.len() != n
             || code.len() != body.format.code_size as usize
         {

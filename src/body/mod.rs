@@ -216,8 +216,11 @@ pub(crate) struct BodyFormat {
     /// Code offset of each decoded instruction; decoded ids are `0..len`, in offset order.
     pub original_offsets: Vec<u32>,
     /// The decoded code bytes, which the [`Encoder`] copies while the instruction list
-    /// is unedited ([`crate::graph::InstrList::is_unedited`]).
+    /// is unedited ([`crate::graph::InstrList::is_unedited`]) since this decode.
     pub original_code: Vec<u8>,
+    /// The stamp of the decode that filled `original_code` (0: none), unique per decode;
+    /// the list carries it while unedited.
+    pub decode_stamp: u64,
     /// Code size of the decoded bytes.
     pub code_size: u32,
 }

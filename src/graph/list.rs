@@ -178,10 +178,12 @@ pub struct InstrList {
     tail: u32,
     len: u32,
     switch_pool: Vec<InstrId>,
-    /// Whether the list is exactly as the decoder left it (no instruction stored,
-    /// linked, unlinked or retargeted since, and the switch pool not handed out for
-    /// writing): its code is then the decoded code, byte for byte.
-    pristine: bool,
+    /// The stamp of the decode that produced the list, while the list is exactly as that
+    /// decode left it (no instruction stored, linked, unlinked or retargeted since, and
+    /// the switch pool not handed out for writing); 0 otherwise. While non-zero, the code
+    /// is the decoded code byte for byte; the stamp ties it to the body that holds that
+    /// code, since a list can be moved into another body.
+    pristine: u64,
     /// Whether the order is the arena order (ids `0..n`, all linked) and `links` unused:
     /// true for decoded lists and lists only ever appended to, false after any edit that
     /// links elsewhere or unlinks. Lets whole-list passes walk the arena as a slice.
@@ -207,7 +209,7 @@ impl InstrList {
             tail: NIL,
             len: 0,
             switch_pool: Vec::new(),
-            pristine: false,
+            pristine: 0,
             flat: true,
         }
     }
@@ -221,7 +223,7 @@ impl InstrList {
         self.head = NIL;
         self.tail = NIL;
         self.len = 0;
-        self.pristine = false;
+        self.pristine = 0;
         self.flat = true;
     }
 
@@ -230,12 +232,19 @@ impl InstrList {
     /// been handed out for writing. The encoder then copies the decoded code.
     #[inline]
     pub fn is_unedited(&self) -> bool {
+        self.pristine != 0
+    }
+
+    /// The stamp of the decode the list is unedited from, 0 if edited.
+    #[inline]
+    pub(crate) fn unedited_stamp(&self) -> u64 {
         self.pristine
     }
 
-    /// Marks the list as exactly the decoded code (the decoder's last step).
-    pub(crate) fn mark_unedited(&mut self) {
-        self.pristine = true;
+    /// Marks the list as exactly the code of the decode with (non-zero) `stamp`, the
+    /// decoder's last step.
+    pub(crate) fn mark_unedited(&mut self, stamp: u64) {
+        self.pristine = stamp;
     }
 
     /// Reserves room for `n` more instructions.
@@ -366,7 +375,7 @@ impl InstrList {
     /// encoder still rejects targets that are not instructions of the body.
     #[inline]
     pub fn set(&mut self, id: InstrId, instr: Instruction) {
-        self.pristine = false;
+        self.pristine = 0;
         let slot = self.pack(instr);
         self.slots[id.index()] = slot;
     }
@@ -474,7 +483,7 @@ impl InstrList {
 
     /// Appends an instruction at the end.
     pub(crate) fn push_raw(&mut self, instr: Instruction) -> InstrId {
-        self.pristine = false;
+        self.pristine = 0;
         let id = self.slots.len() as u32;
         let slot = self.pack(instr);
         self.slots.push(slot);
@@ -504,7 +513,7 @@ impl InstrList {
     #[inline]
     fn materialise_links(&mut self) {
         // Every edit of the order comes here first.
-        self.pristine = false;
+        self.pristine = 0;
         if self.flat {
             self.build_links();
         }
@@ -640,7 +649,7 @@ impl InstrList {
 
     /// Stores a new set of switch targets and returns its handle.
     pub fn new_switch_targets(&mut self, targets: &[InstrId]) -> SwitchTargets {
-        self.pristine = false;
+        self.pristine = 0;
         let start = self.switch_pool.len() as u32;
         self.switch_pool.extend_from_slice(targets);
         SwitchTargets {
@@ -670,14 +679,14 @@ impl InstrList {
     /// not belong to this list's pool.
     #[inline]
     pub fn switch_targets_mut(&mut self, targets: SwitchTargets) -> &mut [InstrId] {
-        self.pristine = false;
+        self.pristine = 0;
         &mut self.switch_pool[targets.start as usize..(targets.start + targets.len) as usize]
     }
 
     /// Like [`InstrList::switch_targets_mut`], or `None` for a handle of another list.
     #[inline]
     pub fn try_switch_targets_mut(&mut self, targets: SwitchTargets) -> Option<&mut [InstrId]> {
-        self.pristine = false;
+        self.pristine = 0;
         let start = targets.start as usize;
         let end = start.checked_add(targets.len as usize)?;
         self.switch_pool.get_mut(start..end)
@@ -698,7 +707,7 @@ impl InstrList {
         &mut self,
         mut map: impl FnMut(InstrId) -> Option<InstrId>,
     ) -> usize {
-        self.pristine = false;
+        self.pristine = 0;
         let mut changed = 0;
         let mut switches: smallvec::SmallVec<[SwitchTargets; 4]> = smallvec::SmallVec::new();
         let (flat, links) = (self.flat, &self.links);
