@@ -518,7 +518,8 @@ pub(crate) struct ByteDecode {
     pub control: bool,
 }
 
-/// Builds the byte -> [`ByteDecode`] map from [`decode_map`] and the table rows.
+/// Builds the byte -> [`ByteDecode`] map from [`decode_map`], [`FIXED_LEN`] and the table
+/// rows.
 const fn byte_decode_map(two_byte: bool) -> [ByteDecode; 256] {
     let opcodes = decode_map(two_byte);
     let mut map = [ByteDecode {
@@ -531,13 +532,9 @@ const fn byte_decode_map(two_byte: bool) -> [ByteDecode; 256] {
     while b < 256 {
         if let Some(opcode) = opcodes[b] {
             let row = &INFO[opcode as usize];
-            let opcode_len = if two_byte { 2 } else { 1 };
             map[b] = ByteDecode {
                 opcode: Some(opcode),
-                len: match row.operand.size() {
-                    Some(size) => opcode_len + size as u8,
-                    None => 0,
-                },
+                len: FIXED_LEN[opcode as usize],
                 operand: row.operand,
                 control: matches!(
                     row.operand,

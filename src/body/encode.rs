@@ -95,11 +95,11 @@ impl Encoder {
     }
 
     /// Takes the code and its offsets from the decoded body when the instruction list is
-    /// unedited since the decode that filled this body (the stamps match): they are then exactly what [`Encoder::write_code`] would
-    /// produce (the decoder accepted the code, and re-encoding accepted code reproduces
-    /// it). Returns whether it did.
+    /// unedited since the decode that filled this body (the stamps match): they are then
+    /// exactly what [`Encoder::write_code`] would produce (the decoder accepted the code,
+    /// and re-encoding accepted code reproduces it). Returns whether it did.
     fn copy_unedited(&mut self, body: &MethodBody) -> bool {
-        let (offsets, code) = (&body.format.original_offsets, &body.format.original_code);
+        let (offsets, code) = (&body.format.original_offsets, body.format.decoded_code());
         let n = body.instrs.arena_len();
         let stamp = body.instrs.unedited_stamp();
         if self.rederive
@@ -154,7 +154,7 @@ impl Encoder {
         }
         let code_size = self.code_size;
         let code = match copied {
-            true => &body.format.original_code[..],
+            true => body.format.decoded_code(),
             false => &self.code[..code_size as usize],
         };
         out.reserve(header_len + code.len() + 4);

@@ -215,14 +215,28 @@ pub(crate) struct BodyFormat {
     pub padding: SmallVec<[u8; 3]>,
     /// Code offset of each decoded instruction; decoded ids are `0..len`, in offset order.
     pub original_offsets: Vec<u32>,
-    /// The decoded code bytes, which the [`Encoder`] copies while the instruction list
-    /// is unedited ([`crate::graph::InstrList::is_unedited`]) since this decode.
+    /// The decoded code bytes followed by [`CODE_PADDING`] zero bytes (so the decoder
+    /// reads every operand as one 8-byte word from here); the [`Encoder`] copies the code
+    /// ([`BodyFormat::decoded_code`]) while the instruction list is unedited
+    /// ([`crate::graph::InstrList::is_unedited`]) since this decode.
     pub original_code: Vec<u8>,
     /// The stamp of the decode that filled `original_code` (0: none), unique per decode;
     /// the list carries it while unedited.
     pub decode_stamp: u64,
     /// Code size of the decoded bytes.
     pub code_size: u32,
+}
+
+/// Zero bytes kept after the decoded code in [`BodyFormat::original_code`].
+pub(crate) const CODE_PADDING: usize = 8;
+
+impl BodyFormat {
+    /// The decoded code without its padding (empty for bodies not decoded).
+    pub fn decoded_code(&self) -> &[u8] {
+        self.original_code
+            .get(..self.code_size as usize)
+            .unwrap_or_default()
+    }
 }
 
 /// A method body: header fields, the instruction list and exception clauses.

@@ -432,16 +432,7 @@ impl InstrList {
     /// Iterates over `(id, opcode)` in order (cheaper than [`InstrList::iter`] when the
     /// operands are not needed).
     pub fn opcodes(&self) -> impl Iterator<Item = (InstrId, OpCode)> + '_ {
-        let flat = self.flat.then(|| {
-            self.slots
-                .iter()
-                .enumerate()
-                .map(|(i, slot)| (InstrId(i as u32), slot.opcode))
-        });
-        let linked = (!self.flat).then(|| self.ids().map(|id| (id, self.slots[id.index()].opcode)));
-        flat.into_iter()
-            .flatten()
-            .chain(linked.into_iter().flatten())
+        self.slots_in_order().map(|(id, slot)| (id, slot.opcode))
     }
 
     /// Iterates over `(id, slot)` in order (for the encoder): in linked storage, link by
