@@ -36,6 +36,7 @@ use ilrewrite::analysis::{CachingResolver, MaxStackMode, StackAnalyzer};
 use ilrewrite::audit::{HookResolver, instrument};
 use ilrewrite::body::{Decoder, Encoder, scan_body};
 use ilrewrite::pe::Assembly;
+use ilrewrite::sig::summarize_method_sig;
 use std::collections::HashSet;
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -46,6 +47,8 @@ struct Corpus<'a> {
     bodies: Vec<&'a [u8]>,
     /// MethodDef token and signature blob of the (first) method of each body.
     methods: Vec<(u32, &'a [u8])>,
+    /// Whether each body's method returns a value (from its signature).
+    returns_value: Vec<bool>,
     bytes: usize,
     instructions: usize,
 }
@@ -57,6 +60,7 @@ impl<'a> Corpus<'a> {
         let mut corpus = Corpus {
             bodies: Vec::new(),
             methods: Vec::new(),
+            returns_value: Vec::new(),
             bytes: 0,
             instructions: 0,
         };
@@ -70,6 +74,9 @@ impl<'a> Corpus<'a> {
                 scan_body(bytes).map_err(|e| format!("method 0x{:08x}: {e}", method.token))?;
             corpus.bodies.push(&bytes[..extent.len]);
             corpus.methods.push((method.token, method.signature));
+            let summary = summarize_method_sig(method.signature)
+                .map_err(|e| format!("method 0x{:08x}: signature: {e}", method.token))?;
+            corpus.returns_value.push(summary.returns_value);
             corpus.bytes += extent.len;
             corpus.instructions += extent.instructions as usize;
         }
@@ -210,6 +217,11 @@ fn main() -> Result<(), String> {
     let (mut rw_decoder, mut rw_encoder) = (Decoder::new(), Encoder::new());
     let (mut rw_body, mut rw_out) = (MethodBody::new(), Vec::new());
     let mut analyzer = StackAnalyzer::new();
+    let (mut t1_decoder, mut t1_body) = (Decoder::new(), MethodBody::new());
+    let (mut t2_decoder, mut t2_body) = (Decoder::new(), MethodBody::new());
+    let mut t2_analyzer = StackAnalyzer::new();
+    let (mut t3_decoder, mut t3_body) = (Decoder::new(), MethodBody::new());
+    let mut t3_analyzer = StackAnalyzer::new();
     // Created once per assembly, as a profiler would per module: each call-site token
     // is resolved once.
     let resolver = CachingResolver::new(HookResolver { asm: &asm });
@@ -255,6 +267,49 @@ fn main() -> Result<(), String> {
             dd_out.clear();
             dd_encoder.encode(&dd_body, &mut dd_out).expect("encodes");
             dd_out.len()
+        }),
+        // The parts of `rewrite`, to see where its time goes: max stack of the unedited
+        // body, the instrumentation edits, and both (without the final encode).
+        Stage::per_body("dec+maxstack", |i, bytes| {
+            t3_decoder
+                .decode_into(bytes, &mut t3_body)
+                .expect("decodes");
+            let returns = corpus.returns_value[i];
+            t3_analyzer
+                .apply_max_stack(
+                    &mut t3_body,
+                    &resolver,
+                    MaxStackMode::Compute,
+                    Some(returns),
+                )
+                .expect("verifies")
+                .max_stack as usize
+        }),
+        Stage::per_body("dec+instrument", |i, bytes| {
+            let (token, signature) = corpus.methods[i];
+            t1_decoder
+                .decode_into(bytes, &mut t1_body)
+                .expect("decodes");
+            instrument(&asm, signature, token, &mut t1_body)
+                .map(|o| o.rets)
+                .unwrap_or(0)
+        }),
+        Stage::per_body("dec+instr+maxstack", |i, bytes| {
+            let (token, signature) = corpus.methods[i];
+            t2_decoder
+                .decode_into(bytes, &mut t2_body)
+                .expect("decodes");
+            if let Ok(outcome) = instrument(&asm, signature, token, &mut t2_body) {
+                t2_analyzer
+                    .apply_max_stack(
+                        &mut t2_body,
+                        &resolver,
+                        MaxStackMode::Compute,
+                        Some(outcome.local_added),
+                    )
+                    .expect("verifies");
+            }
+            t2_body.max_stack as usize
         }),
         Stage::per_body("rewrite", |i, bytes| {
             let (token, signature) = corpus.methods[i];
@@ -305,7 +360,7 @@ fn main() -> Result<(), String> {
         args.runs
     );
     println!(
-        "{:<15} {:>9} {:>9} {:>7} {:>10} {:>8} {:>9} {:>9}",
+        "{:<19} {:>9} {:>9} {:>7} {:>10} {:>8} {:>9} {:>9}",
         "stage", "median ms", "best ms", "x scan", "methods/s", "MB/s", "ns/instr", "us/method"
     );
     // Ratios need the scan, which is the first stage unless `--only` removed it.
@@ -320,7 +375,7 @@ fn main() -> Result<(), String> {
         let best = secs.iter().copied().fold(f64::INFINITY, f64::min);
         let med = median(&mut secs);
         println!(
-            "{:<15} {:>9.3} {:>9.3} {:>7.2} {:>10.0} {:>8.1} {:>9.2} {:>9.3}",
+            "{:<19} {:>9.3} {:>9.3} {:>7.2} {:>10.0} {:>8.1} {:>9.2} {:>9.3}",
             stage.name,
             med * 1e3,
             best * 1e3,
