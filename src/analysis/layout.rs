@@ -63,11 +63,9 @@ impl ClauseSpan {
 /// buffers.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Layout {
-    /// Position -> id (left empty by [`Layout::build_positions`]).
+    /// Position -> id.
     pub order: Vec<InstrId>,
-    /// Id index -> position, or [`NONE`] for ids not in the body (after
-    /// [`Layout::build_positions`], only the entries of the body's instructions are
-    /// meaningful).
+    /// Id index -> position, or [`NONE`] for ids not in the body.
     pub pos_of: Vec<u32>,
     pub clauses: Vec<ClauseSpan>,
 }
@@ -88,39 +86,32 @@ impl Layout {
         self.build_clauses(body)
     }
 
-    /// Like [`Layout::build`], but leaves `order` empty and fills `pos_of` only for the
-    /// instructions of the body: entries of other ids (removed instructions) keep stale
-    /// values, so [`Layout::pos`] must not be used. Callers read `pos_of` only at ids of
-    /// instructions in the body. Cheaper: one write per instruction, no reset.
-    pub(crate) fn build_positions(&mut self, body: &MethodBody) -> Result<()> {
-        self.order.clear();
-        let arena = body.instrs.arena_len();
-        if self.pos_of.len() < arena {
-            self.pos_of.resize(arena, NONE);
-        }
-        let pos_of = &mut self.pos_of[..arena];
-        for (p, id) in body.instrs.ids().enumerate() {
-            if let Some(slot) = pos_of.get_mut(id.index()) {
-                *slot = p as u32;
-            }
-        }
-        self.build_clauses(body)
-    }
-
     /// The clause spans, from `pos_of` (valid at every instruction of the body).
     fn build_clauses(&mut self, body: &MethodBody) -> Result<()> {
-        self.clauses.clear();
-        let pos_of = &self.pos_of;
-        let position = |id: InstrId| {
+        let pos_of = std::mem::take(&mut self.pos_of);
+        let result = self.build_clauses_with(body, |id| {
             if body.instrs.contains(id) {
                 pos_of.get(id.index()).copied()
             } else {
                 None
             }
-        };
+        });
+        self.pos_of = pos_of;
+        result
+    }
+
+    /// Builds only the clause spans, with `position` giving the position of an
+    /// instruction of the body (`None` for ids not in it), and checks each clause on its
+    /// own as [`Layout::build`] does. `order` and `pos_of` are left alone.
+    pub(crate) fn build_clauses_with(
+        &mut self,
+        body: &MethodBody,
+        position: impl Fn(InstrId) -> Option<u32>,
+    ) -> Result<()> {
+        self.clauses.clear();
         for (index, clause) in body.clauses.iter().enumerate() {
             let spans = clause
-                .region_spans(position)
+                .region_spans(&position)
                 .map_err(|e| Error::BadEhClause {
                     clause: index,
                     what: match e {

@@ -71,10 +71,13 @@ impl CallEffect {
 
 /// Supplies the stack effect of call sites (`call`, `callvirt`, `newobj`, `calli`).
 ///
-/// The stack analysis asks once per reachable call instruction, passing its opcode and
-/// operand token (a MethodDef, MemberRef or MethodSpec token, or a StandAloneSig token for
+/// The stack analysis asks once per call instruction of the body, before simulating
+/// (so that the simulation of a call is a table read), passing its opcode and operand
+/// token (a MethodDef, MemberRef or MethodSpec token, or a StandAloneSig token for
 /// `calli`). Implementations should build the answer with [`CallEffect::from_parts`].
-/// Any error is reported wrapped in [`Error::CallResolution`], naming the instruction.
+/// An error matters only if the simulation reaches the call: the resolver is then asked
+/// again, and its error is reported wrapped in [`Error::CallResolution`], naming the
+/// instruction. Unreachable calls are asked about but never fail the analysis.
 pub trait CallSiteResolver {
     /// The stack effect of `opcode` with operand `token`.
     fn call_effect(&self, opcode: OpCode, token: u32) -> Result<CallEffect>;

@@ -36,21 +36,25 @@
 //!
 //! # Cost
 //!
-//! Each reachable instruction is simulated once; each edge is checked once. Scratch
-//! buffers live in the [`StackAnalyzer`] and are reused across bodies: analysing a body
-//! allocates nothing once the buffers have grown to the largest body seen.
+//! One pass lays the body out in list order, a table row per instruction (its stack
+//! effect and flow), and resolves every call site once; then each reachable instruction
+//! is simulated once and each edge checked once. Simulating an instruction that falls
+//! through is a row read, some arithmetic and one well-predicted branch; only branches,
+//! `ret` and the like leave that path. Scratch buffers live in the [`StackAnalyzer`] and
+//! are reused across bodies: analysing a body allocates nothing once the buffers have
+//! grown to the largest body seen.
 #![forbid(unsafe_code)]
 
-use super::layout::{HandlerKind, Layout, site};
-use super::resolve::CallSiteResolver;
+use super::layout::{HandlerKind, Layout, NONE as LAYOUT_NONE, site};
+use super::resolve::{CallEffect, CallSiteResolver};
 use crate::body::MethodBody;
 use crate::error::InstrSite;
-use crate::graph::{InstrId, Operand};
+use crate::graph::{InstrId, SwitchTargets};
 use crate::opcode::{Flow, OpCode, StackCount};
 use crate::{Error, Result};
 use std::sync::LazyLock;
 
-/// Per-instruction state word: the height before the instruction in the low 16 bits
+/// Per-position state word: the height before the instruction in the low 16 bits
 /// (heights never exceed [`MAX_HEIGHT`]), or the `UNSET` bit while it is not yet known,
 /// and the instruction flags above. Bodies without clauses have no flags.
 const HEIGHT: u32 = 0xFFFF;
@@ -63,36 +67,83 @@ const TRY_START: u32 = 1 << 24;
 const EXCEPTION_ENTRY: u32 = 1 << 25;
 /// The largest height a header can declare.
 const MAX_HEIGHT: u32 = u16::MAX as u32;
+/// A position's *cell*: its row (below) in the low 32 bits, its state word in the high.
+const STATE_SHIFT: u32 = 32;
+/// The cell of a position not yet reached, before its row is added.
+const UNSET_CELL: u64 = (UNSET as u64) << STATE_SHIFT;
 
-/// Packed stack effect of every opcode, indexed by `OpCode as u8`: pops in bits 0-7,
-/// pushes in bits 8-15 (`VARIABLE` when a signature decides, and then `VARIABLE_EFFECT`
-/// is set), and `PLAIN` when control simply falls through (no branch, no region rule).
-/// Built once from the opcode table.
-static EFFECTS: LazyLock<[u32; 256]> = LazyLock::new(|| {
-    let mut table = [VARIABLE | (VARIABLE << 8) | VARIABLE_EFFECT; 256];
+#[inline(always)]
+fn state_of(cell: u64) -> u32 {
+    (cell >> STATE_SHIFT) as u32
+}
+
+/// A *row* says what one instruction does to the stack and to control, so that the
+/// simulation of an ordinary instruction is a table read and some arithmetic, without a
+/// branch that depends on the instruction: pops in bits 0-15, pushes in bits 16-23, the
+/// flow code (`FLOW_*`) in bits 24-27 and the flags below.
+const POPS: u32 = 0xFFFF;
+const PUSH_SHIFT: u32 = 16;
+const FLOW_SHIFT: u32 = 24;
+/// Row flag: the effect is not in the row and is worked out when the instruction is
+/// reached (`ret`, and call sites whose effect was not resolved in advance).
+const VARIABLE: u32 = 1 << 28;
+/// Row flag: control does something else than fall through (the flow code says what).
+const CONTROL: u32 = 1 << 29;
+/// Row flag, in the opcode rows only: a call site whose effect the resolver supplies.
+const CALL_SITE: u32 = 1 << 30;
+const CALL_SITE_SHIFT: u32 = 30;
+
+/// Flow codes (bits 24-27 of a row with `CONTROL`).
+const FLOW_BRANCH: u32 = 1;
+const FLOW_LEAVE: u32 = 2;
+const FLOW_COND: u32 = 3;
+const FLOW_SWITCH: u32 = 4;
+const FLOW_RETURN: u32 = 5;
+const FLOW_JMP: u32 = 6;
+/// `throw`, `rethrow`: control ends.
+const FLOW_END: u32 = 7;
+const FLOW_ENDFINALLY: u32 = 8;
+const FLOW_ENDFILTER: u32 = 9;
+
+/// The row of every opcode, indexed by `OpCode as u8`, built once from the opcode table:
+/// one table per return convention (`[unknown, void, value]`), so that `ret` has a fixed
+/// effect whenever the caller says what the method returns. Unassigned bytes get a
+/// `VARIABLE` row that is never used (only opcodes index it).
+static ROWS: LazyLock<[[u32; 256]; 3]> = LazyLock::new(|| {
+    let mut table = [VARIABLE; 256];
     for &op in OpCode::ALL {
         let info = op.info();
-        let count = |c: StackCount| match c {
-            StackCount::Fixed(n) => u32::from(n),
-            StackCount::Variable => VARIABLE,
+        let flow = match info.flow {
+            Flow::Next | Flow::Call | Flow::Break | Flow::Prefix => 0,
+            Flow::Branch => FLOW_BRANCH,
+            Flow::Leave => FLOW_LEAVE,
+            Flow::CondBranch => FLOW_COND,
+            Flow::Switch => FLOW_SWITCH,
+            Flow::Return => FLOW_RETURN,
+            Flow::Jmp => FLOW_JMP,
+            Flow::Throw | Flow::Rethrow => FLOW_END,
+            Flow::EndFinally => FLOW_ENDFINALLY,
+            Flow::EndFilter => FLOW_ENDFILTER,
         };
-        let plain = match info.flow {
-            Flow::Next | Flow::Call | Flow::Break | Flow::Prefix => PLAIN,
-            _ => 0,
+        let mut row = match (info.pops, info.pushes) {
+            (StackCount::Fixed(pops), StackCount::Fixed(pushes)) => {
+                u32::from(pops) | (u32::from(pushes) << PUSH_SHIFT)
+            }
+            _ if info.flow == Flow::Call => VARIABLE | CALL_SITE,
+            _ => VARIABLE,
         };
-        let (pops, pushes) = (count(info.pops), count(info.pushes));
-        let variable = if pops == VARIABLE || pushes == VARIABLE {
-            VARIABLE_EFFECT
-        } else {
-            0
-        };
-        table[op as usize] = pops | (pushes << 8) | plain | variable;
+        if flow != 0 {
+            row |= CONTROL | (flow << FLOW_SHIFT);
+        }
+        table[op as usize] = row;
     }
-    table
+    let ret = OpCode::Ret as usize;
+    let mut void = table;
+    void[ret] = CONTROL | (FLOW_RETURN << FLOW_SHIFT);
+    let mut value = void;
+    value[ret] |= 1;
+    [table, void, value]
 });
-const VARIABLE: u32 = 0xFF;
-const PLAIN: u32 = 1 << 16;
-const VARIABLE_EFFECT: u32 = 1 << 17;
 
 /// How an edge reaches an instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,9 +152,9 @@ enum Via {
     Entry,
     /// Exception-handler entry (handler or filter start).
     Handler,
-    /// Fall-through from the instruction with this id index.
+    /// Fall-through from the instruction at this position.
     Fallthrough(u32),
-    /// Branch, switch or leave from the instruction with this id index.
+    /// Branch, switch or leave from the instruction at this position.
     Jump(u32),
 }
 
@@ -148,8 +199,13 @@ pub struct MaxStackReport {
 pub struct StackAnalysis<'a> {
     max_stack: u16,
     returns_value: Option<bool>,
-    /// State word of each instruction (height, or `UNSET`, and flags), indexed by id.
-    heights: &'a [u32],
+    /// Cell of each position (its state word holds the height, or `UNSET`).
+    cells: &'a [u64],
+    /// Position -> id index and id index -> position (stale for ids not in the body:
+    /// valid where the two agree); `None` when positions are ids (flat storage).
+    maps: Option<(&'a [u32], &'a [u32])>,
+    /// The arena length of the body analysed.
+    arena: usize,
 }
 
 impl StackAnalysis<'_> {
@@ -170,10 +226,12 @@ impl StackAnalysis<'_> {
     /// Stack height right before `id`; `None` if `id` is unreachable or not in the body.
     #[inline]
     pub fn height_before(&self, id: InstrId) -> Option<u16> {
-        match self.heights.get(id.index()) {
-            Some(&h) if h & UNSET == 0 => Some((h & HEIGHT) as u16),
-            _ => None,
-        }
+        let pos = match self.maps {
+            None => id.0,
+            Some((order, pos_of)) => checked_pos(order, pos_of, id)?,
+        };
+        let state = state_of(*self.cells.get(pos as usize)?);
+        (state & UNSET == 0).then_some((state & HEIGHT) as u16)
     }
 
     /// Whether `id` is reachable (and therefore was verified).
@@ -185,29 +243,44 @@ impl StackAnalysis<'_> {
     /// Height before every instruction, indexed by [`InstrId::index`] (`None` for
     /// unreachable instructions and ids not in the body).
     pub fn heights_by_id(&self) -> Vec<Option<u16>> {
-        self.heights
-            .iter()
-            .map(|&h| (h & UNSET == 0).then_some((h & HEIGHT) as u16))
+        (0..self.arena)
+            .map(|i| self.height_before(InstrId(i as u32)))
             .collect()
     }
 }
 
 /// Reusable scratch space for stack analysis; keep one per thread and feed it every body.
+///
+/// The analysis works on *positions* (the index of an instruction in list order): a
+/// first pass lays the body out as one row per position (see `ROWS`) and resolves the
+/// call sites, so the simulation proper reads rows in order and never follows links.
+/// For a list in flat storage positions are ids and no map is built.
 #[derive(Debug, Default, Clone)]
 pub struct StackAnalyzer {
-    /// State word of each instruction (height, or `UNSET`, and the flags `TRY_START` and
-    /// `EXCEPTION_ENTRY`), indexed by id.
-    heights: Vec<u32>,
-    /// Instructions whose successors are still to be simulated.
+    /// Cell of each position: its row (stack effect and flow) and its state word
+    /// (height, or `UNSET`, and the flags `TRY_START` and `EXCEPTION_ENTRY`).
+    cells: Vec<u64>,
+    /// Whether positions are ids (flat storage); `order` and `pos_of` are unused then.
+    identity: bool,
+    /// Position -> id index.
+    order: Vec<u32>,
+    /// Id index -> position; entries of ids not in the body are stale (see
+    /// [`checked_pos`]).
+    pos_of: Vec<u32>,
+    /// Positions of the call sites (first pass); only a prefix is meaningful.
+    calls: Vec<u32>,
+    /// The arena length of the body.
+    arena: usize,
+    /// Positions whose successors are still to be simulated.
     work: Vec<u32>,
     max: u32,
     /// Whether `ret` pops a value, once known.
     ret_pops: Option<bool>,
     /// Whether the body has exception clauses; everything below is used only then.
     eh: bool,
-    /// Positions and clause spans.
+    /// Clause spans (positions).
     layout: Layout,
-    /// Instructions first reached by an edge that may enter a try region.
+    /// Positions first reached by an edge that may enter a try region.
     entered: Vec<u32>,
     /// Whether each clause's handler has been reached.
     seeded: Vec<bool>,
@@ -236,7 +309,9 @@ impl StackAnalyzer {
         Ok(StackAnalysis {
             max_stack: self.max as u16,
             returns_value: self.ret_pops,
-            heights: &self.heights,
+            cells: &self.cells,
+            maps: (!self.identity).then_some((&self.order[..], &self.pos_of[..])),
+            arena: self.arena,
         })
     }
 
@@ -283,8 +358,8 @@ impl StackAnalyzer {
         resolver: &R,
         returns_value: Option<bool>,
     ) -> Result<()> {
-        self.heights.clear();
-        self.heights.resize(body.instrs.arena_len(), UNSET);
+        self.lay_out(body, resolver, returns_value);
+        let n = self.cells.len();
         self.work.clear();
         self.max = 0;
         self.ret_pops = returns_value;
@@ -292,14 +367,121 @@ impl StackAnalyzer {
         if self.eh {
             self.prepare_clauses(body)?;
         }
-        let Some(entry) = body.instrs.first() else {
+        if n == 0 {
             return Err(Error::EmptyBody);
-        };
-        if self.eh {
-            self.simulate::<true, R>(body, resolver, entry)
-        } else {
-            self.simulate::<false, R>(body, resolver, entry)
         }
+        if self.eh {
+            self.simulate::<true, R>(body, resolver)
+        } else {
+            self.simulate::<false, R>(body, resolver)
+        }
+    }
+
+    /// The first pass: one cell per position holding its row, the position maps (linked
+    /// storage only), and the effect of every call site the resolver answers, written
+    /// into its row. A call site it fails on keeps a `VARIABLE` row, so that the error is
+    /// reported only if the simulation reaches it.
+    fn lay_out<R: CallSiteResolver + ?Sized>(
+        &mut self,
+        body: &MethodBody,
+        resolver: &R,
+        returns_value: Option<bool>,
+    ) {
+        let rows: &[u32; 256] = &ROWS[returns_value.map_or(0, |r| 1 + usize::from(r))];
+        let n = body.instrs.len();
+        self.arena = body.instrs.arena_len();
+        self.cells.clear();
+        self.cells.resize(n, UNSET_CELL);
+        // Room for every position: the call positions are written unconditionally and
+        // kept by advancing the count (no branch on the opcode).
+        if self.calls.len() < n + 1 {
+            self.calls.resize(n + 1, 0);
+        }
+        let mut sites = 0usize;
+        if let Some(slots) = body.instrs.as_flat_slice() {
+            self.identity = true;
+            let calls = &mut self.calls[..n + 1];
+            for (pos, (cell, slot)) in self.cells.iter_mut().zip(slots).enumerate() {
+                let row = rows[slot.opcode as usize];
+                *cell |= u64::from(row);
+                calls[sites] = pos as u32;
+                sites += (row >> CALL_SITE_SHIFT) as usize & 1;
+            }
+        } else {
+            self.identity = false;
+            self.order.clear();
+            self.order.resize(n, 0);
+            if self.pos_of.len() < self.arena {
+                self.pos_of.resize(self.arena, 0);
+            }
+            let (cells, order, pos_of) = (
+                &mut self.cells[..],
+                &mut self.order[..],
+                &mut self.pos_of[..],
+            );
+            let calls = &mut self.calls[..n + 1];
+            let mut pos = 0usize;
+            body.instrs.for_each_slot_in_order(|id, slot| {
+                if let (Some(cell), Some(at)) = (cells.get_mut(pos), order.get_mut(pos)) {
+                    let row = rows[slot.opcode as usize];
+                    *cell |= u64::from(row);
+                    *at = id;
+                    pos_of[id as usize] = pos as u32;
+                    calls[sites] = pos as u32;
+                    sites += (row >> CALL_SITE_SHIFT) as usize & 1;
+                }
+                pos += 1;
+            });
+        }
+        for i in 0..sites {
+            let pos = self.calls[i];
+            let slot = body.instrs.slot(self.id_at(pos));
+            let token = if slot.odd {
+                body.instrs.token(self.id_at(pos))
+            } else {
+                Some(slot.bits as u32)
+            };
+            if let Some(token) = token
+                && let Ok(effect) = resolver.call_effect(slot.opcode, token)
+                && let Some(row) = call_row(slot.opcode, effect)
+            {
+                let cell = &mut self.cells[pos as usize];
+                *cell = (*cell & !u64::from(u32::MAX)) | u64::from(row);
+            }
+        }
+    }
+
+    /// The id of the instruction at position `pos`.
+    #[inline(always)]
+    fn id_at(&self, pos: u32) -> InstrId {
+        if self.identity {
+            InstrId(pos)
+        } else {
+            InstrId(self.order[pos as usize])
+        }
+    }
+
+    /// The position of `id`, if it is an instruction of the body.
+    #[inline(always)]
+    fn pos_in_body(&self, id: InstrId) -> Option<u32> {
+        if self.identity {
+            (id.index() < self.cells.len()).then_some(id.0)
+        } else {
+            checked_pos(&self.order, &self.pos_of, id)
+        }
+    }
+
+    /// The state word of position `p`.
+    #[inline(always)]
+    fn state(&self, p: u32) -> u32 {
+        state_of(self.cells[p as usize])
+    }
+
+    /// Replaces the state word of position `p`.
+    #[inline(always)]
+    fn set_state(&mut self, p: u32, state: u32) {
+        let cell = &mut self.cells[p as usize];
+        *cell = (*cell & u64::from(u32::MAX)) | (u64::from(state) << STATE_SHIFT);
     }
 
     /// The simulation proper, from the entry; `EH` is whether the body has clauses.
@@ -308,11 +490,9 @@ impl StackAnalyzer {
         &mut self,
         body: &MethodBody,
         resolver: &R,
-        entry: InstrId,
     ) -> Result<()> {
-        let effects: &[u32; 256] = &EFFECTS;
-        self.reach::<EH>(body, entry.0, 0, Via::Entry)?;
-        self.work.push(entry.0);
+        self.reach::<EH>(body, 0, 0, Via::Entry)?;
+        self.work.push(0);
         loop {
             if EH {
                 while let Some(p) = self.entered.pop() {
@@ -327,25 +507,36 @@ impl StackAnalyzer {
             let Some(p) = self.work.pop() else {
                 return Ok(());
             };
-            self.walk::<EH, R>(body, resolver, effects, p)?;
+            self.walk::<EH, R>(body, resolver, p)?;
         }
     }
 
     fn prepare_clauses(&mut self, body: &MethodBody) -> Result<()> {
-        self.layout.build_positions(body)?;
-        let clauses = &self.layout.clauses;
+        if self.identity {
+            let n = self.cells.len();
+            self.layout
+                .build_clauses_with(body, |id| (id.index() < n).then_some(id.0))?;
+        } else {
+            let (order, pos_of) = (&self.order, &self.pos_of);
+            self.layout
+                .build_clauses_with(body, |id| checked_pos(order, pos_of, id))?;
+        }
+        let count = self.layout.clauses.len();
         self.entered.clear();
         self.seeded.clear();
-        self.seeded.resize(clauses.len(), false);
-        self.unseeded = clauses.len();
-        // The layout has checked that every boundary is an instruction of the body.
-        for (c, clause) in clauses.iter().zip(&body.clauses) {
-            self.heights[clause.try_start.index()] |= TRY_START;
+        self.seeded.resize(count, false);
+        self.unseeded = count;
+        // The spans are positions of instructions of the body.
+        let flag = |cells: &mut [u64], p: u32, flag: u32| {
+            cells[p as usize] |= u64::from(flag) << STATE_SHIFT;
+        };
+        for c in &self.layout.clauses {
+            flag(&mut self.cells, c.try_start, TRY_START);
             if c.kind.entry_height() == 1 {
-                self.heights[clause.handler_start.index()] |= EXCEPTION_ENTRY;
+                flag(&mut self.cells, c.handler_start, EXCEPTION_ENTRY);
             }
-            if let Some(filter) = clause.filter_start() {
-                self.heights[filter.index()] |= EXCEPTION_ENTRY;
+            if c.filter_start != LAYOUT_NONE {
+                flag(&mut self.cells, c.filter_start, EXCEPTION_ENTRY);
             }
         }
         Ok(())
@@ -353,17 +544,10 @@ impl StackAnalyzer {
 
     #[inline]
     fn site(&self, body: &MethodBody, p: u32) -> InstrSite {
-        site(body, InstrId(p))
+        site(body, self.id_at(p))
     }
 
-    /// Position of the instruction with id index `p`, which must be an instruction of the
-    /// body (only with clauses; see [`Layout::build_positions`]).
-    #[inline]
-    fn pos(&self, p: u32) -> u32 {
-        self.layout.pos_of[p as usize]
-    }
-
-    /// Records that instruction `p` is reached with height `h`. Returns whether this is
+    /// Records that position `p` is reached with height `h`. Returns whether this is
     /// the first time (the caller then schedules or continues with `p`).
     #[inline(always)]
     fn reach<const EH: bool>(
@@ -376,9 +560,9 @@ impl StackAnalyzer {
         if EH {
             return self.reach_eh(body, p, h, via);
         }
-        let current = self.heights[p as usize];
+        let current = self.state(p);
         if current == UNSET {
-            self.heights[p as usize] = h;
+            self.set_state(p, h);
             Ok(true)
         } else if current == h {
             Ok(false)
@@ -390,7 +574,7 @@ impl StackAnalyzer {
     /// [`Self::reach`] for bodies with exception clauses.
     #[inline(always)]
     fn reach_eh(&mut self, body: &MethodBody, p: u32, h: u32, via: Via) -> Result<bool> {
-        let state = self.heights[p as usize];
+        let state = self.state(p);
         if state & EXCEPTION_ENTRY != 0
             && let Some(src) = via.source()
         {
@@ -398,7 +582,7 @@ impl StackAnalyzer {
         }
         if state & UNSET != 0 {
             // The height bits are 0 while unset.
-            self.heights[p as usize] = (state ^ UNSET) | h;
+            self.set_state(p, (state ^ UNSET) | h);
             if state & TRY_START != 0 && h != 0 {
                 return Err(self.non_empty_try_entry(body, p, h));
             }
@@ -428,12 +612,11 @@ impl StackAnalyzer {
     #[cold]
     #[inline(never)]
     fn non_empty_try_entry(&self, body: &MethodBody, p: u32, h: u32) -> Error {
-        let pos = self.pos(p);
         let clause = self
             .layout
             .clauses
             .iter()
-            .position(|c| c.try_start == pos)
+            .position(|c| c.try_start == p)
             .unwrap_or(0);
         Error::NonEmptyStackAtTryEntry {
             at: self.site(body, p),
@@ -452,11 +635,10 @@ impl StackAnalyzer {
         }
     }
 
-    /// Makes the handlers (and filters) of every clause whose try region holds `p`
-    /// reachable.
+    /// Makes the handlers (and filters) of every clause whose try region holds position
+    /// `pos` reachable.
     #[inline(always)]
-    fn enter_regions(&mut self, body: &MethodBody, p: u32) -> Result<()> {
-        let pos = self.pos(p);
+    fn enter_regions(&mut self, body: &MethodBody, pos: u32) -> Result<()> {
         // Most instructions entered lie in no try region whose handler is still unseeded.
         let first = self
             .layout
@@ -481,24 +663,22 @@ impl StackAnalyzer {
             }
             self.seeded[index] = true;
             self.unseeded -= 1;
-            let seed = |this: &mut Self, id: InstrId, h: u32| -> Result<()> {
+            let seed = |this: &mut Self, p: u32, h: u32| -> Result<()> {
                 this.max = this.max.max(h);
-                if this.reach::<true>(body, id.0, h, Via::Handler)? {
-                    this.work.push(id.0);
+                if this.reach::<true>(body, p, h, Via::Handler)? {
+                    this.work.push(p);
                 }
                 Ok(())
             };
-            // The layout has checked that these are instructions of the body.
-            let clause = &body.clauses[index];
-            seed(self, clause.handler_start, c.kind.entry_height())?;
-            if let Some(filter) = clause.filter_start() {
-                seed(self, filter, 1)?;
+            seed(self, c.handler_start, c.kind.entry_height())?;
+            if c.filter_start != LAYOUT_NONE {
+                seed(self, c.filter_start, 1)?;
             }
         }
         Ok(())
     }
 
-    /// A branch, switch or leave edge from `p` to `target` carrying height `h`.
+    /// A branch, switch or leave edge from position `p` to `target` carrying height `h`.
     #[inline(always)]
     fn jump<const EH: bool>(
         &mut self,
@@ -507,95 +687,119 @@ impl StackAnalyzer {
         target: InstrId,
         h: u32,
     ) -> Result<()> {
-        if !body.instrs.contains(target) {
+        let Some(t) = self.pos_in_body(target) else {
             return Err(Error::BadBranchTarget {
                 at: self.site(body, p),
                 target,
             });
-        }
-        if self.reach::<EH>(body, target.0, h, Via::Jump(p))? {
-            self.work.push(target.0);
+        };
+        if self.reach::<EH>(body, t, h, Via::Jump(p))? {
+            self.work.push(t);
         }
         Ok(())
     }
 
-    /// Simulates from `p` along fall-through edges until control leaves the straight line
-    /// or reaches an instruction already simulated.
+    /// Simulates from position `p` along fall-through edges until control leaves the
+    /// straight line or reaches an instruction already simulated.
     #[inline(always)]
     fn walk<const EH: bool, R: CallSiteResolver + ?Sized>(
         &mut self,
         body: &MethodBody,
         resolver: &R,
-        effects: &[u32; 256],
+        p: u32,
+    ) -> Result<()> {
+        let mut max = self.max;
+        let result = self.walk_from::<EH, R>(body, resolver, p, &mut max);
+        self.max = max;
+        result
+    }
+
+    /// [`Self::walk`] with the running max in a local.
+    #[inline(always)]
+    fn walk_from<const EH: bool, R: CallSiteResolver + ?Sized>(
+        &mut self,
+        body: &MethodBody,
+        resolver: &R,
         mut p: u32,
+        max: &mut u32,
     ) -> Result<()> {
         // `p` has been reached: its height is set.
-        let mut h = self.heights[p as usize] & HEIGHT;
+        let mut cell = self.cells[p as usize];
+        let mut h = state_of(cell) & HEIGHT;
         loop {
-            let opcode = body.instrs.opcode(InstrId(p));
-            let effect = effects[opcode as u8 as usize];
-            let mut pops = effect & 0xFF;
-            let mut pushes = (effect >> 8) & 0xFF;
-            if effect & VARIABLE_EFFECT != 0 {
-                (pops, pushes) = self.variable_effect(body, resolver, p, h, pops, pushes)?;
-            }
+            let row = cell as u32;
+            let (pops, pushes) = if row & VARIABLE == 0 {
+                (row & POPS, (row >> PUSH_SHIFT) & 0xFF)
+            } else {
+                self.variable_effect(body, resolver, p, h)?
+            };
             if pops > h {
-                if opcode == OpCode::Endfilter {
-                    return Err(self.bad_endfilter(body, p, h));
-                }
-                return Err(Error::StackUnderflow {
-                    at: self.site(body, p),
-                    height: h as u16,
-                    pops: pops.min(MAX_HEIGHT) as u16,
-                });
+                return Err(self.underflow(body, p, h, pops));
             }
             let after = h - pops + pushes;
-            if after > self.max {
-                if after > MAX_HEIGHT {
-                    return Err(Error::StackOverflow {
-                        at: self.site(body, p),
-                    });
-                }
-                self.max = after;
+            if after > MAX_HEIGHT {
+                return Err(Error::StackOverflow {
+                    at: self.site(body, p),
+                });
             }
-            if effect & PLAIN == 0 && self.control::<EH>(body, p, h, after)? {
+            *max = (*max).max(after);
+            if row & CONTROL != 0 && self.control::<EH>(body, p, row, h, after)? {
                 return Ok(());
             }
-            // Fall through to the next instruction; continue there if it is new.
-            let Some(next) = body.instrs.next(InstrId(p)) else {
+            // Fall through to the next position; continue there if it is new.
+            let next = p + 1;
+            let Some(&next_cell) = self.cells.get(next as usize) else {
                 return Err(Error::FallsOffEnd {
                     at: self.site(body, p),
                 });
             };
             // The common case first: falling into an instruction not yet reached that is
-            // neither a try start nor an exception entry; `reach` would just set its height.
-            let state = self.heights[next.0 as usize];
-            if state & (UNSET | TRY_START | EXCEPTION_ENTRY) == UNSET {
-                self.heights[next.0 as usize] = (state ^ UNSET) | after;
-            } else if !self.reach::<EH>(body, next.0, after, Via::Fallthrough(p))? {
+            // neither a try start nor an exception entry; `reach` would just set its height
+            // (the height bits are 0 while unset).
+            if state_of(next_cell) & (UNSET | TRY_START | EXCEPTION_ENTRY) == UNSET {
+                cell = next_cell ^ (u64::from(UNSET ^ after) << STATE_SHIFT);
+                self.cells[next as usize] = cell;
+            } else if self.reach::<EH>(body, next, after, Via::Fallthrough(p))? {
+                cell = self.cells[next as usize];
+            } else {
                 return Ok(());
             }
-            p = next.0;
+            p = next;
             h = after;
         }
     }
 
-    /// The stack effect of a call or `ret`, whose table entry says `VARIABLE`.
-    #[inline(always)]
+    #[cold]
+    #[inline(never)]
+    fn underflow(&self, body: &MethodBody, p: u32, h: u32, pops: u32) -> Error {
+        match body.instrs.opcode(self.id_at(p)) {
+            OpCode::Endfilter => return self.bad_endfilter(body, p, h),
+            OpCode::Ret => return self.bad_return(body, p, h, Some(pops)),
+            _ => {}
+        }
+        Error::StackUnderflow {
+            at: self.site(body, p),
+            height: h as u16,
+            pops: pops.min(MAX_HEIGHT) as u16,
+        }
+    }
+
+    /// The stack effect of `ret` or of a call site not resolved in the first pass.
+    #[cold]
+    #[inline(never)]
     fn variable_effect<R: CallSiteResolver + ?Sized>(
         &mut self,
         body: &MethodBody,
         resolver: &R,
         p: u32,
         h: u32,
-        pops: u32,
-        pushes: u32,
     ) -> Result<(u32, u32)> {
-        let opcode = body.instrs.opcode(InstrId(p));
+        let id = self.id_at(p);
+        let opcode = body.instrs.opcode(id);
         if opcode == OpCode::Ret {
-            return Ok((self.ret_pops(body, p, h)?, pushes));
+            return Ok((self.ret_pops(body, p, h)?, 0));
         }
-        let Some(token) = body.instrs.token(InstrId(p)) else {
+        let Some(token) = body.instrs.token(id) else {
             return Err(Error::MalformedInstruction {
                 at: self.site(body, p),
                 what: "call without a token operand",
@@ -607,48 +811,41 @@ impl StackAnalyzer {
                 at: self.site(body, p),
                 source: Box::new(e),
             })?;
-        let pops = if pops == VARIABLE {
-            u32::from(effect.pops)
-        } else {
-            pops
-        };
-        let pushes = if pushes == VARIABLE {
-            u32::from(effect.pushes)
-        } else {
-            pushes
-        };
-        Ok((pops, pushes))
+        Ok(call_effect_counts(opcode, effect))
     }
 
-    /// Handles the instruction at `p` whose flow is not a plain fall-through: follows its
-    /// explicit edges and checks its rules. Returns whether control ends here (`false`
-    /// when it also falls through, as conditional branches and switches do).
+    /// Handles the instruction at position `p` whose flow is not a plain fall-through:
+    /// follows its explicit edges and checks its rules. Returns whether control ends here
+    /// (`false` when it also falls through, as conditional branches and switches do).
     fn control<const EH: bool>(
         &mut self,
         body: &MethodBody,
         p: u32,
+        row: u32,
         h: u32,
         after: u32,
     ) -> Result<bool> {
-        let instr = body.instrs.get(InstrId(p));
-        let flow = instr.opcode.flow();
-        match flow {
-            Flow::Next | Flow::Call | Flow::Break | Flow::Prefix => Ok(false),
-            Flow::Branch | Flow::Leave => {
-                let target = self.branch_target(body, p, instr.operand)?;
-                let h = if flow == Flow::Leave { 0 } else { after };
+        match (row >> FLOW_SHIFT) & 0xF {
+            flow @ (FLOW_BRANCH | FLOW_LEAVE) => {
+                let target = self.branch_target(body, p)?;
+                let h = if flow == FLOW_LEAVE { 0 } else { after };
                 self.jump::<EH>(body, p, target, h)?;
                 Ok(true)
             }
-            Flow::CondBranch => {
-                let target = self.branch_target(body, p, instr.operand)?;
+            FLOW_COND => {
+                let target = self.branch_target(body, p)?;
                 self.jump::<EH>(body, p, target, after)?;
                 Ok(false)
             }
-            Flow::Switch => {
-                let targets = match instr.operand {
-                    Operand::Switch(t) => body.instrs.try_switch_targets(t),
-                    _ => None,
+            FLOW_SWITCH => {
+                let slot = body.instrs.slot(self.id_at(p));
+                let targets = if slot.odd {
+                    None
+                } else {
+                    body.instrs.try_switch_targets(SwitchTargets {
+                        start: slot.bits as u32,
+                        len: (slot.bits >> 32) as u32,
+                    })
                 };
                 let Some(targets) = targets else {
                     return Err(Error::MalformedInstruction {
@@ -661,7 +858,12 @@ impl StackAnalyzer {
                 }
                 Ok(false)
             }
-            Flow::Return => {
+            FLOW_RETURN => {
+                // With the return convention given, the row holds what `ret` pops;
+                // otherwise `ret_pops` has checked the height already.
+                if row & VARIABLE == 0 && h != row & POPS {
+                    return Err(self.bad_return(body, p, h, Some(row & POPS)));
+                }
                 if EH && self.in_any_region(p) {
                     return Err(Error::IllegalControlFlow {
                         at: self.site(body, p),
@@ -670,7 +872,7 @@ impl StackAnalyzer {
                 }
                 Ok(true)
             }
-            Flow::Jmp => {
+            FLOW_JMP => {
                 if h != 0 {
                     return Err(Error::NonEmptyStackAtJmp {
                         at: self.site(body, p),
@@ -679,15 +881,12 @@ impl StackAnalyzer {
                 }
                 Ok(true)
             }
-            Flow::Throw | Flow::Rethrow => Ok(true),
-            Flow::EndFinally => {
-                let inside = EH && {
-                    let pos = self.pos(p);
-                    self.layout.clauses.iter().any(|c| {
+            FLOW_ENDFINALLY => {
+                let inside = EH
+                    && self.layout.clauses.iter().any(|c| {
                         matches!(c.kind, HandlerKind::Finally | HandlerKind::Fault)
-                            && c.in_handler(pos)
-                    })
-                };
+                            && c.in_handler(p)
+                    });
                 if !inside {
                     return Err(Error::IllegalControlFlow {
                         at: self.site(body, p),
@@ -696,14 +895,11 @@ impl StackAnalyzer {
                 }
                 Ok(true)
             }
-            Flow::EndFilter => {
+            FLOW_ENDFILTER => {
                 if after != 0 {
                     return Err(self.bad_endfilter(body, p, h));
                 }
-                let inside = EH && {
-                    let pos = self.pos(p);
-                    self.layout.clauses.iter().any(|c| c.in_filter(pos))
-                };
+                let inside = EH && self.layout.clauses.iter().any(|c| c.in_filter(p));
                 if !inside {
                     return Err(Error::IllegalControlFlow {
                         at: self.site(body, p),
@@ -712,6 +908,8 @@ impl StackAnalyzer {
                 }
                 Ok(true)
             }
+            // FLOW_END: throw, rethrow.
+            _ => Ok(true),
         }
     }
 
@@ -724,22 +922,21 @@ impl StackAnalyzer {
                 self.ret_pops = Some(h == 1);
                 h
             }
-            None => {
-                return Err(Error::BadReturnStack {
-                    at: self.site(body, p),
-                    height: h.min(MAX_HEIGHT) as u16,
-                    expected: None,
-                });
-            }
+            None => return Err(self.bad_return(body, p, h, None)),
         };
         if h != expected {
-            return Err(Error::BadReturnStack {
-                at: self.site(body, p),
-                height: h.min(MAX_HEIGHT) as u16,
-                expected: Some(expected as u16),
-            });
+            return Err(self.bad_return(body, p, h, Some(expected)));
         }
         Ok(expected)
+    }
+
+    #[cold]
+    fn bad_return(&self, body: &MethodBody, p: u32, h: u32, expected: Option<u32>) -> Error {
+        Error::BadReturnStack {
+            at: self.site(body, p),
+            height: h.min(MAX_HEIGHT) as u16,
+            expected: expected.map(|e| e as u16),
+        }
     }
 
     fn bad_endfilter(&self, body: &MethodBody, p: u32, h: u32) -> Error {
@@ -749,23 +946,53 @@ impl StackAnalyzer {
         }
     }
 
-    fn branch_target(&self, body: &MethodBody, p: u32, operand: Operand) -> Result<InstrId> {
-        match operand {
-            Operand::Target(t) => Ok(t),
-            _ => Err(Error::MalformedInstruction {
+    /// The target of the branch at position `p` (whose opcode is a branch).
+    fn branch_target(&self, body: &MethodBody, p: u32) -> Result<InstrId> {
+        let slot = body.instrs.slot(self.id_at(p));
+        if slot.odd {
+            return Err(Error::MalformedInstruction {
                 at: self.site(body, p),
                 what: "branch without a target operand",
-            }),
+            });
         }
+        Ok(InstrId(slot.bits as u32))
     }
 
     fn in_any_region(&self, p: u32) -> bool {
-        let pos = self.pos(p);
         self.layout
             .clauses
             .iter()
-            .any(|c| c.in_try(pos) || c.in_handler(pos) || c.in_filter(pos))
+            .any(|c| c.in_try(p) || c.in_handler(p) || c.in_filter(p))
     }
+}
+
+/// The position of `id` from the maps of a linked body, if `id` is an instruction of
+/// it: `pos_of` may hold stale entries for other ids, which `order` exposes.
+#[inline(always)]
+fn checked_pos(order: &[u32], pos_of: &[u32], id: InstrId) -> Option<u32> {
+    let pos = *pos_of.get(id.index())?;
+    (order.get(pos as usize) == Some(&id.0)).then_some(pos)
+}
+
+/// Pops and pushes of a call site: the opcode table's fixed counts where it has them
+/// (`newobj` pushes 1), the resolver's answer for the rest.
+fn call_effect_counts(opcode: OpCode, effect: CallEffect) -> (u32, u32) {
+    let info = opcode.info();
+    let pick = |count: StackCount, resolved: u16| match count {
+        StackCount::Fixed(n) => u32::from(n),
+        StackCount::Variable => u32::from(resolved),
+    };
+    (
+        pick(info.pops, effect.pops),
+        pick(info.pushes, effect.pushes),
+    )
+}
+
+/// The row of a resolved call site, or `None` if its pushes do not fit a row (the
+/// simulation then asks again when it reaches the site).
+fn call_row(opcode: OpCode, effect: CallEffect) -> Option<u32> {
+    let (pops, pushes) = call_effect_counts(opcode, effect);
+    (pops <= POPS && pushes <= 0xFF).then_some(pops | (pushes << PUSH_SHIFT))
 }
 
 /// Analyses `body` with a fresh [`StackAnalyzer`] and returns its exact max stack.

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::body::{ClauseKind, ExceptionClause, MethodBody};
-use crate::graph::{InstrId, Instruction, Operand, SwitchTargets};
+use crate::graph::{Incoming, InstrId, Instruction, Operand, SwitchTargets};
 use crate::opcode::{OpCode, OperandKind};
 use crate::{Error, Result};
 use std::collections::HashMap;
@@ -1311,4 +1311,85 @@ fn cfg_falls_off_end_and_empty() {
     assert_eq!(cfg.block_count(), 0);
     assert_eq!(cfg.entry(), None);
     assert!(cfg.reachable().is_empty());
+}
+
+/// Linked storage: positions are not ids, and a reused analyzer's id -> position map
+/// still holds entries from earlier bodies. A branch to a removed instruction must be
+/// reported (not resolved through a stale entry), and heights are reported by id.
+#[test]
+fn reused_analyzer_maps_positions_of_edited_bodies_exactly() {
+    let mut shared = StackAnalyzer::new();
+    // A larger edited body first, so that every id of the next one has a stale entry.
+    let mut big = asm("ldc.i4.1\nldc.i4.2\nldc.i4.3\npop\npop\npop\nret");
+    let first = big.body.instrs.first().unwrap();
+    big.body
+        .insert_all_before(
+            first,
+            &[Instruction::simple(OpCode::Nop); 8],
+            Incoming::Redirect,
+        )
+        .unwrap();
+    assert_eq!(
+        shared
+            .analyze(&big.body, &NoCalls, None)
+            .unwrap()
+            .max_stack(),
+        3
+    );
+
+    let mut a = asm("
+        ldc.i4.0
+        brtrue.s L
+        X: nop
+        L: ldc.i4.1
+        pop
+        ret
+    ");
+    let (x, l) = (a.id("X"), a.id("L"));
+    // Prepend one instruction: every position is now its id + 1.
+    let entry = a.body.instrs.first().unwrap();
+    let nop = a
+        .body
+        .insert_before(entry, Instruction::simple(OpCode::Nop), Incoming::Keep)
+        .unwrap();
+    let fresh = StackAnalyzer::new()
+        .analyze(&a.body, &NoCalls, None)
+        .map(|r| (r.max_stack(), r.heights_by_id()))
+        .unwrap();
+    let reused = shared
+        .analyze(&a.body, &NoCalls, None)
+        .map(|r| (r.max_stack(), r.heights_by_id()))
+        .unwrap();
+    assert_eq!(fresh, reused);
+    let analysis = shared.analyze(&a.body, &NoCalls, None).unwrap();
+    assert_eq!(analysis.height_before(nop), Some(0));
+    assert_eq!(analysis.height_before(x), Some(0));
+    assert_eq!(analysis.height_before(l), Some(0));
+
+    // Remove X, then point the branch at it behind the editing API's back.
+    a.body.remove(x).unwrap();
+    let branch = a
+        .body
+        .instrs
+        .next(a.body.instrs.next(nop).unwrap())
+        .unwrap();
+    a.body.instrs.set(
+        branch,
+        Instruction::new(OpCode::BrtrueS, Operand::Target(x)),
+    );
+    for analyzer in [&mut StackAnalyzer::new(), &mut shared] {
+        let e = analyzer.analyze(&a.body, &NoCalls, None).unwrap_err();
+        assert!(
+            matches!(e, Error::BadBranchTarget { target, .. } if target == x),
+            "{e:?}"
+        );
+    }
+    // And a successful analysis reports nothing for the removed id.
+    a.body.instrs.set(
+        branch,
+        Instruction::new(OpCode::BrtrueS, Operand::Target(l)),
+    );
+    let analysis = shared.analyze(&a.body, &NoCalls, None).unwrap();
+    assert_eq!(analysis.height_before(x), None);
+    assert_eq!(analysis.height_before(l), Some(0));
 }

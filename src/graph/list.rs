@@ -354,6 +354,13 @@ impl InstrList {
         self.slots[id.index()].opcode
     }
 
+    /// The stored form of the instruction named by `id` (for passes that read operand
+    /// bits directly). Panics if `id` was never handed out by this list.
+    #[inline]
+    pub(crate) fn slot(&self, id: InstrId) -> Slot {
+        self.slots[id.index()]
+    }
+
     /// The metadata token operand of the instruction named by `id`, if it has one (cheaper
     /// than [`InstrList::get`]). Panics if `id` was never handed out by this list.
     #[inline]
@@ -452,6 +459,25 @@ impl InstrList {
             Some((id, *self.slots.get(id.index())?))
         });
         flat.into_iter().flatten().chain(linked)
+    }
+
+    /// Calls `f` with the id and stored form of every instruction, in order: a slice walk
+    /// in flat storage, a tight link walk otherwise (for whole-body passes).
+    #[inline(always)]
+    pub(crate) fn for_each_slot_in_order(&self, mut f: impl FnMut(u32, &Slot)) {
+        if self.flat {
+            for (id, slot) in self.slots.iter().enumerate() {
+                f(id as u32, slot);
+            }
+        } else {
+            let mut cur = self.head;
+            while let (Some(slot), Some(link)) =
+                (self.slots.get(cur as usize), self.links.get(cur as usize))
+            {
+                f(cur, slot);
+                cur = link.next;
+            }
+        }
     }
 
     /// Clears the list and lets `f` append instructions in order through an [`InOrder`]
