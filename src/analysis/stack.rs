@@ -92,6 +92,9 @@ const CONTROL: u32 = 1 << 29;
 /// Row flag, in the opcode rows only: a call site whose effect the resolver supplies.
 const CALL_SITE: u32 = 1 << 30;
 const CALL_SITE_SHIFT: u32 = 30;
+/// Row flag: a branch with one target (`br`, the conditional branches, `leave`), handled
+/// without dispatching on the flow code.
+const BRANCH_SITE: u32 = 1 << 31;
 
 /// Flow codes (bits 24-27 of a row with `CONTROL`).
 const FLOW_BRANCH: u32 = 1;
@@ -134,6 +137,9 @@ static ROWS: LazyLock<[[u32; 256]; 3]> = LazyLock::new(|| {
         };
         if flow != 0 {
             row |= CONTROL | (flow << FLOW_SHIFT);
+        }
+        if matches!(flow, FLOW_BRANCH | FLOW_LEAVE | FLOW_COND) {
+            row |= BRANCH_SITE;
         }
         table[op as usize] = row;
     }
@@ -825,18 +831,15 @@ impl StackAnalyzer {
         h: u32,
         after: u32,
     ) -> Result<bool> {
-        match (row >> FLOW_SHIFT) & 0xF {
-            flow @ (FLOW_BRANCH | FLOW_LEAVE) => {
-                let target = self.branch_target(body, p)?;
-                let h = if flow == FLOW_LEAVE { 0 } else { after };
-                self.jump::<EH>(body, p, target, h)?;
-                Ok(true)
-            }
-            FLOW_COND => {
-                let target = self.branch_target(body, p)?;
-                self.jump::<EH>(body, p, target, after)?;
-                Ok(false)
-            }
+        let flow = (row >> FLOW_SHIFT) & 0xF;
+        if row & BRANCH_SITE != 0 {
+            // The common control instructions, without a dispatch on the flow code.
+            let target = self.branch_target(body, p)?;
+            let h = if flow == FLOW_LEAVE { 0 } else { after };
+            self.jump::<EH>(body, p, target, h)?;
+            return Ok(flow != FLOW_COND);
+        }
+        match flow {
             FLOW_SWITCH => {
                 let slot = body.instrs.slot(self.id_at(p));
                 let targets = if slot.odd {
