@@ -5,7 +5,7 @@
 use super::inject::inject_prologue;
 use super::single_ret::{Returns, rewrite_rets_at};
 use crate::body::{ClauseKind, ExceptionClause, MethodBody};
-use crate::graph::{Incoming, InstrId, Instruction};
+use crate::graph::{Incoming, InstrId, InstrList, Instruction};
 use crate::opcode::OpCode;
 use crate::{Error, Result};
 use smallvec::SmallVec;
@@ -65,10 +65,7 @@ pub struct Wrapped {
 /// runs once). `tail.` prefixes are removed, since a tail call cannot leave a protected
 /// region. The max stack is not recomputed here; run the stack analysis afterwards.
 pub fn wrap_try_finally(body: &mut MethodBody, opts: &WrapOptions<'_>) -> Result<Wrapped> {
-    let mut scan = CodeScan::default();
-    for (id, opcode) in body.instrs.opcodes() {
-        scan.see(id, opcode);
-    }
+    let scan = CodeScan::of(&body.instrs);
     wrap_scanned(body, opts, &scan, &[])
 }
 
@@ -84,6 +81,28 @@ pub(crate) struct CodeScan {
 }
 
 impl CodeScan {
+    /// Scans the whole list, in list order.
+    pub(crate) fn of(list: &InstrList) -> CodeScan {
+        let mut scan = CodeScan::default();
+        match list.as_flat_slice() {
+            // A decoded list: a tight loop over the slots, almost every one of them
+            // rejected by one test.
+            Some(slots) => {
+                for (i, slot) in slots.iter().enumerate() {
+                    if matches!(slot.opcode, OpCode::Tail | OpCode::Ret | OpCode::Jmp) {
+                        scan.see(InstrId(i as u32), slot.opcode);
+                    }
+                }
+            }
+            None => {
+                for (id, opcode) in list.opcodes() {
+                    scan.see(id, opcode);
+                }
+            }
+        }
+        scan
+    }
+
     /// Records instruction `id` with `opcode`; call in list order for every instruction.
     #[inline]
     pub(crate) fn see(&mut self, id: InstrId, opcode: OpCode) {
