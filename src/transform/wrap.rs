@@ -2,7 +2,6 @@
 //! shape APM agents use for method entry/exit instrumentation.
 #![forbid(unsafe_code)]
 
-use super::inject::inject_prologue;
 use super::single_ret::{Returns, rewrite_rets_at};
 use crate::body::{ClauseKind, ExceptionClause, MethodBody};
 use crate::graph::{Incoming, InstrId, InstrList, Instruction};
@@ -180,8 +179,8 @@ pub(crate) fn wrap_scanned(
 
     let mut exit: SmallVec<[Instruction; 8]> = SmallVec::from_slice(opts.exit);
     exit.push(Instruction::simple(OpCode::Endfinally));
-    let ids = body.insert_all_before(single.epilogue, &exit, Incoming::Keep)?;
-    let (finally_start, finally_last) = (ids[0], ids[ids.len() - 1]);
+    let ids = body.insert_all_before_keep(single.epilogue, &exit)?;
+    let (finally_start, finally_last) = (InstrId(ids.start), InstrId(ids.end - 1));
     let finally = ExceptionClause::new(
         ClauseKind::Finally,
         try_start,
@@ -202,7 +201,8 @@ pub(crate) fn wrap_scanned(
         body.add_clause(finally)?;
     }
 
-    inject_prologue(body, opts.entry)?;
+    // `inject_prologue`: the first instruction is still the try's first.
+    body.insert_all_before_keep(try_start, opts.entry)?;
     body.force_fat_header();
     Ok(Wrapped {
         try_start,
