@@ -597,6 +597,56 @@ impl InstrList {
         first..last + 1
     }
 
+    /// Appends `instrs` in order, as a [`InstrList::push_back`] of each would; returns
+    /// the range of their ids.
+    pub(crate) fn push_all(&mut self, instrs: &[Instruction]) -> std::ops::Range<u32> {
+        let first = self.slots.len() as u32;
+        if self.flat && !instrs.is_empty() {
+            self.pristine = 0;
+            self.slots.reserve(instrs.len());
+            for &instr in instrs {
+                let slot = self.pack(instr);
+                self.slots.push(slot);
+            }
+        } else {
+            for &instr in instrs {
+                self.push_raw(instr);
+            }
+        }
+        first..self.slots.len() as u32
+    }
+
+    /// Sets the order to the ids of `runs`, run after run, each run in increasing order.
+    /// The runs must be disjoint ranges that together cover the arena (checked: their
+    /// lengths must add up to it). Ids and instructions do not change: this is what a
+    /// series of insertions reaching that order does, in one pass over the arena whatever
+    /// the storage was. Crate-internal, like [`InstrList::link_before`].
+    pub(crate) fn link_in_order(&mut self, runs: &[std::ops::Range<u32>]) {
+        assert_eq!(
+            runs.iter().map(|r| r.len()).sum::<usize>(),
+            self.slots.len(),
+            "runs must cover the arena"
+        );
+        self.pristine = 0;
+        // The arena order, then each run joined to the one before it.
+        self.build_links();
+        let (mut head, mut tail) = (NIL, NIL);
+        for run in runs.iter().filter(|r| !r.is_empty()) {
+            self.links[run.start as usize].prev = tail;
+            if tail == NIL {
+                head = run.start;
+            } else {
+                self.links[tail as usize].next = run.start;
+            }
+            tail = run.end - 1;
+        }
+        if tail != NIL {
+            self.links[tail as usize].next = NIL;
+        }
+        self.head = head;
+        self.tail = tail;
+    }
+
     /// Links a new instruction right after `at` (which must be linked); nothing that
     /// refers to `at` changes. Crate-internal, like [`InstrList::link_before`].
     pub(crate) fn link_after(&mut self, at: InstrId, instr: Instruction) -> InstrId {
