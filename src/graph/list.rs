@@ -599,19 +599,22 @@ impl InstrList {
 
     /// Appends `instrs` in order, as a [`InstrList::push_back`] of each would; returns
     /// the range of their ids.
-    pub(crate) fn push_all(&mut self, instrs: &[Instruction]) -> std::ops::Range<u32> {
+    pub(crate) fn push_all(
+        &mut self,
+        instrs: impl IntoIterator<Item = Instruction>,
+    ) -> std::ops::Range<u32> {
         let first = self.slots.len() as u32;
-        if self.flat && !instrs.is_empty() {
-            self.pristine = 0;
-            self.slots.reserve(instrs.len());
-            for &instr in instrs {
+        if self.flat {
+            // One pass of internal iteration (cheap over chained iterators).
+            instrs.into_iter().for_each(|instr| {
+                self.pristine = 0;
                 let slot = self.pack(instr);
                 self.slots.push(slot);
-            }
+            });
         } else {
-            for &instr in instrs {
+            instrs.into_iter().for_each(|instr| {
                 self.push_raw(instr);
-            }
+            });
         }
         first..self.slots.len() as u32
     }
@@ -621,25 +624,26 @@ impl InstrList {
     /// lengths must add up to it). Ids and instructions do not change: this is what a
     /// series of insertions reaching that order does, in one pass over the arena whatever
     /// the storage was. Crate-internal, like [`InstrList::link_before`].
-    pub(crate) fn link_in_order(&mut self, runs: &[std::ops::Range<u32>]) {
-        assert_eq!(
-            runs.iter().map(|r| r.len()).sum::<usize>(),
-            self.slots.len(),
-            "runs must cover the arena"
-        );
+    pub(crate) fn link_in_order(&mut self, runs: impl IntoIterator<Item = std::ops::Range<u32>>) {
         self.pristine = 0;
         // The arena order, then each run joined to the one before it.
         self.build_links();
-        let (mut head, mut tail) = (NIL, NIL);
-        for run in runs.iter().filter(|r| !r.is_empty()) {
-            self.links[run.start as usize].prev = tail;
+        let (mut head, mut tail, mut covered) = (NIL, NIL, 0usize);
+        let links = &mut self.links;
+        runs.into_iter().for_each(|run| {
+            if run.is_empty() {
+                return;
+            }
+            covered += run.len();
+            links[run.start as usize].prev = tail;
             if tail == NIL {
                 head = run.start;
             } else {
-                self.links[tail as usize].next = run.start;
+                links[tail as usize].next = run.start;
             }
             tail = run.end - 1;
-        }
+        });
+        assert_eq!(covered, self.slots.len(), "runs must cover the arena");
         if tail != NIL {
             self.links[tail as usize].next = NIL;
         }

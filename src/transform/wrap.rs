@@ -187,45 +187,48 @@ fn wrap_flat(
     }
     // The new instructions in the order `wrap_linked` allocates them (the `ret`s stored
     // over above are never odd instructions, so the side table fills up the same way):
-    // the epilogue as `rewrite_rets_at` appends it, the `leave`s, the finally handler,
-    // the entry code.
-    let mut new: SmallVec<[Instruction; 32]> = SmallVec::from_slice(epilogue_code);
-    if let Returns::Value { local } = opts.returns {
-        new.push(Instruction::ldloc(local));
-    }
-    new.push(Instruction::simple(OpCode::Ret));
-    let after_epilogue = n + new.len() as u32;
-    let mut runs: SmallVec<[std::ops::Range<u32>; 16]> = SmallVec::new();
-    // The entry code's run is known once the rest is laid out.
-    runs.push(0..0);
-    let mut try_last = InstrId(n - 1);
-    match opts.returns {
-        Returns::Void => runs.push(0..n),
-        Returns::Value { .. } => {
-            let mut start = 0;
-            for &ret in &scan.rets {
-                let leave = n + new.len() as u32;
-                new.push(jump);
-                runs.push(start..ret.0 + 1);
-                runs.push(leave..leave + 1);
-                start = ret.0 + 1;
-                if ret.0 == n - 1 {
-                    try_last = InstrId(leave);
-                }
-            }
-            runs.push(start..n);
-        }
-    }
-    let finally_start = n + new.len() as u32;
-    new.extend_from_slice(opts.exit);
-    new.push(Instruction::simple(OpCode::Endfinally));
-    let entry_start = n + new.len() as u32;
-    new.extend_from_slice(opts.entry);
-    let end = body.instrs.push_all(&new).end;
-    runs[0] = entry_start..end;
-    runs.push(finally_start..entry_start);
-    runs.push(n..after_epilogue);
-    body.instrs.link_in_order(&runs);
+    // the epilogue as `rewrite_rets_at` appends it, a `leave` per `ret` when a value is
+    // stored first, the finally handler, the entry code.
+    let (load, leaves) = match opts.returns {
+        Returns::Void => (None, 0),
+        Returns::Value { local } => (Some(Instruction::ldloc(local)), scan.rets.len()),
+    };
+    let after_epilogue = n + (epilogue_code.len() + usize::from(load.is_some()) + 1) as u32;
+    let finally_start = after_epilogue + leaves as u32;
+    let entry_start = finally_start + opts.exit.len() as u32 + 1;
+    let end = body
+        .instrs
+        .push_all(
+            epilogue_code
+                .iter()
+                .copied()
+                .chain(load)
+                .chain([Instruction::simple(OpCode::Ret)])
+                .chain(std::iter::repeat_n(jump, leaves))
+                .chain(opts.exit.iter().copied())
+                .chain([Instruction::simple(OpCode::Endfinally)])
+                .chain(opts.entry.iter().copied()),
+        )
+        .end;
+    // The order: entry code, the original code with each `leave` right after its `ret`,
+    // the finally handler, the epilogue.
+    let rets = &scan.rets[..leaves];
+    let starts = std::iter::once(0).chain(rets.iter().map(|r| r.0 + 1));
+    let original = starts.zip(rets).enumerate().flat_map(|(i, (start, ret))| {
+        let leave = after_epilogue + i as u32;
+        [start..ret.0 + 1, leave..leave + 1]
+    });
+    let rest = rets.last().map_or(0, |r| r.0 + 1)..n;
+    body.instrs
+        .link_in_order(std::iter::once(entry_start..end).chain(original).chain([
+            rest,
+            finally_start..entry_start,
+            n..after_epilogue,
+        ]));
+    let try_last = match rets.last() {
+        Some(&ret) if ret.0 == n - 1 => InstrId(after_epilogue + leaves as u32 - 1),
+        _ => InstrId(n - 1),
+    };
     let try_start = InstrId(0);
     body.clauses.push(ExceptionClause::new(
         ClauseKind::Finally,
