@@ -87,8 +87,16 @@ impl CodeScan {
             // A decoded list: a tight loop over the slots, almost every one of them
             // rejected by one test.
             Some(slots) => {
+                // One table load and one (almost never taken) branch per slot.
+                const SEEN: [bool; 256] = {
+                    let mut t = [false; 256];
+                    t[OpCode::Tail as usize] = true;
+                    t[OpCode::Ret as usize] = true;
+                    t[OpCode::Jmp as usize] = true;
+                    t
+                };
                 for (i, slot) in slots.iter().enumerate() {
-                    if matches!(slot.opcode, OpCode::Tail | OpCode::Ret | OpCode::Jmp) {
+                    if SEEN[slot.opcode as usize] {
                         scan.see(InstrId(i as u32), slot.opcode);
                     }
                 }
