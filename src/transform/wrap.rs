@@ -204,20 +204,14 @@ fn wrap_flat(
     let after_epilogue = n + (epilogue_code.len() + usize::from(load.is_some()) + 1) as u32;
     let finally_start = after_epilogue + leaves as u32;
     let entry_start = finally_start + opts.exit.len() as u32 + 1;
-    let end = body
-        .instrs
-        .push_all(
-            epilogue_code
-                .iter()
-                .copied()
-                .chain(load)
-                .chain([Instruction::simple(OpCode::Ret)])
-                .chain(std::iter::repeat_n(jump, leaves))
-                .chain(opts.exit.iter().copied())
-                .chain([Instruction::simple(OpCode::Endfinally)])
-                .chain(opts.entry.iter().copied()),
-        )
-        .end;
+    // A few simple runs rather than one chain, so that each loop gets the packing inlined.
+    let list = &mut body.instrs;
+    list.push_all(epilogue_code.iter().copied());
+    list.push_all(load.into_iter().chain([Instruction::simple(OpCode::Ret)]));
+    list.push_all(std::iter::repeat_n(jump, leaves));
+    list.push_all(opts.exit.iter().copied());
+    list.push_all([Instruction::simple(OpCode::Endfinally)]);
+    let end = list.push_all(opts.entry.iter().copied()).end;
     // The order: entry code, the original code with each `leave` right after its `ret`,
     // the finally handler, the epilogue.
     let rets = &scan.rets[..leaves];
