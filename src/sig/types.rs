@@ -543,7 +543,7 @@ pub(crate) fn skip_type_at(r: &mut SigReader<'_>, depth: usize, ctx: Ctx) -> Res
 /// Returns the end of the type starting at `start` in `data` and whether it is `VOID`,
 /// as [`skip_type_full`] would; `None` for any other shape and for anything malformed,
 /// where [`skip_type_full`] decides (and reports the error).
-#[inline]
+#[inline(always)]
 pub(crate) fn skip_plain_type(
     data: &[u8],
     start: usize,
