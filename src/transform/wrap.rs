@@ -4,6 +4,7 @@
 
 use super::single_ret::{Returns, rewrite_rets_at};
 use crate::body::{ClauseKind, ExceptionClause, MethodBody};
+use crate::graph::packed::Slot;
 use crate::graph::{Incoming, InstrId, InstrList, Instruction, Operand};
 use crate::opcode::OpCode;
 use crate::{Error, Result};
@@ -205,12 +206,26 @@ fn wrap_flat(
     let finally_start = after_epilogue + leaves as u32;
     let entry_start = finally_start + opts.exit.len() as u32 + 1;
     // A few simple runs rather than one chain, so that each loop gets the packing inlined.
+    // The instructions made here go in their stored form directly (the slots `pack` would
+    // give them: none has an operand of another width).
+    let stored = |i: Instruction| {
+        let bits = match i.operand {
+            Operand::Var(v) => u64::from(v),
+            Operand::Target(t) => u64::from(t.0),
+            _ => 0,
+        };
+        Slot::new(i.opcode, bits)
+    };
     let list = &mut body.instrs;
     list.push_all(epilogue_code.iter().copied());
-    list.push_all(load.into_iter().chain([Instruction::simple(OpCode::Ret)]));
-    list.push_all(std::iter::repeat_n(jump, leaves));
+    list.push_slots(
+        load.map(stored)
+            .into_iter()
+            .chain([stored(Instruction::simple(OpCode::Ret))])
+            .chain(std::iter::repeat_n(stored(jump), leaves)),
+    );
     list.push_all(opts.exit.iter().copied());
-    list.push_all([Instruction::simple(OpCode::Endfinally)]);
+    list.push_slots([stored(Instruction::simple(OpCode::Endfinally))]);
     let end = list.push_all(opts.entry.iter().copied()).end;
     // The order: entry code, the original code with each `leave` right after its `ret`,
     // the finally handler, the epilogue.
