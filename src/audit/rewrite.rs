@@ -280,10 +280,7 @@ pub fn instrument(
 ) -> Result<Outcome> {
     // One pass: the `ret`s and `tail.` prefixes the wrapping edits, and whether a `jmp`
     // makes the body unwrappable (checked first: nothing is edited then).
-    let mut scan = CodeScan::default();
-    for (id, opcode) in body.instrs.opcodes() {
-        scan.see(id, opcode);
-    }
+    let scan = CodeScan::of(&body.instrs);
     if scan.has_jmp {
         return Err(Error::Unsupported {
             what: "jmp cannot be placed inside a try block",

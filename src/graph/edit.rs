@@ -83,7 +83,7 @@ impl MethodBody {
         self.check_targets(&instr)?;
         if incoming == Incoming::Keep {
             let new = self.instrs.link_before(at, instr);
-            self.check_filter_growth(&[new])?;
+            self.check_filter_growth(new.0..new.0 + 1)?;
             return Ok(new);
         }
         // Before linking, so that the new instruction's own target (which is not an
@@ -100,26 +100,38 @@ impl MethodBody {
         instrs: &[Instruction],
         incoming: Incoming,
     ) -> Result<SmallVec<[InstrId; 8]>> {
+        if incoming == Incoming::Keep {
+            let ids = self.insert_all_before_keep(at, instrs)?;
+            return Ok(ids.map(InstrId).collect());
+        }
         self.expect_linked(at, "insertion point")?;
         instrs.iter().try_for_each(|i| self.check_targets(i))?;
         if instrs.is_empty() {
             return Ok(SmallVec::new());
         }
-        let redirect = incoming == Incoming::Redirect;
-        if redirect {
-            // Before linking, so that the new code's own targets (which are not incoming
-            // references) stay as they are: the first new id is the next arena slot.
-            let first = InstrId(self.instrs.arena_len() as u32);
-            self.redirect_references(at, first);
-        }
-        let ids: SmallVec<[InstrId; 8]> = self
+        // Before linking, so that the new code's own targets (which are not incoming
+        // references) stay as they are: the first new id is the next arena slot.
+        let first = InstrId(self.instrs.arena_len() as u32);
+        self.redirect_references(at, first);
+        Ok(self
             .instrs
             .link_all_before(at, instrs)
             .map(InstrId)
-            .collect();
-        if !redirect {
-            self.check_filter_growth(&ids)?;
-        }
+            .collect())
+    }
+
+    /// [`MethodBody::insert_all_before`] with [`Incoming::Keep`], the new ids given as
+    /// the range of their (consecutive) indexes: same checks, same edit, same errors.
+    pub(crate) fn insert_all_before_keep(
+        &mut self,
+        at: InstrId,
+        instrs: &[Instruction],
+    ) -> Result<std::ops::Range<u32>> {
+        self.expect_linked(at, "insertion point")?;
+        instrs.iter().try_for_each(|i| self.check_targets(i))?;
+        // Links nothing (and leaves the storage as it is) when `instrs` is empty.
+        let ids = self.instrs.link_all_before(at, instrs);
+        self.check_filter_growth(ids.clone())?;
         Ok(ids)
     }
 
@@ -133,7 +145,7 @@ impl MethodBody {
         self.expect_linked(at, "insertion point")?;
         self.check_targets(&instr)?;
         let new = self.instrs.link_after(at, instr);
-        self.check_filter_growth(&[new])?;
+        self.check_filter_growth(new.0..new.0 + 1)?;
         Ok(new)
     }
 
@@ -151,17 +163,21 @@ impl MethodBody {
             prev = self.instrs.link_after(prev, i);
             ids.push(prev);
         }
-        self.check_filter_growth(&ids)?;
+        // Each new node takes the next arena slot: the ids are consecutive.
+        let range = ids.first().map_or(0..0, |f: &InstrId| f.0..prev.0 + 1);
+        self.check_filter_growth(range)?;
         Ok(ids)
     }
 
-    /// After linking `new` (consecutive, not yet referenced): if it landed right before a
-    /// filter's handler it joined the filter; undo the insertion if the clauses are no
-    /// longer valid. Costs one pass over the clauses otherwise.
-    fn check_filter_growth(&mut self, new: &[InstrId]) -> Result<()> {
-        let Some(&last) = new.last() else {
+    /// After linking the instructions with ids `new` (consecutive, in order, not yet
+    /// referenced): if they landed right before a filter's handler they joined the
+    /// filter; undo the insertion if the clauses are no longer valid. Costs one pass over
+    /// the clauses otherwise (nothing without clauses).
+    fn check_filter_growth(&mut self, new: std::ops::Range<u32>) -> Result<()> {
+        if new.is_empty() || self.clauses.is_empty() {
             return Ok(());
-        };
+        }
+        let last = InstrId(new.end - 1);
         let next = self.instrs.next(last);
         let joins_filter = next.is_some_and(|n| {
             self.clauses
@@ -169,8 +185,8 @@ impl MethodBody {
                 .any(|c| c.filter_start().is_some() && c.handler_start == n)
         });
         if joins_filter && let Err(e) = self.validate_clauses() {
-            for &id in new {
-                self.instrs.unlink(id);
+            for id in new {
+                self.instrs.unlink(InstrId(id));
             }
             return Err(e);
         }

@@ -623,6 +623,90 @@ impl InstrList {
         first..last + 1
     }
 
+    /// Appends instructions in their stored form, in order, as a [`InstrList::push_back`]
+    /// of the instructions they store would; returns the range of their ids. No slot may
+    /// be odd (checked).
+    pub(crate) fn push_slots(
+        &mut self,
+        slots: impl IntoIterator<Item = Slot>,
+    ) -> std::ops::Range<u32> {
+        let first = self.slots.len() as u32;
+        slots.into_iter().for_each(|slot| {
+            assert!(!slot.odd, "odd slots name the side table");
+            self.pristine = 0;
+            let id = self.slots.len() as u32;
+            self.slots.push(slot);
+            if !self.flat {
+                self.links.push(Links {
+                    prev: self.tail,
+                    next: NIL,
+                });
+                if self.tail == NIL {
+                    self.head = id;
+                } else {
+                    self.links[self.tail as usize].next = id;
+                }
+                self.tail = id;
+                self.len += 1;
+            }
+        });
+        first..self.slots.len() as u32
+    }
+
+    /// Appends `instrs` in order, as a [`InstrList::push_back`] of each would; returns
+    /// the range of their ids.
+    pub(crate) fn push_all(
+        &mut self,
+        instrs: impl IntoIterator<Item = Instruction>,
+    ) -> std::ops::Range<u32> {
+        let first = self.slots.len() as u32;
+        if self.flat {
+            // One pass of internal iteration (cheap over chained iterators).
+            instrs.into_iter().for_each(|instr| {
+                self.pristine = 0;
+                let slot = self.pack(instr);
+                self.slots.push(slot);
+            });
+        } else {
+            instrs.into_iter().for_each(|instr| {
+                self.push_raw(instr);
+            });
+        }
+        first..self.slots.len() as u32
+    }
+
+    /// Sets the order to the ids of `runs`, run after run, each run in increasing order.
+    /// The runs must be disjoint ranges that together cover the arena (checked: their
+    /// lengths must add up to it). Ids and instructions do not change: this is what a
+    /// series of insertions reaching that order does, in one pass over the arena whatever
+    /// the storage was. Crate-internal, like [`InstrList::link_before`].
+    pub(crate) fn link_in_order(&mut self, runs: impl IntoIterator<Item = std::ops::Range<u32>>) {
+        self.pristine = 0;
+        // The arena order, then each run joined to the one before it.
+        self.build_links();
+        let (mut head, mut tail, mut covered) = (NIL, NIL, 0usize);
+        let links = &mut self.links;
+        runs.into_iter().for_each(|run| {
+            if run.is_empty() {
+                return;
+            }
+            covered += run.len();
+            links[run.start as usize].prev = tail;
+            if tail == NIL {
+                head = run.start;
+            } else {
+                links[tail as usize].next = run.start;
+            }
+            tail = run.end - 1;
+        });
+        assert_eq!(covered, self.slots.len(), "runs must cover the arena");
+        if tail != NIL {
+            self.links[tail as usize].next = NIL;
+        }
+        self.head = head;
+        self.tail = tail;
+    }
+
     /// Links a new instruction right after `at` (which must be linked); nothing that
     /// refers to `at` changes. Crate-internal, like [`InstrList::link_before`].
     pub(crate) fn link_after(&mut self, at: InstrId, instr: Instruction) -> InstrId {
@@ -880,6 +964,62 @@ mod tests {
         list.push_back(Instruction::simple(OpCode::Ret));
         list.unlink(a);
         assert_eq!(in_order(&list), None);
+    }
+
+    /// The bulk appends do what a `push_back` per instruction does, in flat and in linked
+    /// storage; `link_in_order` gives the order of its runs.
+    #[test]
+    fn bulk_appends_and_ordering_agree_with_single_edits() {
+        let instrs = [
+            Instruction::simple(OpCode::Nop),
+            Instruction::with_token(OpCode::Call, 0x0A00_0001),
+            Instruction::ldloc(300),
+            Instruction::branch(OpCode::Leave, InstrId(1)),
+        ];
+        let slots: Vec<Slot> = instrs
+            .iter()
+            .map(|i| Slot::new(i.opcode, operand_bits(i).unwrap()))
+            .collect();
+        for linked in [false, true] {
+            let start = || {
+                let mut list = InstrList::new();
+                let a = list.push_back(Instruction::simple(OpCode::Dup));
+                list.push_back(Instruction::simple(OpCode::Ret));
+                if linked {
+                    list.link_after(a, Instruction::simple(OpCode::Pop));
+                    list.unlink(a);
+                }
+                list
+            };
+            let mut one_by_one = start();
+            for &i in &instrs {
+                one_by_one.push_back(i);
+            }
+            let (mut all, mut stored) = (start(), start());
+            let n = all.arena_len() as u32;
+            assert_eq!(all.push_all(instrs.iter().copied()), n..n + 4);
+            assert_eq!(stored.push_slots(slots.iter().copied()), n..n + 4);
+            assert_eq!(format!("{all:?}"), format!("{one_by_one:?}"));
+            assert_eq!(format!("{stored:?}"), format!("{one_by_one:?}"));
+        }
+        let mut list = InstrList::new();
+        list.push_all(instrs.iter().copied());
+        list.push_all(instrs.iter().copied());
+        list.link_in_order([6..8, 0..2, 2..2, 4..6, 2..4]);
+        let order: Vec<u32> = list.ids().map(|id| id.0).collect();
+        assert_eq!(order, [6, 7, 0, 1, 4, 5, 2, 3]);
+        let back: Vec<u32> = {
+            let mut v = Vec::new();
+            let mut cur = list.last();
+            while let Some(id) = cur {
+                v.push(id.0);
+                cur = list.prev(id);
+            }
+            v
+        };
+        assert_eq!(back, [3, 2, 5, 4, 1, 0, 7, 6]);
+        assert_eq!(list.len(), 8);
+        assert!(!list.is_unedited());
     }
 
     /// The cheap readers agree with the full one, in flat and in linked storage, for

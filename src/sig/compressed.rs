@@ -57,6 +57,13 @@ impl<'a> SigReader<'a> {
         self.pos
     }
 
+    /// Moves to `pos`, a position a caller found by reading the same data (crate-internal:
+    /// the fast paths that look at the bytes directly).
+    #[inline]
+    pub(crate) fn seek(&mut self, pos: usize) {
+        self.pos = pos;
+    }
+
     /// The number of bytes not yet read.
     pub fn remaining(&self) -> usize {
         self.data.len().saturating_sub(self.pos)

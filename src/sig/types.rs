@@ -30,7 +30,8 @@
 
 use crate::error::Result;
 use crate::sig::compressed::{
-    SigReader, bad, unencodable, write_compressed_i32, write_compressed_u32, write_type_def_or_ref,
+    SigReader, bad, decode_type_def_or_ref, unencodable, write_compressed_i32,
+    write_compressed_u32, write_type_def_or_ref,
 };
 use crate::sig::method::{MethodSig, read_method_sig, skip_method_sig, write_method_sig};
 
@@ -271,11 +272,19 @@ fn primitive_from_byte(b: u8) -> Option<TypeSig> {
     })
 }
 
+#[inline(always)]
 fn is_primitive_byte(b: u8) -> bool {
-    matches!(
-        b,
-        et::BOOLEAN..=et::STRING | et::TYPEDBYREF | et::I | et::U | et::OBJECT
-    )
+    // One bit per element type, so the test is a shift rather than a jump table.
+    const PRIMITIVE: u64 = {
+        let mut mask = 0u64;
+        let mut b = et::BOOLEAN;
+        while b <= et::STRING {
+            mask |= 1 << b;
+            b += 1;
+        }
+        mask | 1 << et::TYPEDBYREF | 1 << et::I | 1 << et::U | 1 << et::OBJECT
+    };
+    b < 64 && (PRIMITIVE >> b) & 1 != 0
 }
 
 impl TypeSig {
@@ -518,7 +527,116 @@ pub(crate) fn read_type(r: &mut SigReader<'_>, depth: usize, ctx: Ctx) -> Result
 
 /// Skips one type at nesting `depth` in position `ctx`; accepts exactly what
 /// [`read_type`] accepts. Returns whether the type was `VOID` under any modifiers.
+#[inline]
 pub(crate) fn skip_type_at(r: &mut SigReader<'_>, depth: usize, ctx: Ctx) -> Result<bool> {
+    match skip_plain_type(r.data(), r.position(), depth, ctx) {
+        Some((end, void)) => {
+            r.seek(end);
+            Ok(void)
+        }
+        None => skip_type_full(r, depth, ctx),
+    }
+}
+
+/// The common shapes of [`skip_type_at`] in one loop without recursion: element types
+/// without operands, `CLASS`/`VALUETYPE` tokens, `VAR`/`MVAR` numbers, `BYREF`/`SZARRAY`/`PTR`/`PINNED` wrappers and `GENERICINST`s of those.
+/// Returns the end of the type starting at `start` in `data` and whether it is `VOID`,
+/// as [`skip_type_full`] would; `None` for any other shape and for anything malformed,
+/// where [`skip_type_full`] decides (and reports the error).
+#[inline(always)]
+pub(crate) fn skip_plain_type(
+    data: &[u8],
+    start: usize,
+    depth: usize,
+    ctx: Ctx,
+) -> Option<(usize, bool)> {
+    // A type at `depth + k` starts at least `k` bytes after `start` (every enclosing
+    // type begins with its own byte), so staying below this offset keeps every nested
+    // type within the nesting limit.
+    let limit = start + MAX_NESTING.checked_sub(depth)?;
+    let mut pos = start;
+    let mut ctx = ctx;
+    // Types still to skip: the one at `pos`, then generic arguments.
+    let mut pending = 1u32;
+    loop {
+        if pos >= limit {
+            return None;
+        }
+        let b = *data.get(pos)?;
+        pos += 1;
+        if !is_primitive_byte(b) {
+            match b {
+                et::CLASS | et::VALUETYPE => pos = token_end(data, pos)?,
+                et::VAR | et::MVAR => pos = compressed_at(data, pos)?.1,
+                et::BYREF | et::SZARRAY => {
+                    ctx = Ctx::PLAIN;
+                    continue;
+                }
+                et::PTR => {
+                    ctx = Ctx::RET;
+                    continue;
+                }
+                et::PINNED if ctx.pinned => {
+                    ctx = Ctx::LOCAL;
+                    continue;
+                }
+                // Only a whole type that is `VOID` counts as void (a pointer target does
+                // not).
+                et::VOID if ctx.void && pos == start + 1 => return Some((pos, true)),
+                et::VOID if ctx.void => {}
+                et::GENERICINST => {
+                    if !matches!(data.get(pos), Some(&(et::CLASS | et::VALUETYPE))) {
+                        return None;
+                    }
+                    let (count, end) = compressed_at(data, token_end(data, pos + 1)?)?;
+                    if count == 0 {
+                        return None;
+                    }
+                    pos = end;
+                    pending = pending.checked_add(count)?;
+                }
+                _ => return None,
+            }
+        }
+        pending -= 1;
+        if pending == 0 {
+            return Some((pos, false));
+        }
+        ctx = Ctx::PLAIN;
+    }
+}
+
+/// The compressed unsigned integer at `pos` and its end (as
+/// [`SigReader::read_compressed_u32`] reads it); `None` for an invalid first byte or
+/// truncation.
+#[inline(always)]
+pub(crate) fn compressed_at(data: &[u8], pos: usize) -> Option<(u32, usize)> {
+    let b0 = *data.get(pos)?;
+    if b0 & 0x80 == 0 {
+        Some((u32::from(b0), pos + 1))
+    } else if b0 & 0xC0 == 0x80 {
+        let b1 = *data.get(pos + 1)?;
+        Some(((u32::from(b0 & 0x3F) << 8) | u32::from(b1), pos + 2))
+    } else if b0 & 0xE0 == 0xC0 {
+        let s = data.get(pos..pos + 4)?;
+        let v = u32::from_be_bytes([s[0] & 0x1F, s[1], s[2], s[3]]);
+        Some((v, pos + 4))
+    } else {
+        None
+    }
+}
+
+/// The end of the `TypeDefOrRefOrSpecEncoded` token at `pos`; `None` where
+/// [`SigReader::read_type_def_or_ref`] fails.
+#[inline(always)]
+fn token_end(data: &[u8], pos: usize) -> Option<usize> {
+    let (coded, end) = compressed_at(data, pos)?;
+    decode_type_def_or_ref(coded)?;
+    Some(end)
+}
+
+/// [`skip_type_at`] for every shape, recursively.
+fn skip_type_full(r: &mut SigReader<'_>, depth: usize, ctx: Ctx) -> Result<bool> {
     let at = r.position();
     if depth >= MAX_NESTING {
         return Err(bad(at, TOO_DEEP));
@@ -531,10 +649,10 @@ pub(crate) fn skip_type_at(r: &mut SigReader<'_>, depth: usize, ctx: Ctx) -> Res
     match b {
         et::VOID if ctx.void => return Ok(true),
         et::PTR => {
-            skip_type_at(r, next, Ctx::RET)?;
+            skip_type_full(r, next, Ctx::RET)?;
         }
         et::BYREF | et::SZARRAY => {
-            skip_type_at(r, next, Ctx::PLAIN)?;
+            skip_type_full(r, next, Ctx::PLAIN)?;
         }
         et::VALUETYPE | et::CLASS => {
             r.read_type_def_or_ref()?;
@@ -543,13 +661,13 @@ pub(crate) fn skip_type_at(r: &mut SigReader<'_>, depth: usize, ctx: Ctx) -> Res
             r.read_compressed_u32()?;
         }
         et::ARRAY => {
-            skip_type_at(r, next, Ctx::PLAIN)?;
+            skip_type_full(r, next, Ctx::PLAIN)?;
             read_array_shape(r, |_| {}, |_| {})?;
         }
         et::GENERICINST => {
             let (_, _, count) = read_generic_inst_head(r)?;
             for _ in 0..count {
-                skip_type_at(r, next, Ctx::PLAIN)?;
+                skip_type_full(r, next, Ctx::PLAIN)?;
             }
         }
         et::FNPTR => {
@@ -557,10 +675,10 @@ pub(crate) fn skip_type_at(r: &mut SigReader<'_>, depth: usize, ctx: Ctx) -> Res
         }
         et::CMOD_REQD | et::CMOD_OPT => {
             r.read_type_def_or_ref()?;
-            return skip_type_at(r, next, ctx);
+            return skip_type_full(r, next, ctx);
         }
         et::PINNED if ctx.pinned => {
-            skip_type_at(r, next, Ctx::LOCAL)?;
+            skip_type_full(r, next, Ctx::LOCAL)?;
         }
         et::INTERNAL => {
             r.read_u64_le()?;
@@ -661,4 +779,79 @@ pub(crate) fn write_type(t: &TypeSig, out: &mut Vec<u8>, depth: usize, ctx: Ctx)
         TypeSig::Internal(handle) => out.extend_from_slice(&handle.to_le_bytes()),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Wherever the loop of [`skip_plain_type`] answers, it agrees with the recursive
+    /// [`skip_type_full`]: over every short string of signature-like bytes and many
+    /// longer pseudo-random ones, at every depth near the limit and in every context.
+    #[test]
+    fn plain_type_loop_agrees_with_full_skip() {
+        const BYTES: &[u8] = &[
+            0x00, 0x01, 0x02, 0x08, 0x0E, 0x0F, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x18,
+            0x1B, 0x1C, 0x1D, 0x1E, 0x1F, 0x20, 0x41, 0x45, 0x03, 0x07, 0x7F, 0x80, 0xBF, 0xC0,
+            0xFF,
+        ];
+        let contexts = [Ctx::PLAIN, Ctx::RET, Ctx::LOCAL];
+        let mut answered = 0usize;
+        let mut check = |blob: &[u8]| {
+            for start in 0..blob.len().min(2) {
+                for depth in [0, 1, MAX_NESTING - 3, MAX_NESTING - 1, MAX_NESTING] {
+                    for ctx in contexts {
+                        let Some((end, void)) = skip_plain_type(blob, start, depth, ctx) else {
+                            continue;
+                        };
+                        answered += 1;
+                        let mut r = SigReader::new(blob);
+                        r.seek(start);
+                        assert_eq!(
+                            skip_type_full(&mut r, depth, ctx),
+                            Ok(void),
+                            "{blob:02x?} at {start}, depth {depth}, {ctx:?}"
+                        );
+                        assert_eq!(r.position(), end, "{blob:02x?} at {start}");
+                    }
+                }
+            }
+        };
+        for a in BYTES {
+            check(&[*a]);
+            for b in BYTES {
+                check(&[*a, *b]);
+                for c in BYTES {
+                    check(&[*a, *b, *c]);
+                    for d in [0x01, 0x08, 0x12, 0x15, 0x1D, 0x80, 0x01] {
+                        check(&[*a, *b, *c, d]);
+                    }
+                }
+            }
+        }
+        // Longer strings: xorshift over the same alphabet, plus deep wrapper chains.
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for n in 0..200_000 {
+            let len = 4 + n % 40;
+            let blob: Vec<u8> = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    BYTES[(x % BYTES.len() as u64) as usize]
+                })
+                .collect();
+            check(&blob);
+        }
+        for n in 60..68 {
+            for wrapper in [et::SZARRAY, et::BYREF, et::PTR, et::PINNED] {
+                let mut blob = vec![wrapper; n];
+                blob.push(et::I4);
+                check(&blob);
+                *blob.last_mut().unwrap() = et::VOID;
+                check(&blob);
+            }
+        }
+        assert!(answered > 10_000, "{answered}");
+    }
 }

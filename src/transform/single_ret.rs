@@ -127,18 +127,24 @@ pub(crate) fn rewrite_rets_at(
         }
     };
 
+    // Every `at` is a linked `ret` and every new instruction's only target is the
+    // epilogue just appended, so the checks of `replace` and `insert_after` hold; without
+    // clauses no inserted jump can join a filter either. The list is edited directly.
+    let no_clauses = body.clauses.is_empty();
     let mut leaves = 0;
     for &(at, leave) in &to_rewrite {
         let jump = Instruction::branch(if leave { OpCode::Leave } else { OpCode::Br }, epilogue);
         leaves += usize::from(leave);
         match returns {
-            Returns::Void => {
-                body.replace(at, jump)?;
-            }
+            Returns::Void => body.instrs.set(at, jump),
             Returns::Value { local } => {
-                body.replace(at, Instruction::stloc(local))?;
+                body.instrs.set(at, Instruction::stloc(local));
                 // A `br` straight into the epilogue is dead weight; a `leave` is not.
                 if leave || body.instrs.next(at) != Some(epilogue) {
+                    if no_clauses {
+                        body.instrs.link_after(at, jump);
+                        continue;
+                    }
                     let jump = body.insert_after(at, jump)?;
                     // The jump completes the `ret` it replaces, so it belongs to every
                     // region the `ret` ended (a try must end with its `leave`).
