@@ -500,9 +500,16 @@ impl InstrList {
 
     /// Appends an instruction at the end.
     pub(crate) fn push_raw(&mut self, instr: Instruction) -> InstrId {
+        let slot = self.pack(instr);
+        InstrId(self.append_slot(slot))
+    }
+
+    /// Appends a stored instruction at the end (linking it when the storage is linked)
+    /// and returns its id.
+    #[inline(always)]
+    fn append_slot(&mut self, slot: Slot) -> u32 {
         self.pristine = 0;
         let id = self.slots.len() as u32;
-        let slot = self.pack(instr);
         self.slots.push(slot);
         if !self.flat {
             self.links.push(Links {
@@ -517,7 +524,7 @@ impl InstrList {
             self.tail = id;
             self.len += 1;
         }
-        InstrId(id)
+        id
     }
 
     /// Appends an instruction at the end.
@@ -633,22 +640,7 @@ impl InstrList {
         let first = self.slots.len() as u32;
         slots.into_iter().for_each(|slot| {
             assert!(!slot.odd, "odd slots name the side table");
-            self.pristine = 0;
-            let id = self.slots.len() as u32;
-            self.slots.push(slot);
-            if !self.flat {
-                self.links.push(Links {
-                    prev: self.tail,
-                    next: NIL,
-                });
-                if self.tail == NIL {
-                    self.head = id;
-                } else {
-                    self.links[self.tail as usize].next = id;
-                }
-                self.tail = id;
-                self.len += 1;
-            }
+            self.append_slot(slot);
         });
         first..self.slots.len() as u32
     }

@@ -508,17 +508,7 @@ mod tests {
                 );
             }
         };
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        for n in 0..300_000 {
-            let len = 2 + n % 24;
-            let mut blob: Vec<u8> = (0..len)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    BYTES[(x % BYTES.len() as u64) as usize]
-                })
-                .collect();
+        for mut blob in crate::sig::test_blobs(0x9E37_79B9_7F4A_7C15, 300_000, 2, 24, BYTES) {
             // Mostly small parameter counts, so that whole signatures occur.
             blob[1] &= 0x03;
             check(&blob);

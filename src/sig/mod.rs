@@ -39,3 +39,27 @@ pub use method::{
     summarize_method_sig_and_return_type,
 };
 pub use types::{ArrayType, MAX_NESTING, TypeSig, element_type, skip_type};
+
+/// Pseudo-random signature-like blobs for the tests that hold a fast path to the full
+/// walk: `count` blobs whose bytes come from `alphabet` (xorshift from `seed`), the
+/// `n`-th of length `min_len + n % spread`.
+#[cfg(test)]
+pub(crate) fn test_blobs(
+    seed: u64,
+    count: usize,
+    min_len: usize,
+    spread: usize,
+    alphabet: &[u8],
+) -> impl Iterator<Item = Vec<u8>> + '_ {
+    let mut x = seed;
+    (0..count).map(move |n| {
+        (0..min_len + n % spread)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                alphabet[(x % alphabet.len() as u64) as usize]
+            })
+            .collect()
+    })
+}

@@ -830,17 +830,7 @@ mod tests {
             }
         }
         // Longer strings: xorshift over the same alphabet, plus deep wrapper chains.
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
-        for n in 0..200_000 {
-            let len = 4 + n % 40;
-            let blob: Vec<u8> = (0..len)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    BYTES[(x % BYTES.len() as u64) as usize]
-                })
-                .collect();
+        for blob in crate::sig::test_blobs(0x2545_F491_4F6C_DD1D, 200_000, 4, 40, BYTES) {
             check(&blob);
         }
         for n in 60..68 {
