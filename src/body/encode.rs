@@ -309,6 +309,8 @@ impl Encoder {
                 k => shifts[k - 1].1,
             };
             let mut changed = false;
+            // The fixups are in code order: their ends only grow.
+            let mut ends = Finger::default();
             for (f, w) in fixups.iter().zip(wide.iter_mut()) {
                 if *w || f.opcode.operand() != OperandKind::ShortBranch {
                     continue;
@@ -318,7 +320,7 @@ impl Encoder {
                     _ => return Ok(false),
                 };
                 let disp = i64::from(target) + i64::from(shift(target))
-                    - (i64::from(f.next) + i64::from(shift(f.next)));
+                    - (i64::from(f.next) + i64::from(ends.shift(shifts, f.next)));
                 if i8::try_from(disp).is_err() {
                     *w = true;
                     changed = true;
@@ -359,26 +361,21 @@ impl Encoder {
             code[start + opcode_len..start + usize::from(long.len)].fill(0);
             seg_end = end - usize::from(short.len);
         }
-        let shift = |x: u32| match shifts.partition_point(|&(end, _)| end <= x) {
-            0 => 0,
-            k => shifts[k - 1].1,
-        };
-        for at in self.offsets[..self.arena]
-            .iter_mut()
-            .filter(|at| **at != NOT_PLACED)
-        {
-            *at += shift(*at);
-        }
+        // The fixups are in code order, so their positions are looked up with fingers.
+        let shifts = &shifts[..];
+        shift_offsets(&mut self.offsets[..self.arena], shifts);
         if self.widened.is_empty() {
             self.widened.resize(arena, false);
         }
+        let (mut starts, mut ats, mut nexts) =
+            (Finger::default(), Finger::default(), Finger::default());
         for (f, &w) in self.fixups.iter_mut().zip(wide.iter()) {
             if w {
                 let short = f.opcode.encoding();
                 let long_op = f.opcode.long_form().unwrap_or(f.opcode);
                 let long = long_op.encoding();
                 let start = f.next - u32::from(short.len);
-                let start = start + shift(start);
+                let start = start + starts.shift(shifts, start);
                 f.at = start + u32::from(long.opcode_len);
                 f.next = start + u32::from(long.len);
                 f.opcode = long_op;
@@ -386,8 +383,8 @@ impl Encoder {
                     *mark = true;
                 }
             } else {
-                f.at += shift(f.at);
-                f.next += shift(f.next);
+                f.at += ats.shift(shifts, f.at);
+                f.next += nexts.shift(shifts, f.next);
             }
         }
         self.code_size = new_end as u32;
@@ -626,6 +623,77 @@ impl Round<'_, '_> {
     }
 }
 
+/// Moves every placed offset in `offsets` by the growth of the widened branches that end
+/// at or before it (`shifts`, see [`Finger`]). With few widened branches (the usual case)
+/// each offset adds up the growth of those it passes, without a branch; otherwise each is
+/// looked up by binary search.
+fn shift_offsets(offsets: &mut [u32], shifts: &[(u32, u32)]) {
+    const FEW: usize = 4;
+    if shifts.len() <= FEW {
+        // Each widened branch's own growth; unused entries end past every placed offset.
+        let (mut ends, mut growths) = ([u32::MAX; FEW], [0u32; FEW]);
+        let mut before = 0;
+        for (j, &(end, grown)) in shifts.iter().enumerate() {
+            ends[j] = end;
+            growths[j] = grown.wrapping_sub(before);
+            before = grown;
+        }
+        for at in offsets.iter_mut() {
+            let x = *at;
+            let add = ends.iter().zip(growths).fold(0u32, |sum, (&end, g)| {
+                sum.wrapping_add(if end <= x { g } else { 0 })
+            });
+            *at = if x == NOT_PLACED {
+                x
+            } else {
+                x.wrapping_add(add)
+            };
+        }
+    } else {
+        let shift = |x: u32| match shifts.partition_point(|&(end, _)| end <= x) {
+            0 => 0,
+            k => shifts[k - 1].1,
+        };
+        for at in offsets.iter_mut().filter(|at| **at != NOT_PLACED) {
+            *at += shift(*at);
+        }
+    }
+}
+
+/// The shift of code offsets by the widened branches before them, for offsets looked up
+/// mostly in increasing order: `shifts` holds (end of a widened branch, growth of it and
+/// every one before) in code order, and an offset `x` moves by the growth of the last
+/// entry that ends at or before `x`. The finger remembers that entry and walks forward
+/// from it; an offset before it is looked up by binary search.
+#[derive(Debug, Default)]
+struct Finger {
+    /// How many entries end at or before the last offset looked up.
+    k: usize,
+    /// The growth of entry `k - 1` (0 if `k` is 0).
+    add: u32,
+}
+
+impl Finger {
+    #[inline(always)]
+    fn shift(&mut self, shifts: &[(u32, u32)], x: u32) -> u32 {
+        if self.k > 0 && shifts[self.k - 1].0 > x {
+            self.k = shifts.partition_point(|&(end, _)| end <= x);
+            self.add = match self.k {
+                0 => 0,
+                k => shifts[k - 1].1,
+            };
+        }
+        while let Some(&(end, grown)) = shifts.get(self.k) {
+            if end > x {
+                break;
+            }
+            self.k += 1;
+            self.add = grown;
+        }
+        self.add
+    }
+}
+
 /// How many bytes widening the short branch `opcode` adds.
 fn growth(opcode: OpCode) -> u32 {
     let long = opcode.long_form().unwrap_or(opcode);
@@ -842,6 +910,54 @@ mod tests {
             }
         }
         body
+    }
+
+    /// Both ways of shifting offsets, and the finger, agree with a binary search on
+    /// every offset, for few and many widened branches and offsets in any order.
+    #[test]
+    fn offsets_shift_by_the_growth_of_the_widened_branches_before_them() {
+        let mut seed = 7;
+        for case in 0..2000u64 {
+            let count = next_rand(&mut seed) as usize % 10;
+            let mut ends: Vec<u32> = (0..count)
+                .map(|_| next_rand(&mut seed) as u32 % 300)
+                .collect();
+            ends.sort_unstable();
+            ends.dedup();
+            let mut grown = 0;
+            let shifts: Vec<(u32, u32)> = ends
+                .iter()
+                .map(|&end| {
+                    grown += 3;
+                    (end, grown)
+                })
+                .collect();
+            let expected = |x: u32| match shifts.partition_point(|&(end, _)| end <= x) {
+                0 => 0,
+                k => shifts[k - 1].1,
+            };
+            let mut offsets: Vec<u32> = (0..50)
+                .map(|_| match next_rand(&mut seed) % 8 {
+                    0 => NOT_PLACED,
+                    _ => next_rand(&mut seed) as u32 % 320,
+                })
+                .collect();
+            if case % 2 == 0 {
+                offsets.sort_unstable();
+            }
+            let mut finger = Finger::default();
+            for &x in &offsets {
+                if x != NOT_PLACED {
+                    assert_eq!(finger.shift(&shifts, x), expected(x), "case {case}");
+                }
+            }
+            let mut shifted = offsets.clone();
+            shift_offsets(&mut shifted, &shifts);
+            for (&x, &y) in offsets.iter().zip(&shifted) {
+                let want = if x == NOT_PLACED { x } else { x + expected(x) };
+                assert_eq!(y, want, "case {case}");
+            }
+        }
     }
 
     #[test]
