@@ -26,7 +26,7 @@ use super::sections::{RawClause, fit_small_section, write_section};
 use super::{ClauseKind, HeaderFormat, MethodBody};
 use crate::graph::packed::Slot;
 use crate::graph::{InstrId, InstrList, Instruction, Operand};
-use crate::opcode::{OpCode, OperandKind};
+use crate::opcode::{OpCode, OperandKind, Word};
 use crate::{Error, Result};
 
 const NOT_PLACED: u32 = u32::MAX;
@@ -609,8 +609,11 @@ impl Round<'_, '_> {
                 continue;
             };
             let word = word.to_le_bytes();
-            match buf.get_mut(pos..pos + 8) {
-                Some(window) => window.copy_from_slice(&word),
+            match buf
+                .get_mut(pos..)
+                .and_then(|rest| rest.first_chunk_mut::<8>())
+            {
+                Some(window) => *window = word,
                 None => {
                     grow(out, pos + 8);
                     buf = out.as_mut_slice();
@@ -732,24 +735,23 @@ fn compose(
     fixups: &mut Vec<Fixup>,
 ) -> Option<(u64, usize)> {
     let enc = opcode.encoding();
-    if slot.odd || enc.len == 0 || enc.len > 8 {
+    // One test for the common case: a word whose operand bytes are the slot's bits.
+    let operand = if (enc.word as u8 | u8::from(slot.odd)) == 0 {
+        slot.bits
+    } else if !slot.odd && enc.word == Word::Branch {
+        let at = offset.wrapping_add(u32::from(enc.opcode_len));
+        fixups.push(Fixup {
+            at,
+            next: offset.wrapping_add(u32::from(enc.len)),
+            target: InstrId(slot.bits as u32),
+            from: id,
+            opcode,
+        });
+        0
+    } else {
         return None;
-    }
-    let operand = match enc.operand {
-        OperandKind::ShortBranch | OperandKind::Branch => {
-            let at = offset.wrapping_add(u32::from(enc.opcode_len));
-            fixups.push(Fixup {
-                at,
-                next: offset.wrapping_add(u32::from(enc.len)),
-                target: InstrId(slot.bits as u32),
-                from: id,
-                opcode,
-            });
-            0
-        }
-        _ => slot.bits,
     };
-    let word = u64::from(enc.bytes) | operand << (8 * enc.opcode_len);
+    let word = u64::from(enc.bytes) | operand << enc.shift;
     Some((word, usize::from(enc.len)))
 }
 
