@@ -574,8 +574,9 @@ impl Round<'_, '_> {
         }
         *arena = n;
         let offsets = &mut offsets[..n];
-        if !IN_ARENA_ORDER {
-            // Unlinked ids are `NOT_PLACED`; in arena order every slot is written.
+        if !IN_ARENA_ORDER && instrs.len() != n {
+            // Unlinked ids are `NOT_PLACED`. In arena order every slot is written, and so
+            // it is when every id is linked (the walk places `len` distinct ids below n).
             offsets.fill(NOT_PLACED);
         }
         // In arena order the slots are taken in turn, otherwise looked up by id.
