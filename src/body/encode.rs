@@ -145,9 +145,6 @@ impl Encoder {
             && body.local_var_sig == 0
             && !body.init_locals
             && !has_sections;
-        // The header goes first, but its size depends on the code size: leave room for the
-        // likely one and fill it in once the code is written.
-        let header_len = if tiny_possible { 1 } else { FAT_HEADER_SIZE };
         let copied = self.copy_unedited(body);
         if !copied {
             self.write_code(&body.instrs, Check::All)?;
@@ -157,21 +154,17 @@ impl Encoder {
             true => body.format.decoded_code(),
             false => &self.code[..code_size as usize],
         };
-        out.reserve(header_len + code.len() + 4);
-        out.resize(base + header_len, 0);
-        out.extend_from_slice(code);
+        // The code is laid out first: the header, which depends on its size, is then
+        // composed whole and written before it.
+        out.reserve(FAT_HEADER_SIZE + code.len() + 4);
         if tiny_possible && code_size <= TINY_MAX_CODE_SIZE {
-            out[base] = tiny_header(code_size);
+            out.push(tiny_header(code_size));
         } else {
-            if tiny_possible {
-                // Grown past what a tiny header can hold.
-                out.splice(base + 1..base + 1, [0; FAT_HEADER_SIZE - 1]);
-            }
             let extra_flags = match body.format.header {
                 HeaderFormat::Fat { extra_flags } => extra_flags,
                 _ => 0,
             };
-            out[base..base + FAT_HEADER_SIZE].copy_from_slice(&fat_header(&FatHeader {
+            out.extend_from_slice(&fat_header(&FatHeader {
                 extra_flags,
                 more_sects: has_sections,
                 init_locals: body.init_locals,
@@ -180,6 +173,7 @@ impl Encoder {
                 local_var_sig: body.local_var_sig,
             }));
         }
+        out.extend_from_slice(code);
         if has_sections {
             self.layout_clauses(body)?;
             let keep_sections = self.keeps_section_layout(body);
