@@ -742,6 +742,23 @@ pub(crate) struct Encoding {
     pub len: u8,
     /// The operand kind.
     pub operand: OperandKind,
+    /// How far the operand is shifted in the instruction's little-endian word: 8 bits per
+    /// opcode byte.
+    pub shift: u8,
+    /// How the instruction is written (one test for the common case).
+    pub word: Word,
+}
+
+/// How the encoder writes an opcode's instructions, from its operand kind and length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Word {
+    /// As one word of at most 8 bytes whose operand bytes are the operand's bits.
+    Plain = 0,
+    /// As one word with a zero displacement, filled in later (short and long branches).
+    Branch = 1,
+    /// Not as one word: `switch`, `ldc.i8`, `ldc.r8`.
+    Unusual = 2,
 }
 
 /// Builds the opcode -> [`Encoding`] map at compile time from `INFO` and `FIXED_LEN`.
@@ -751,6 +768,8 @@ const fn encodings() -> [Encoding; OPCODE_COUNT] {
         opcode_len: 0,
         len: 0,
         operand: OperandKind::None,
+        shift: 0,
+        word: Word::Plain,
     }; OPCODE_COUNT];
     let mut i = 0;
     while i < OPCODE_COUNT {
@@ -765,6 +784,17 @@ const fn encodings() -> [Encoding; OPCODE_COUNT] {
             opcode_len: if two_byte { 2 } else { 1 },
             len: FIXED_LEN[i],
             operand: INFO[i].operand,
+            shift: if two_byte { 16 } else { 8 },
+            word: if FIXED_LEN[i] == 0 || FIXED_LEN[i] > 8 {
+                Word::Unusual
+            } else if matches!(
+                INFO[i].operand,
+                OperandKind::ShortBranch | OperandKind::Branch
+            ) {
+                Word::Branch
+            } else {
+                Word::Plain
+            },
         };
         i += 1;
     }
@@ -799,6 +829,13 @@ mod encoding_tests {
             assert_eq!(u32::from(e.opcode_len), op.opcode_len(), "{op}");
             assert_eq!(op.fixed_len().unwrap_or(0), u32::from(e.len), "{op}");
             assert_eq!(e.operand, op.operand(), "{op}");
+            assert_eq!(u32::from(e.shift), 8 * op.opcode_len(), "{op}");
+            let word = match op.fixed_len() {
+                None | Some(9..) => Word::Unusual,
+                Some(_) if op.is_branch() => Word::Branch,
+                Some(_) => Word::Plain,
+            };
+            assert_eq!(e.word, word, "{op}");
         }
     }
 }

@@ -26,7 +26,7 @@ use super::sections::{RawClause, fit_small_section, write_section};
 use super::{ClauseKind, HeaderFormat, MethodBody};
 use crate::graph::packed::Slot;
 use crate::graph::{InstrId, InstrList, Instruction, Operand};
-use crate::opcode::{OpCode, OperandKind};
+use crate::opcode::{OpCode, OperandKind, Word};
 use crate::{Error, Result};
 
 const NOT_PLACED: u32 = u32::MAX;
@@ -145,9 +145,6 @@ impl Encoder {
             && body.local_var_sig == 0
             && !body.init_locals
             && !has_sections;
-        // The header goes first, but its size depends on the code size: leave room for the
-        // likely one and fill it in once the code is written.
-        let header_len = if tiny_possible { 1 } else { FAT_HEADER_SIZE };
         let copied = self.copy_unedited(body);
         if !copied {
             self.write_code(&body.instrs, Check::All)?;
@@ -157,21 +154,17 @@ impl Encoder {
             true => body.format.decoded_code(),
             false => &self.code[..code_size as usize],
         };
-        out.reserve(header_len + code.len() + 4);
-        out.resize(base + header_len, 0);
-        out.extend_from_slice(code);
+        // The code is laid out first: the header, which depends on its size, is then
+        // composed whole and written before it.
+        out.reserve(FAT_HEADER_SIZE + code.len() + 4);
         if tiny_possible && code_size <= TINY_MAX_CODE_SIZE {
-            out[base] = tiny_header(code_size);
+            out.push(tiny_header(code_size));
         } else {
-            if tiny_possible {
-                // Grown past what a tiny header can hold.
-                out.splice(base + 1..base + 1, [0; FAT_HEADER_SIZE - 1]);
-            }
             let extra_flags = match body.format.header {
                 HeaderFormat::Fat { extra_flags } => extra_flags,
                 _ => 0,
             };
-            out[base..base + FAT_HEADER_SIZE].copy_from_slice(&fat_header(&FatHeader {
+            out.extend_from_slice(&fat_header(&FatHeader {
                 extra_flags,
                 more_sects: has_sections,
                 init_locals: body.init_locals,
@@ -180,6 +173,7 @@ impl Encoder {
                 local_var_sig: body.local_var_sig,
             }));
         }
+        out.extend_from_slice(code);
         if has_sections {
             self.layout_clauses(body)?;
             let keep_sections = self.keeps_section_layout(body);
@@ -309,6 +303,8 @@ impl Encoder {
                 k => shifts[k - 1].1,
             };
             let mut changed = false;
+            // The fixups are in code order: their ends only grow.
+            let mut ends = Finger::default();
             for (f, w) in fixups.iter().zip(wide.iter_mut()) {
                 if *w || f.opcode.operand() != OperandKind::ShortBranch {
                     continue;
@@ -318,7 +314,7 @@ impl Encoder {
                     _ => return Ok(false),
                 };
                 let disp = i64::from(target) + i64::from(shift(target))
-                    - (i64::from(f.next) + i64::from(shift(f.next)));
+                    - (i64::from(f.next) + i64::from(ends.shift(shifts, f.next)));
                 if i8::try_from(disp).is_err() {
                     *w = true;
                     changed = true;
@@ -359,26 +355,21 @@ impl Encoder {
             code[start + opcode_len..start + usize::from(long.len)].fill(0);
             seg_end = end - usize::from(short.len);
         }
-        let shift = |x: u32| match shifts.partition_point(|&(end, _)| end <= x) {
-            0 => 0,
-            k => shifts[k - 1].1,
-        };
-        for at in self.offsets[..self.arena]
-            .iter_mut()
-            .filter(|at| **at != NOT_PLACED)
-        {
-            *at += shift(*at);
-        }
+        // The fixups are in code order, so their positions are looked up with fingers.
+        let shifts = &shifts[..];
+        shift_offsets(&mut self.offsets[..self.arena], shifts);
         if self.widened.is_empty() {
             self.widened.resize(arena, false);
         }
+        let (mut starts, mut ats, mut nexts) =
+            (Finger::default(), Finger::default(), Finger::default());
         for (f, &w) in self.fixups.iter_mut().zip(wide.iter()) {
             if w {
                 let short = f.opcode.encoding();
                 let long_op = f.opcode.long_form().unwrap_or(f.opcode);
                 let long = long_op.encoding();
                 let start = f.next - u32::from(short.len);
-                let start = start + shift(start);
+                let start = start + starts.shift(shifts, start);
                 f.at = start + u32::from(long.opcode_len);
                 f.next = start + u32::from(long.len);
                 f.opcode = long_op;
@@ -386,8 +377,8 @@ impl Encoder {
                     *mark = true;
                 }
             } else {
-                f.at += shift(f.at);
-                f.next += shift(f.next);
+                f.at += ats.shift(shifts, f.at);
+                f.next += nexts.shift(shifts, f.next);
             }
         }
         self.code_size = new_end as u32;
@@ -577,8 +568,9 @@ impl Round<'_, '_> {
         }
         *arena = n;
         let offsets = &mut offsets[..n];
-        if !IN_ARENA_ORDER {
-            // Unlinked ids are `NOT_PLACED`; in arena order every slot is written.
+        if !IN_ARENA_ORDER && instrs.len() != n {
+            // Unlinked ids are `NOT_PLACED`. In arena order every slot is written, and so
+            // it is when every id is linked (the walk places `len` distinct ids below n).
             offsets.fill(NOT_PLACED);
         }
         // In arena order the slots are taken in turn, otherwise looked up by id.
@@ -612,8 +604,11 @@ impl Round<'_, '_> {
                 continue;
             };
             let word = word.to_le_bytes();
-            match buf.get_mut(pos..pos + 8) {
-                Some(window) => window.copy_from_slice(&word),
+            match buf
+                .get_mut(pos..)
+                .and_then(|rest| rest.first_chunk_mut::<8>())
+            {
+                Some(window) => *window = word,
                 None => {
                     grow(out, pos + 8);
                     buf = out.as_mut_slice();
@@ -623,6 +618,77 @@ impl Round<'_, '_> {
             pos += len;
         }
         Ok(pos)
+    }
+}
+
+/// Moves every placed offset in `offsets` by the growth of the widened branches that end
+/// at or before it (`shifts`, see [`Finger`]). With few widened branches (the usual case)
+/// each offset adds up the growth of those it passes, without a branch; otherwise each is
+/// looked up by binary search.
+fn shift_offsets(offsets: &mut [u32], shifts: &[(u32, u32)]) {
+    const FEW: usize = 4;
+    if shifts.len() <= FEW {
+        // Each widened branch's own growth; unused entries end past every placed offset.
+        let (mut ends, mut growths) = ([u32::MAX; FEW], [0u32; FEW]);
+        let mut before = 0;
+        for (j, &(end, grown)) in shifts.iter().enumerate() {
+            ends[j] = end;
+            growths[j] = grown.wrapping_sub(before);
+            before = grown;
+        }
+        for at in offsets.iter_mut() {
+            let x = *at;
+            let add = ends.iter().zip(growths).fold(0u32, |sum, (&end, g)| {
+                sum.wrapping_add(if end <= x { g } else { 0 })
+            });
+            *at = if x == NOT_PLACED {
+                x
+            } else {
+                x.wrapping_add(add)
+            };
+        }
+    } else {
+        let shift = |x: u32| match shifts.partition_point(|&(end, _)| end <= x) {
+            0 => 0,
+            k => shifts[k - 1].1,
+        };
+        for at in offsets.iter_mut().filter(|at| **at != NOT_PLACED) {
+            *at += shift(*at);
+        }
+    }
+}
+
+/// The shift of code offsets by the widened branches before them, for offsets looked up
+/// mostly in increasing order: `shifts` holds (end of a widened branch, growth of it and
+/// every one before) in code order, and an offset `x` moves by the growth of the last
+/// entry that ends at or before `x`. The finger remembers that entry and walks forward
+/// from it; an offset before it is looked up by binary search.
+#[derive(Debug, Default)]
+struct Finger {
+    /// How many entries end at or before the last offset looked up.
+    k: usize,
+    /// The growth of entry `k - 1` (0 if `k` is 0).
+    add: u32,
+}
+
+impl Finger {
+    #[inline(always)]
+    fn shift(&mut self, shifts: &[(u32, u32)], x: u32) -> u32 {
+        if self.k > 0 && shifts[self.k - 1].0 > x {
+            self.k = shifts.partition_point(|&(end, _)| end <= x);
+            self.add = match self.k {
+                0 => 0,
+                k => shifts[k - 1].1,
+            };
+        }
+        while let Some(&(end, grown)) = shifts.get(self.k) {
+            if end > x {
+                break;
+            }
+            self.k += 1;
+            self.add = grown;
+        }
+        self.add
     }
 }
 
@@ -664,24 +730,23 @@ fn compose(
     fixups: &mut Vec<Fixup>,
 ) -> Option<(u64, usize)> {
     let enc = opcode.encoding();
-    if slot.odd || enc.len == 0 || enc.len > 8 {
+    // One test for the common case: a word whose operand bytes are the slot's bits.
+    let operand = if (enc.word as u8 | u8::from(slot.odd)) == 0 {
+        slot.bits
+    } else if !slot.odd && enc.word == Word::Branch {
+        let at = offset.wrapping_add(u32::from(enc.opcode_len));
+        fixups.push(Fixup {
+            at,
+            next: offset.wrapping_add(u32::from(enc.len)),
+            target: InstrId(slot.bits as u32),
+            from: id,
+            opcode,
+        });
+        0
+    } else {
         return None;
-    }
-    let operand = match enc.operand {
-        OperandKind::ShortBranch | OperandKind::Branch => {
-            let at = offset.wrapping_add(u32::from(enc.opcode_len));
-            fixups.push(Fixup {
-                at,
-                next: offset.wrapping_add(u32::from(enc.len)),
-                target: InstrId(slot.bits as u32),
-                from: id,
-                opcode,
-            });
-            0
-        }
-        _ => slot.bits,
     };
-    let word = u64::from(enc.bytes) | operand << (8 * enc.opcode_len);
+    let word = u64::from(enc.bytes) | operand << enc.shift;
     Some((word, usize::from(enc.len)))
 }
 
@@ -842,6 +907,54 @@ mod tests {
             }
         }
         body
+    }
+
+    /// Both ways of shifting offsets, and the finger, agree with a binary search on
+    /// every offset, for few and many widened branches and offsets in any order.
+    #[test]
+    fn offsets_shift_by_the_growth_of_the_widened_branches_before_them() {
+        let mut seed = 7;
+        for case in 0..2000u64 {
+            let count = next_rand(&mut seed) as usize % 10;
+            let mut ends: Vec<u32> = (0..count)
+                .map(|_| next_rand(&mut seed) as u32 % 300)
+                .collect();
+            ends.sort_unstable();
+            ends.dedup();
+            let mut grown = 0;
+            let shifts: Vec<(u32, u32)> = ends
+                .iter()
+                .map(|&end| {
+                    grown += 3;
+                    (end, grown)
+                })
+                .collect();
+            let expected = |x: u32| match shifts.partition_point(|&(end, _)| end <= x) {
+                0 => 0,
+                k => shifts[k - 1].1,
+            };
+            let mut offsets: Vec<u32> = (0..50)
+                .map(|_| match next_rand(&mut seed) % 8 {
+                    0 => NOT_PLACED,
+                    _ => next_rand(&mut seed) as u32 % 320,
+                })
+                .collect();
+            if case % 2 == 0 {
+                offsets.sort_unstable();
+            }
+            let mut finger = Finger::default();
+            for &x in &offsets {
+                if x != NOT_PLACED {
+                    assert_eq!(finger.shift(&shifts, x), expected(x), "case {case}");
+                }
+            }
+            let mut shifted = offsets.clone();
+            shift_offsets(&mut shifted, &shifts);
+            for (&x, &y) in offsets.iter().zip(&shifted) {
+                let want = if x == NOT_PLACED { x } else { x + expected(x) };
+                assert_eq!(y, want, "case {case}");
+            }
+        }
     }
 
     #[test]

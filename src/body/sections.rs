@@ -198,32 +198,59 @@ pub(crate) fn write_section(
                 what: "too many EH clauses for one fat section",
             });
         }
-        out.push(KIND_EH_TABLE | KIND_FAT | more_bit);
-        out.extend_from_slice(&(size as u32).to_le_bytes()[..3]);
+        out.reserve(size);
+        let size = (size as u32).to_le_bytes();
+        out.extend_from_slice(&[
+            KIND_EH_TABLE | KIND_FAT | more_bit,
+            size[0],
+            size[1],
+            size[2],
+        ]);
         for c in clauses {
-            for v in [
+            // One clause, composed whole and appended at once.
+            let mut bytes = [0u8; FAT_CLAUSE];
+            let fields = [
                 c.flags,
                 c.try_offset,
                 c.try_length,
                 c.handler_offset,
                 c.handler_length,
                 c.extra,
-            ] {
-                out.extend_from_slice(&v.to_le_bytes());
+            ];
+            for (chunk, v) in bytes.chunks_exact_mut(4).zip(fields) {
+                chunk.copy_from_slice(&v.to_le_bytes());
             }
+            out.extend_from_slice(&bytes);
         }
     } else {
         debug_assert!(fit_small_section(clauses));
-        out.push(KIND_EH_TABLE | more_bit);
-        out.push((SECTION_HEADER + clauses.len() * SMALL_CLAUSE) as u8);
-        out.extend_from_slice(&reserved);
+        let size = SECTION_HEADER + clauses.len() * SMALL_CLAUSE;
+        out.reserve(size);
+        out.extend_from_slice(&[
+            KIND_EH_TABLE | more_bit,
+            size as u8,
+            reserved[0],
+            reserved[1],
+        ]);
         for c in clauses {
-            out.extend_from_slice(&(c.flags as u16).to_le_bytes());
-            out.extend_from_slice(&(c.try_offset as u16).to_le_bytes());
-            out.push(c.try_length as u8);
-            out.extend_from_slice(&(c.handler_offset as u16).to_le_bytes());
-            out.push(c.handler_length as u8);
-            out.extend_from_slice(&c.extra.to_le_bytes());
+            let [f0, f1] = (c.flags as u16).to_le_bytes();
+            let [t0, t1] = (c.try_offset as u16).to_le_bytes();
+            let [h0, h1] = (c.handler_offset as u16).to_le_bytes();
+            let [e0, e1, e2, e3] = c.extra.to_le_bytes();
+            out.extend_from_slice(&[
+                f0,
+                f1,
+                t0,
+                t1,
+                c.try_length as u8,
+                h0,
+                h1,
+                c.handler_length as u8,
+                e0,
+                e1,
+                e2,
+                e3,
+            ]);
         }
     }
     Ok(())
