@@ -17,7 +17,7 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ilrewrite::MethodBody;
-use ilrewrite::analysis::{CachingResolver, MaxStackMode, StackAnalyzer};
+use ilrewrite::analysis::{MaxStackMode, StackAnalyzer};
 use ilrewrite::audit::{HookResolver, instrument};
 use ilrewrite::body::{Decoder, Encoder, scan_body};
 use ilrewrite::pe::Assembly;
@@ -145,7 +145,7 @@ fn codec(c: &mut Criterion) {
         let mut decoder = Decoder::new();
         let mut encoder = Encoder::new();
         let mut analyzer = StackAnalyzer::new();
-        let resolver = CachingResolver::new(HookResolver { asm: &asm });
+        let resolver = HookResolver::new(&asm);
         let mut body = MethodBody::new();
         let mut out = Vec::new();
         b.iter(|| {

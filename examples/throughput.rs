@@ -32,7 +32,7 @@
 //! §4b asks for it within 6x of the scan.
 
 use ilrewrite::MethodBody;
-use ilrewrite::analysis::{CachingResolver, MaxStackMode, StackAnalyzer};
+use ilrewrite::analysis::{MaxStackMode, StackAnalyzer};
 use ilrewrite::audit::{HookResolver, instrument};
 use ilrewrite::body::{Decoder, Encoder, scan_body};
 use ilrewrite::pe::Assembly;
@@ -224,7 +224,7 @@ fn main() -> Result<(), String> {
     let mut t3_analyzer = StackAnalyzer::new();
     // Created once per assembly, as a profiler would per module: each call-site token
     // is resolved once.
-    let resolver = CachingResolver::new(HookResolver { asm: &asm });
+    let resolver = HookResolver::new(&asm);
 
     // The scan must stay first: it is the baseline of the ratios.
     let mut stages = vec![

@@ -138,20 +138,40 @@ impl fmt::Display for RewriteReport {
     }
 }
 
-/// Resolves call sites through the assembly's metadata, plus the injected hooks
-/// ([`ENTER_HOOK`], [`EXIT_HOOK`], [`RETURN_HOOK`]: each pops one value, pushes none).
-#[derive(Clone, Copy)]
+/// Resolves the injected hooks ([`ENTER_HOOK`], [`EXIT_HOOK`], [`RETURN_HOOK`]: each
+/// pops one value, pushes none) itself, and every other call site through the assembly's
+/// metadata behind a [`CachingResolver`], as a profiler would: it knows the effects of
+/// the calls it injects, and caches the module's. Create one per assembly.
 pub struct HookResolver<'r, 'a> {
-    /// The assembly whose metadata resolves every other call site.
-    pub asm: &'r Assembly<'a>,
+    /// The assembly's call sites, each resolved once.
+    module: CachingResolver<ModuleCalls<'r, 'a>>,
+}
+
+impl<'r, 'a> HookResolver<'r, 'a> {
+    /// A resolver for the call sites of `asm` and the hooks, with an empty cache.
+    pub fn new(asm: &'r Assembly<'a>) -> Self {
+        HookResolver {
+            module: CachingResolver::new(ModuleCalls(asm)),
+        }
+    }
 }
 
 impl CallSiteResolver for HookResolver<'_, '_> {
+    #[inline]
     fn call_effect(&self, opcode: OpCode, token: u32) -> Result<CallEffect> {
         match token {
             ENTER_HOOK | EXIT_HOOK | RETURN_HOOK => Ok(CallEffect { pops: 1, pushes: 0 }),
-            _ => self.asm.call_effect(opcode, token),
+            _ => self.module.call_effect(opcode, token),
         }
+    }
+}
+
+/// The call sites of an assembly, resolved from its metadata.
+struct ModuleCalls<'r, 'a>(&'r Assembly<'a>);
+
+impl CallSiteResolver for ModuleCalls<'_, '_> {
+    fn call_effect(&self, opcode: OpCode, token: u32) -> Result<CallEffect> {
+        self.0.call_effect(opcode, token)
     }
 }
 
@@ -166,7 +186,7 @@ pub fn rewrite_assembly(name: &str, asm: &Assembly<'_>) -> RewriteReport {
         });
     };
     // One cache per assembly: each call-site token is resolved once.
-    let resolver = CachingResolver::new(HookResolver { asm });
+    let resolver = HookResolver::new(asm);
     let mut seen = HashSet::new();
     let mut decoder = Decoder::new();
     let mut encoder = Encoder::new();
