@@ -84,6 +84,43 @@ impl<'a> Corpus<'a> {
     }
 }
 
+/// The steps of the rewrite stages, each with its own reused buffers.
+#[derive(Default)]
+struct Rewriter {
+    decoder: Decoder,
+    body: MethodBody,
+    analyzer: StackAnalyzer,
+}
+
+impl Rewriter {
+    fn decode(&mut self, bytes: &[u8]) {
+        self.decoder
+            .decode_into(bytes, &mut self.body)
+            .expect("decodes");
+    }
+
+    /// Instruments the body of `(token, signature)`; returns whether the method returns
+    /// a value, or `None` if the body is refused (left as it was).
+    fn instrument(&mut self, asm: &Assembly<'_>, (token, signature): (u32, &[u8])) -> Option<bool> {
+        instrument(asm, signature, token, &mut self.body)
+            .ok()
+            .map(|outcome| outcome.local_added)
+    }
+
+    /// Computes and stores the exact max stack; returns it.
+    fn max_stack(&mut self, resolver: &HookResolver<'_, '_>, returns_value: bool) -> usize {
+        self.analyzer
+            .apply_max_stack(
+                &mut self.body,
+                resolver,
+                MaxStackMode::Compute,
+                Some(returns_value),
+            )
+            .expect("verifies")
+            .max_stack as usize
+    }
+}
+
 /// The work of one stage on the whole corpus; returns a number derived from the work.
 type RunAll<'a> = Box<dyn FnMut(&[&[u8]]) -> usize + 'a>;
 
@@ -214,14 +251,11 @@ fn main() -> Result<(), String> {
     let mut derived_out = Vec::new();
     let (mut dd_decoder, mut dd_encoder) = (Decoder::new(), Encoder::rederiving());
     let (mut dd_body, mut dd_out) = (MethodBody::new(), Vec::new());
-    let (mut rw_decoder, mut rw_encoder) = (Decoder::new(), Encoder::new());
-    let (mut rw_body, mut rw_out) = (MethodBody::new(), Vec::new());
-    let mut analyzer = StackAnalyzer::new();
-    let (mut t1_decoder, mut t1_body) = (Decoder::new(), MethodBody::new());
-    let (mut t2_decoder, mut t2_body) = (Decoder::new(), MethodBody::new());
-    let mut t2_analyzer = StackAnalyzer::new();
-    let (mut t3_decoder, mut t3_body) = (Decoder::new(), MethodBody::new());
-    let mut t3_analyzer = StackAnalyzer::new();
+    let (mut rewriter, mut rw_encoder, mut rw_out) =
+        (Rewriter::default(), Encoder::new(), Vec::new());
+    let mut max_stack_only = Rewriter::default();
+    let mut instrument_only = Rewriter::default();
+    let mut without_encode = Rewriter::default();
     // Created once per assembly, as a profiler would per module: each call-site token
     // is resolved once.
     let resolver = HookResolver::new(&asm);
@@ -271,64 +305,32 @@ fn main() -> Result<(), String> {
         // The parts of `rewrite`, to see where its time goes: max stack of the unedited
         // body, the instrumentation edits, and both (without the final encode).
         Stage::per_body("dec+maxstack", |i, bytes| {
-            t3_decoder
-                .decode_into(bytes, &mut t3_body)
-                .expect("decodes");
-            let returns = corpus.returns_value[i];
-            t3_analyzer
-                .apply_max_stack(
-                    &mut t3_body,
-                    &resolver,
-                    MaxStackMode::Compute,
-                    Some(returns),
-                )
-                .expect("verifies")
-                .max_stack as usize
+            let r = &mut max_stack_only;
+            r.decode(bytes);
+            r.max_stack(&resolver, corpus.returns_value[i])
         }),
         Stage::per_body("dec+instrument", |i, bytes| {
-            let (token, signature) = corpus.methods[i];
-            t1_decoder
-                .decode_into(bytes, &mut t1_body)
-                .expect("decodes");
-            instrument(&asm, signature, token, &mut t1_body)
-                .map(|o| o.rets)
-                .unwrap_or(0)
+            let r = &mut instrument_only;
+            r.decode(bytes);
+            r.instrument(&asm, corpus.methods[i]).map_or(0, usize::from)
         }),
         Stage::per_body("dec+instr+maxstack", |i, bytes| {
-            let (token, signature) = corpus.methods[i];
-            t2_decoder
-                .decode_into(bytes, &mut t2_body)
-                .expect("decodes");
-            if let Ok(outcome) = instrument(&asm, signature, token, &mut t2_body) {
-                t2_analyzer
-                    .apply_max_stack(
-                        &mut t2_body,
-                        &resolver,
-                        MaxStackMode::Compute,
-                        Some(outcome.local_added),
-                    )
-                    .expect("verifies");
+            let r = &mut without_encode;
+            r.decode(bytes);
+            match r.instrument(&asm, corpus.methods[i]) {
+                Some(returns_value) => r.max_stack(&resolver, returns_value),
+                None => 0,
             }
-            t2_body.max_stack as usize
         }),
         Stage::per_body("rewrite", |i, bytes| {
-            let (token, signature) = corpus.methods[i];
-            rw_decoder
-                .decode_into(bytes, &mut rw_body)
-                .expect("decodes");
+            let r = &mut rewriter;
+            r.decode(bytes);
             // Bodies with `jmp` are refused (and left as they are), as a profiler would.
-            if let Ok(outcome) = instrument(&asm, signature, token, &mut rw_body) {
-                analyzer
-                    .apply_max_stack(
-                        &mut rw_body,
-                        &resolver,
-                        MaxStackMode::Compute,
-                        Some(outcome.local_added),
-                    )
-                    .expect("verifies");
+            if let Some(returns_value) = r.instrument(&asm, corpus.methods[i]) {
+                r.max_stack(&resolver, returns_value);
             }
             rw_out.clear();
-            rw_encoder.encode(&rw_body, &mut rw_out).expect("encodes");
+            rw_encoder.encode(&r.body, &mut rw_out).expect("encodes");
             rw_out.len()
         }),
     ];

@@ -88,52 +88,14 @@ impl Layout {
 
     /// The clause spans, from `pos_of` (valid at every instruction of the body).
     fn build_clauses(&mut self, body: &MethodBody) -> Result<()> {
-        let pos_of = std::mem::take(&mut self.pos_of);
-        let result = self.build_clauses_with(body, |id| {
+        let pos_of = &self.pos_of;
+        build_clause_spans(&mut self.clauses, body, |id| {
             if body.instrs.contains(id) {
                 pos_of.get(id.index()).copied()
             } else {
                 None
             }
-        });
-        self.pos_of = pos_of;
-        result
-    }
-
-    /// Builds only the clause spans, with `position` giving the position of an
-    /// instruction of the body (`None` for ids not in it), and checks each clause on its
-    /// own as [`Layout::build`] does. `order` and `pos_of` are left alone.
-    pub(crate) fn build_clauses_with(
-        &mut self,
-        body: &MethodBody,
-        position: impl Fn(InstrId) -> Option<u32>,
-    ) -> Result<()> {
-        self.clauses.clear();
-        for (index, clause) in body.clauses.iter().enumerate() {
-            let spans = clause
-                .region_spans(&position)
-                .map_err(|e| Error::BadEhClause {
-                    clause: index,
-                    what: match e {
-                        SpanError::NotInBody(_, what) | SpanError::Bad(what) => what,
-                    },
-                })?;
-            let span = ClauseSpan {
-                kind: match clause.kind {
-                    ClauseKind::Catch(_) => HandlerKind::Catch,
-                    ClauseKind::Finally => HandlerKind::Finally,
-                    ClauseKind::Fault => HandlerKind::Fault,
-                    ClauseKind::Filter(_) => HandlerKind::Filter,
-                },
-                try_start: spans.try_.0,
-                try_last: spans.try_.1 - 1,
-                handler_start: spans.handler.0,
-                handler_last: spans.handler.1 - 1,
-                filter_start: spans.filter.map_or(NONE, |f| f.0),
-            };
-            self.clauses.push(span);
-        }
-        Ok(())
+        })
     }
 
     /// Number of instructions (after [`Layout::build`]).
@@ -156,6 +118,42 @@ impl Layout {
     pub(crate) fn site(&self, body: &MethodBody, p: u32) -> InstrSite {
         site(body, self.order[p as usize])
     }
+}
+
+/// Builds the clause spans of `body` into `clauses`, with `position` giving the position
+/// of an instruction of the body (`None` for ids not in it), and checks each clause on
+/// its own as [`Layout::build`] does.
+pub(crate) fn build_clause_spans(
+    clauses: &mut Vec<ClauseSpan>,
+    body: &MethodBody,
+    position: impl Fn(InstrId) -> Option<u32>,
+) -> Result<()> {
+    clauses.clear();
+    for (index, clause) in body.clauses.iter().enumerate() {
+        let spans = clause
+            .region_spans(&position)
+            .map_err(|e| Error::BadEhClause {
+                clause: index,
+                what: match e {
+                    SpanError::NotInBody(_, what) | SpanError::Bad(what) => what,
+                },
+            })?;
+        let span = ClauseSpan {
+            kind: match clause.kind {
+                ClauseKind::Catch(_) => HandlerKind::Catch,
+                ClauseKind::Finally => HandlerKind::Finally,
+                ClauseKind::Fault => HandlerKind::Fault,
+                ClauseKind::Filter(_) => HandlerKind::Filter,
+            },
+            try_start: spans.try_.0,
+            try_last: spans.try_.1 - 1,
+            handler_start: spans.handler.0,
+            handler_last: spans.handler.1 - 1,
+            filter_start: spans.filter.map_or(NONE, |f| f.0),
+        };
+        clauses.push(span);
+    }
+    Ok(())
 }
 
 /// The error site of instruction `id` of `body` (which must be in its arena).

@@ -45,7 +45,7 @@
 //! grown to the largest body seen.
 #![forbid(unsafe_code)]
 
-use super::layout::{HandlerKind, Layout, NONE as LAYOUT_NONE, site};
+use super::layout::{HandlerKind, Layout, NONE as LAYOUT_NONE, build_clause_spans, site};
 use super::resolve::{CallEffect, CallSiteResolver};
 use crate::body::MethodBody;
 use crate::error::InstrSite;
@@ -518,14 +518,13 @@ impl StackAnalyzer {
     }
 
     fn prepare_clauses(&mut self, body: &MethodBody) -> Result<()> {
+        let clauses = &mut self.layout.clauses;
         if self.identity {
             let n = self.cells.len();
-            self.layout
-                .build_clauses_with(body, |id| (id.index() < n).then_some(id.0))?;
+            build_clause_spans(clauses, body, |id| (id.index() < n).then_some(id.0))?;
         } else {
             let (order, pos_of) = (&self.order, &self.pos_of);
-            self.layout
-                .build_clauses_with(body, |id| checked_pos(order, pos_of, id))?;
+            build_clause_spans(clauses, body, |id| checked_pos(order, pos_of, id))?;
         }
         let count = self.layout.clauses.len();
         self.entered.clear();
