@@ -310,6 +310,22 @@ fn decode_stream(
     pending: &mut Vec<u32>,
 ) -> Result<usize> {
     let size = code.len();
+    // Every index below is less than `size` (an instruction takes at least one byte):
+    // with the slices cut to `size`, one length bounds them all.
+    let (Some(slots), Some(starts), Some(id_of), Some(padded)) = (
+        slots.get_mut(..size),
+        starts.get_mut(..size),
+        id_of.get_mut(..size),
+        padded.get(..size + 8),
+    ) else {
+        // `decode_code` sizes the scratch space to the code; never taken.
+        return Err(Error::Truncated {
+            what: "decoder scratch space",
+            offset: 0,
+            needed: size,
+            available: 0,
+        });
+    };
     let mut pos = 0usize;
     let mut n = 0usize;
     while let Some(&first) = code.get(pos) {
