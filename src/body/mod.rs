@@ -128,6 +128,7 @@ impl ExceptionClause {
     /// for ids not in the body), checked on their own: every boundary is in the body,
     /// every region runs forward, the filter precedes its handler, and the clause's own
     /// regions do not overlap. How regions of different clauses relate is not checked.
+    #[inline]
     pub(crate) fn region_spans(
         &self,
         position: impl Fn(InstrId) -> Option<u32>,
