@@ -851,6 +851,15 @@ fn an_unedited_list_moved_between_bodies_is_encoded_from_its_instructions() {
     Encoder::new().encode(&two, &mut out).expect("encodes");
     assert_eq!(out, [(2 << 2) | 2, 0x17, 0x2A]);
     assert_eq!(out, two.encode().expect("encodes"));
+    // Also when one decoder decoded both (its stamps are its own and never repeat).
+    let mut decoder = Decoder::new();
+    let (mut three, mut four) = (MethodBody::default(), MethodBody::default());
+    decoder.decode_into(&[(2 << 2) | 2, 0x17, 0x2A], &mut three).expect("decodes");
+    decoder.decode_into(&[(2 << 2) | 2, 0x18, 0x2A], &mut four).expect("decodes");
+    four.instrs = three.instrs.clone();
+    out.clear();
+    Encoder::new().encode(&four, &mut out).expect("encodes");
+    assert_eq!(out, [(2 << 2) | 2, 0x17, 0x2A]);
     // A clone of the whole body keeps its code and its mark together.
     let copy = one.clone();
     out.clear();
