@@ -4,6 +4,7 @@
 
 use super::single_ret::{Returns, rewrite_rets_at};
 use crate::body::{ClauseKind, ExceptionClause, MethodBody};
+use crate::graph::build::stored;
 use crate::graph::packed::Slot;
 use crate::graph::{Incoming, InstrId, InstrList, Instruction, Operand};
 use crate::opcode::OpCode;
@@ -66,7 +67,7 @@ pub struct Wrapped {
 /// region. The max stack is not recomputed here; run the stack analysis afterwards.
 pub fn wrap_try_finally(body: &mut MethodBody, opts: &WrapOptions<'_>) -> Result<Wrapped> {
     let scan = CodeScan::of(&body.instrs);
-    wrap_scanned(body, opts, &scan, &[])
+    wrap_scanned(body, opts, &scan, &[], None)
 }
 
 /// The instructions [`wrap_try_finally`] edits, found in one walk over the code.
@@ -88,17 +89,31 @@ impl CodeScan {
             // A decoded list: a tight loop over the slots, almost every one of them
             // rejected by one test.
             Some(slots) => {
-                // One table load and one (almost never taken) branch per slot.
-                const SEEN: [bool; 256] = {
-                    let mut t = [false; 256];
-                    t[OpCode::Tail as usize] = true;
-                    t[OpCode::Ret as usize] = true;
-                    t[OpCode::Jmp as usize] = true;
+                // A table load per slot, or-ed over four slots, and one (rarely taken)
+                // branch per four.
+                const SEEN: [u8; 256] = {
+                    let mut t = [0; 256];
+                    t[OpCode::Tail as usize] = 1;
+                    t[OpCode::Ret as usize] = 1;
+                    t[OpCode::Jmp as usize] = 1;
                     t
                 };
-                for (i, slot) in slots.iter().enumerate() {
-                    if SEEN[slot.opcode as usize] {
-                        scan.see(InstrId(i as u32), slot.opcode);
+                let seen = |slot: &Slot| SEEN[slot.opcode as usize];
+                let mut quads = slots.chunks_exact(4);
+                let mut id = 0u32;
+                for quad in &mut quads {
+                    if seen(&quad[0]) | seen(&quad[1]) | seen(&quad[2]) | seen(&quad[3]) != 0 {
+                        for (i, slot) in (id..).zip(quad) {
+                            if seen(slot) != 0 {
+                                scan.see(InstrId(i), slot.opcode);
+                            }
+                        }
+                    }
+                    id += 4;
+                }
+                for (i, slot) in (id..).zip(quads.remainder()) {
+                    if seen(slot) != 0 {
+                        scan.see(InstrId(i), slot.opcode);
                     }
                 }
             }
@@ -123,18 +138,56 @@ impl CodeScan {
     }
 }
 
+/// The entry, exit and epilogue code given to [`wrap_scanned`], in stored form, from a
+/// caller that builds the same shapes for every body: each slice holds the stored forms
+/// ([`crate::graph::packed::stored`]) of the instructions of the matching slice, none of
+/// them odd. The one-pass wrap then appends them without packing.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StoredCode<'a> {
+    /// [`WrapOptions::entry`], stored.
+    pub entry: &'a [Slot],
+    /// [`WrapOptions::exit`], stored.
+    pub exit: &'a [Slot],
+    /// The epilogue code, stored.
+    pub epilogue: &'a [Slot],
+}
+
 /// [`wrap_try_finally`] given a [`CodeScan`] of the whole body as it is, and code to run
 /// on the normal exit path: a non-empty `epilogue_code` starts the epilogue (the returned
 /// `epilogue` is its first instruction), as if [`super::inject_epilogue`] had been
 /// called with the usual epilogue, without that call's O(code) branch redirection.
+/// `stored`, if given, is the injected code in stored form (see [`StoredCode`]).
 pub(crate) fn wrap_scanned(
     body: &mut MethodBody,
     opts: &WrapOptions<'_>,
     scan: &CodeScan,
     epilogue_code: &[Instruction],
+    stored: Option<&StoredCode<'_>>,
 ) -> Result<Wrapped> {
-    // Every refusal happens here, before the first edit, so that a refused body is
-    // left exactly as it was.
+    refusals(body, scan)?;
+    if let Some(wrapped) = wrap_flat(body, opts, scan, epilogue_code, stored) {
+        return Ok(wrapped);
+    }
+    wrap_linked(body, opts, scan, epilogue_code)
+}
+
+/// [`wrap_scanned`] always taking the general path, edit by edit (for the tests that
+/// hold the one-pass path to it).
+#[cfg(test)]
+pub(crate) fn wrap_scanned_linked(
+    body: &mut MethodBody,
+    opts: &WrapOptions<'_>,
+    scan: &CodeScan,
+    epilogue_code: &[Instruction],
+    _stored: Option<&StoredCode<'_>>,
+) -> Result<Wrapped> {
+    refusals(body, scan)?;
+    wrap_linked(body, opts, scan, epilogue_code)
+}
+
+/// The refusals of [`wrap_scanned`], all made before the first edit, so that a refused
+/// body is left exactly as it was.
+fn refusals(body: &MethodBody, scan: &CodeScan) -> Result<()> {
     if body.instrs.is_empty() {
         return Err(Error::EmptyBody);
     }
@@ -148,10 +201,7 @@ pub(crate) fn wrap_scanned(
             what: "a body of nothing but tail. prefixes",
         });
     }
-    if let Some(wrapped) = wrap_flat(body, opts, scan, epilogue_code) {
-        return Ok(wrapped);
-    }
-    wrap_linked(body, opts, scan, epilogue_code)
+    Ok(())
 }
 
 /// [`wrap_scanned`] (after its refusals) for the usual body, all at once: a list in its
@@ -168,6 +218,7 @@ fn wrap_flat(
     opts: &WrapOptions<'_>,
     scan: &CodeScan,
     epilogue_code: &[Instruction],
+    stored: Option<&StoredCode<'_>>,
 ) -> Option<Wrapped> {
     let branches = |code: &[Instruction]| {
         code.iter()
@@ -184,64 +235,70 @@ fn wrap_flat(
         return None;
     }
     // Every `ret` becomes a `leave` to the epilogue (the first new id), after storing
-    // the value if any: the `leave` is then a new instruction right after it.
+    // the value if any: the `leave` is then a new instruction right after it. The
+    // instructions made here go in their stored form directly (the slots packing would
+    // give them: none has an operand of another width).
     let epilogue = InstrId(n);
-    let jump = Instruction::branch(OpCode::Leave, epilogue);
-    for &ret in &scan.rets {
-        let instr = match opts.returns {
-            Returns::Void => jump,
-            Returns::Value { local } => Instruction::stloc(local),
-        };
-        body.instrs.set(ret, instr);
+    let jump = Slot::new(OpCode::LeaveS, u64::from(n));
+    let ret = Slot::new(OpCode::Ret, 0);
+    let (store, load, leaves) = match opts.returns {
+        Returns::Void => (jump, None, 0),
+        Returns::Value { local } => (
+            stored::stloc(local),
+            Some(stored::ldloc(local)),
+            scan.rets.len(),
+        ),
+    };
+    let list = &mut body.instrs;
+    for &r in &scan.rets {
+        list.set_slot(r, store);
     }
     // The new instructions in the order `wrap_linked` allocates them (the `ret`s stored
     // over above are never odd instructions, so the side table fills up the same way):
     // the epilogue as `rewrite_rets_at` appends it, a `leave` per `ret` when a value is
     // stored first, the finally handler, the entry code.
-    let (load, leaves) = match opts.returns {
-        Returns::Void => (None, 0),
-        Returns::Value { local } => (Some(Instruction::ldloc(local)), scan.rets.len()),
-    };
     let after_epilogue = n + (epilogue_code.len() + usize::from(load.is_some()) + 1) as u32;
     let finally_start = after_epilogue + leaves as u32;
     let entry_start = finally_start + opts.exit.len() as u32 + 1;
-    // A few simple runs rather than one chain, so that each loop gets the packing inlined.
-    // The instructions made here go in their stored form directly (the slots `pack` would
-    // give them: none has an operand of another width).
-    let stored = |i: Instruction| {
-        let bits = match i.operand {
-            Operand::Var(v) => u64::from(v),
-            Operand::Target(t) => u64::from(t.0),
-            _ => 0,
-        };
-        Slot::new(i.opcode, bits)
-    };
-    let list = &mut body.instrs;
-    list.push_all(epilogue_code.iter().copied());
-    list.push_slots(
-        load.map(stored)
-            .into_iter()
-            .chain([stored(Instruction::simple(OpCode::Ret))])
-            .chain(std::iter::repeat_n(stored(jump), leaves)),
-    );
-    list.push_all(opts.exit.iter().copied());
-    list.push_slots([stored(Instruction::simple(OpCode::Endfinally))]);
-    let end = list.push_all(opts.entry.iter().copied()).end;
+    let end = entry_start + opts.entry.len() as u32;
+    let endfinally = Slot::new(OpCode::Endfinally, 0);
+    list.reserve((end - n) as usize);
+    // The injected code as stored by the caller, or packed here.
+    match stored {
+        Some(code) => {
+            debug_assert_eq!(
+                (code.epilogue.len(), code.exit.len(), code.entry.len()),
+                (epilogue_code.len(), opts.exit.len(), opts.entry.len())
+            );
+            list.push_stored(code.epilogue);
+            push_made(list, load, ret, jump, leaves);
+            list.push_stored(code.exit);
+            list.push_stored(&[endfinally]);
+            list.push_stored(code.entry);
+        }
+        None => {
+            list.push_all(epilogue_code.iter().copied());
+            push_made(list, load, ret, jump, leaves);
+            list.push_all(opts.exit.iter().copied());
+            list.push_stored(&[endfinally]);
+            list.push_all(opts.entry.iter().copied());
+        }
+    }
     // The order: entry code, the original code with each `leave` right after its `ret`,
     // the finally handler, the epilogue.
     let rets = &scan.rets[..leaves];
-    let starts = std::iter::once(0).chain(rets.iter().map(|r| r.0 + 1));
-    let original = starts.zip(rets).enumerate().flat_map(|(i, (start, ret))| {
-        let leave = after_epilogue + i as u32;
-        [start..ret.0 + 1, leave..leave + 1]
+    list.link_runs(|order| {
+        order.run(entry_start..end);
+        let mut start = 0;
+        for (leave, r) in (after_epilogue..).zip(rets) {
+            order.run(start..r.0 + 1);
+            order.run(leave..leave + 1);
+            start = r.0 + 1;
+        }
+        order.run(start..n);
+        order.run(finally_start..entry_start);
+        order.run(n..after_epilogue);
     });
-    let rest = rets.last().map_or(0, |r| r.0 + 1)..n;
-    body.instrs
-        .link_in_order(std::iter::once(entry_start..end).chain(original).chain([
-            rest,
-            finally_start..entry_start,
-            n..after_epilogue,
-        ]));
     let try_last = match rets.last() {
         Some(&ret) if ret.0 == n - 1 => InstrId(after_epilogue + leaves as u32 - 1),
         _ => InstrId(n - 1),
@@ -262,6 +319,16 @@ fn wrap_flat(
         epilogue,
         tail_prefixes_removed: 0,
     })
+}
+
+/// Appends the epilogue's own instructions and the `leave`s of [`wrap_flat`].
+#[inline(always)]
+fn push_made(list: &mut InstrList, load: Option<Slot>, ret: Slot, jump: Slot, leaves: usize) {
+    match load {
+        Some(load) => list.push_stored(&[load, ret]),
+        None => list.push_stored(&[ret]),
+    };
+    list.push_stored_copies(jump, leaves);
 }
 
 /// The general path of [`wrap_scanned`], edit by edit (after its refusals).
@@ -374,42 +441,78 @@ mod tests {
     }
 
     /// The one-pass path gives what the edit-by-edit path gives, down to the ids, the
-    /// arena, the links and the side tables, for every shape of return and of injected
-    /// code.
+    /// arena, the links and the side tables, for every shape of return (macro, short and
+    /// long local forms) and of injected code (operand-less, token, int, local, odd),
+    /// with the code packed by the wrap or given in stored form.
     #[test]
     fn flat_wrap_is_the_linked_wrap_at_once() {
+        use crate::graph::packed::stored;
         let call = Instruction::with_token(OpCode::Call, 0x0AFF_FFF0);
         let odd = Instruction::new(OpCode::LdcI4S, Operand::Int(-1000));
-        let codes: [&[Instruction]; 3] = [&[], &[Instruction::ldc_i4(5), call], &[odd, call]];
+        let codes: [&[Instruction]; 5] = [
+            &[],
+            &[Instruction::ldc_i4(5), call],
+            &[odd, call],
+            &[Instruction::ldc_i4(0x0600_1234), call],
+            &[Instruction::ldloc(300), Instruction::ldloc(9), call],
+        ];
+        let store =
+            |code: &[Instruction]| -> Option<Vec<Slot>> { code.iter().map(stored).collect() };
         let mut seed = 0x1234_5678_9ABC_DEF1u64;
-        let mut checked = 0;
+        let (mut checked, mut checked_stored) = (0, 0);
         for len in 1..24 {
-            for _ in 0..20 {
+            for _ in 0..12 {
                 let original = body(&mut seed, len);
                 let scan = CodeScan::of(&original.instrs);
-                for returns in [Returns::Void, Returns::Value { local: 3 }] {
-                    let epilogue: &[Instruction] = match returns {
-                        Returns::Void => &[],
-                        Returns::Value { local } => &[Instruction::ldloc(local), call],
+                let returns = [
+                    Returns::Void,
+                    Returns::Value { local: 3 },
+                    Returns::Value { local: 200 },
+                    Returns::Value { local: 1000 },
+                ];
+                for returns in returns {
+                    let epilogue = match returns {
+                        Returns::Void => vec![],
+                        Returns::Value { local } => vec![Instruction::ldloc(local), call],
                     };
-                    for (entry, exit) in [(0, 1), (1, 1), (2, 0), (1, 2)] {
+                    for (entry, exit) in [(0, 1), (1, 1), (2, 0), (1, 2), (3, 4), (4, 3)] {
                         let opts = WrapOptions {
                             returns,
                             entry: codes[entry],
                             exit: codes[exit],
                             catch: None,
                         };
-                        let (mut fast, mut slow) = (original.clone(), original.clone());
-                        let a = wrap_flat(&mut fast, &opts, &scan, epilogue).expect("flat");
-                        let b = wrap_linked(&mut slow, &opts, &scan, epilogue).expect("wraps");
+                        let mut slow = original.clone();
+                        let b = wrap_linked(&mut slow, &opts, &scan, &epilogue).expect("wraps");
+                        let mut fast = original.clone();
+                        let a = wrap_flat(&mut fast, &opts, &scan, &epilogue, None).expect("flat");
                         assert_eq!(a, b);
                         assert_eq!(format!("{fast:?}"), format!("{slow:?}"));
                         checked += 1;
+                        let (Some(entry), Some(exit), Some(epi)) =
+                            (store(opts.entry), store(opts.exit), store(&epilogue))
+                        else {
+                            continue;
+                        };
+                        let code = StoredCode {
+                            entry: &entry,
+                            exit: &exit,
+                            epilogue: &epi,
+                        };
+                        let mut fast = original.clone();
+                        let a = wrap_flat(&mut fast, &opts, &scan, &epilogue, Some(&code))
+                            .expect("flat");
+                        assert_eq!(a, b);
+                        assert_eq!(format!("{fast:?}"), format!("{slow:?}"));
+                        checked_stored += 1;
                     }
                 }
             }
         }
-        assert!(checked > 3000);
+        assert!(
+            checked > 6000 && checked_stored > 3000,
+            "{checked} {checked_stored}"
+        );
     }
 
     /// Bodies the one-pass path does not handle are left to the general path untouched.
@@ -426,13 +529,13 @@ mod tests {
             catch: None,
         };
         let before = format!("{b:?}");
-        assert!(wrap_flat(&mut b, &opts, &scan, &[]).is_none());
+        assert!(wrap_flat(&mut b, &opts, &scan, &[], None).is_none());
         assert_eq!(format!("{b:?}"), before);
         b.instrs
             .link_after(InstrId(0), Instruction::simple(OpCode::Nop));
         let before = format!("{b:?}");
         let opts = WrapOptions { entry: &[], ..opts };
-        assert!(wrap_flat(&mut b, &opts, &scan, &[]).is_none());
+        assert!(wrap_flat(&mut b, &opts, &scan, &[], None).is_none());
         assert_eq!(format!("{b:?}"), before);
     }
 }
