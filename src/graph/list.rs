@@ -655,6 +655,20 @@ impl InstrList {
         self.slots[id.index()] = slot;
     }
 
+    /// In flat storage, an appender of stored instructions with room reserved for
+    /// `additional` of them (see [`FlatAppend`]); `None` in linked storage.
+    #[inline(always)]
+    pub(crate) fn flat_append(&mut self, additional: usize) -> Option<FlatAppend<'_>> {
+        if !self.flat {
+            return None;
+        }
+        self.pristine = 0;
+        self.slots.reserve(additional);
+        Some(FlatAppend {
+            slots: &mut self.slots,
+        })
+    }
+
     /// [`InstrList::push_slots`] of a slice: in flat storage, a store per slot without
     /// a storage test each (reserve room first for several of these).
     #[inline(always)]
@@ -709,36 +723,23 @@ impl InstrList {
         first..self.slots.len() as u32
     }
 
-    /// Sets the order to the ids of the runs `f` gives to [`Runs::run`], run after run,
-    /// each run in increasing order. The runs must be disjoint ranges that together cover
-    /// the arena (checked: their lengths must add up to it). Ids and instructions do not
-    /// change: this is what a series of insertions reaching that order does, in one pass
-    /// over the arena whatever the storage was. Crate-internal, like
-    /// [`InstrList::link_before`].
+    /// Starts setting the order to the ids of runs given to [`Order::run`], run after
+    /// run, each run in increasing order; [`Order::finish`] ends it. The runs must be
+    /// disjoint ranges that together cover the arena (checked by `finish`: their lengths
+    /// must add up to it). Ids and instructions do not change: this is what a series of
+    /// insertions reaching that order does, in one pass over the arena whatever the
+    /// storage was. Crate-internal, like [`InstrList::link_before`].
     #[inline(always)]
-    pub(crate) fn link_runs(&mut self, f: impl FnOnce(&mut Runs<'_>)) {
+    pub(crate) fn order(&mut self) -> Order<'_> {
         self.pristine = 0;
         // The arena order, then each run joined to the one before it.
         self.build_links();
-        let mut order = Runs {
-            links: &mut self.links,
+        Order {
+            list: self,
             head: NIL,
             tail: NIL,
             covered: 0,
-        };
-        f(&mut order);
-        let Runs {
-            head,
-            tail,
-            covered,
-            ..
-        } = order;
-        assert_eq!(covered, self.slots.len(), "runs must cover the arena");
-        if tail != NIL {
-            self.links[tail as usize].next = NIL;
         }
-        self.head = head;
-        self.tail = tail;
     }
 
     /// Links a new instruction right after `at` (which must be linked); nothing that
@@ -899,16 +900,17 @@ impl InstrList {
     }
 }
 
-/// The order being set by [`InstrList::link_runs`]: the links in arena order, each run
+/// The order being set by [`InstrList::order`]: the links in arena order, each run
 /// joined to the one before it.
-pub(crate) struct Runs<'a> {
-    links: &'a mut [Links],
+#[must_use = "the order is set by `finish`"]
+pub(crate) struct Order<'a> {
+    list: &'a mut InstrList,
     head: u32,
     tail: u32,
     covered: usize,
 }
 
-impl Runs<'_> {
+impl Order<'_> {
     /// Appends the ids of `run`, in increasing order, to the order (an empty run adds
     /// nothing).
     #[inline(always)]
@@ -917,13 +919,56 @@ impl Runs<'_> {
             return;
         }
         self.covered += run.len();
-        self.links[run.start as usize].prev = self.tail;
+        let links = &mut self.list.links;
+        links[run.start as usize].prev = self.tail;
         if self.tail == NIL {
             self.head = run.start;
         } else {
-            self.links[self.tail as usize].next = run.start;
+            links[self.tail as usize].next = run.start;
         }
         self.tail = run.end - 1;
+    }
+
+    /// Ends the order after the last run given. Panics if the runs do not cover the
+    /// arena.
+    #[inline(always)]
+    pub(crate) fn finish(self) {
+        let Order {
+            list,
+            head,
+            tail,
+            covered,
+        } = self;
+        assert_eq!(covered, list.slots.len(), "runs must cover the arena");
+        if tail != NIL {
+            list.links[tail as usize].next = NIL;
+        }
+        list.head = head;
+        list.tail = tail;
+    }
+}
+
+/// Appends stored instructions to a list in flat storage, as [`InstrList::push_slots`]
+/// would, with a store per slot and nothing else (see [`InstrList::flat_append`]).
+pub(crate) struct FlatAppend<'a> {
+    slots: &'a mut Vec<Slot>,
+}
+
+impl FlatAppend<'_> {
+    /// Appends `slot`, which may not be odd (checked).
+    #[inline(always)]
+    pub(crate) fn push(&mut self, slot: Slot) {
+        assert!(!slot.odd, "odd slots name the side table");
+        // Built anew rather than copied: a copy moves the padding too, piece by piece.
+        self.slots.push(Slot::new(slot.opcode, slot.bits));
+    }
+
+    /// Appends `slots`, in order.
+    #[inline(always)]
+    pub(crate) fn extend(&mut self, slots: &[Slot]) {
+        for &slot in slots {
+            self.push(slot);
+        }
     }
 }
 
@@ -1029,7 +1074,7 @@ mod tests {
     }
 
     /// The bulk appends do what a `push_back` per instruction does, in flat and in linked
-    /// storage; `link_runs` gives the order of its runs.
+    /// storage; `order` gives the order of its runs.
     #[test]
     fn bulk_appends_and_ordering_agree_with_single_edits() {
         let instrs = [
@@ -1079,11 +1124,11 @@ mod tests {
         let mut list = InstrList::new();
         list.push_all(instrs.iter().copied());
         list.push_all(instrs.iter().copied());
-        list.link_runs(|order| {
-            [6..8, 0..2, 2..2, 4..6, 2..4]
-                .into_iter()
-                .for_each(|r| order.run(r))
-        });
+        let mut order = list.order();
+        for run in [6..8, 0..2, 2..2, 4..6, 2..4] {
+            order.run(run);
+        }
+        order.finish();
         let order: Vec<u32> = list.ids().map(|id| id.0).collect();
         assert_eq!(order, [6, 7, 0, 1, 4, 5, 2, 3]);
         let back: Vec<u32> = {

@@ -262,23 +262,34 @@ fn wrap_flat(
     let entry_start = finally_start + opts.exit.len() as u32 + 1;
     let end = entry_start + opts.entry.len() as u32;
     let endfinally = Slot::new(OpCode::Endfinally, 0);
-    list.reserve((end - n) as usize);
-    // The injected code as stored by the caller, or packed here.
-    match stored {
-        Some(code) => {
+    // The injected code as stored by the caller (the list is flat: checked above), or
+    // packed here.
+    match stored.zip(list.flat_append((end - n) as usize)) {
+        Some((code, mut append)) => {
             debug_assert_eq!(
                 (code.epilogue.len(), code.exit.len(), code.entry.len()),
                 (epilogue_code.len(), opts.exit.len(), opts.entry.len())
             );
-            list.push_stored(code.epilogue);
-            push_made(list, load, ret, jump, leaves);
-            list.push_stored(code.exit);
-            list.push_stored(&[endfinally]);
-            list.push_stored(code.entry);
+            append.extend(code.epilogue);
+            if let Some(load) = load {
+                append.push(load);
+            }
+            append.push(ret);
+            for _ in 0..leaves {
+                append.push(jump);
+            }
+            append.extend(code.exit);
+            append.push(endfinally);
+            append.extend(code.entry);
         }
         None => {
+            list.reserve((end - n) as usize);
             list.push_all(epilogue_code.iter().copied());
-            push_made(list, load, ret, jump, leaves);
+            match load {
+                Some(load) => list.push_stored(&[load, ret]),
+                None => list.push_stored(&[ret]),
+            };
+            list.push_stored_copies(jump, leaves);
             list.push_all(opts.exit.iter().copied());
             list.push_stored(&[endfinally]);
             list.push_all(opts.entry.iter().copied());
@@ -286,19 +297,19 @@ fn wrap_flat(
     }
     // The order: entry code, the original code with each `leave` right after its `ret`,
     // the finally handler, the epilogue.
-    let rets = &scan.rets[..leaves];
-    list.link_runs(|order| {
-        order.run(entry_start..end);
-        let mut start = 0;
-        for (leave, r) in (after_epilogue..).zip(rets) {
-            order.run(start..r.0 + 1);
-            order.run(leave..leave + 1);
-            start = r.0 + 1;
-        }
-        order.run(start..n);
-        order.run(finally_start..entry_start);
-        order.run(n..after_epilogue);
-    });
+    let rets: &[InstrId] = if leaves == 0 { &[] } else { &scan.rets };
+    let mut order = list.order();
+    order.run(entry_start..end);
+    let mut start = 0;
+    for (leave, r) in (after_epilogue..).zip(rets) {
+        order.run(start..r.0 + 1);
+        order.run(leave..leave + 1);
+        start = r.0 + 1;
+    }
+    order.run(start..n);
+    order.run(finally_start..entry_start);
+    order.run(n..after_epilogue);
+    order.finish();
     let try_last = match rets.last() {
         Some(&ret) if ret.0 == n - 1 => InstrId(after_epilogue + leaves as u32 - 1),
         _ => InstrId(n - 1),
@@ -319,16 +330,6 @@ fn wrap_flat(
         epilogue,
         tail_prefixes_removed: 0,
     })
-}
-
-/// Appends the epilogue's own instructions and the `leave`s of [`wrap_flat`].
-#[inline(always)]
-fn push_made(list: &mut InstrList, load: Option<Slot>, ret: Slot, jump: Slot, leaves: usize) {
-    match load {
-        Some(load) => list.push_stored(&[load, ret]),
-        None => list.push_stored(&[ret]),
-    };
-    list.push_stored_copies(jump, leaves);
 }
 
 /// The general path of [`wrap_scanned`], edit by edit (after its refusals).
