@@ -18,14 +18,12 @@
 use super::Failure;
 use crate::analysis::{CachingResolver, CallEffect, CallSiteResolver, MaxStackMode, StackAnalyzer};
 use crate::body::{Decoder, Encoder, MethodBody};
-use crate::graph::Instruction;
 use crate::graph::build::stored;
-use crate::graph::packed::Slot;
 use crate::ilmap::IlMap;
 use crate::opcode::OpCode;
 use crate::pe::Assembly;
 use crate::sig::{LocalVarSig, summarize_method_sig, summarize_method_sig_and_return_type};
-use crate::transform::{CodeScan, Returns, StoredCode, WrapOptions, Wrapped, wrap_scanned};
+use crate::transform::{CodeScan, Returns, StoredCode, Wrapped, wrap_scanned_stored};
 use crate::{Error, Result};
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
@@ -300,18 +298,12 @@ pub fn instrument(
     token: u32,
     body: &mut MethodBody,
 ) -> Result<Outcome> {
-    instrument_with(asm, signature, token, body, wrap_scanned)
+    instrument_with(asm, signature, token, body, wrap_scanned_stored)
 }
 
-/// The wrapping step of [`instrument`]: [`wrap_scanned`], or in the tests its general
-/// path alone.
-type WrapStep = fn(
-    &mut MethodBody,
-    &WrapOptions<'_>,
-    &CodeScan,
-    &[Instruction],
-    Option<&StoredCode<'_>>,
-) -> Result<Wrapped>;
+/// The wrapping step of [`instrument`]: [`wrap_scanned_stored`], or in the tests its
+/// general path alone.
+type WrapStep = fn(&mut MethodBody, Returns, &CodeScan, &StoredCode<'_>) -> Result<Wrapped>;
 
 /// [`instrument`] with the wrapping step given.
 #[inline(always)]
@@ -348,47 +340,25 @@ fn instrument_with(
     } else {
         Returns::Void
     };
-    let id = Instruction::ldc_i4(token as i32);
-    let enter = Instruction::with_token(OpCode::Call, ENTER_HOOK);
-    let exit = Instruction::with_token(OpCode::Call, EXIT_HOOK);
-    // The return hook starts the epilogue, so every normal exit runs it (what
-    // `inject_epilogue` after the wrap would do).
-    let value_epilogue = match returns {
-        Returns::Value { local } => Some((
-            [
-                Instruction::ldloc(local),
-                Instruction::with_token(OpCode::Call, RETURN_HOOK),
-            ],
-            [
-                stored::ldloc(local),
-                stored::with_token(OpCode::Call, RETURN_HOOK),
-            ],
-        )),
-        Returns::Void => None,
+    // The injected code, in stored form: `ldc.i4 token; call hook` (shortest `ldc.i4`
+    // form) on entry and in the finally handler, and `ldloc local; call RETURN_HOOK`
+    // starting the epilogue of value-returning methods, so every normal exit runs it
+    // (what `inject_epilogue` after the wrap would do).
+    let id = stored::ldc_i4(token as i32);
+    let epilogue = match returns {
+        Returns::Value { local } => [
+            stored::ldloc(local),
+            stored::with_token(OpCode::Call, RETURN_HOOK),
+        ],
+        // Not used.
+        Returns::Void => [id; 2],
     };
-    let (epilogue, epilogue_slots): (&[Instruction], &[Slot]) = match &value_epilogue {
-        Some((code, slots)) => (code, slots),
-        None => (&[], &[]),
+    let code = StoredCode {
+        entry: &[id, stored::with_token(OpCode::Call, ENTER_HOOK)],
+        exit: &[id, stored::with_token(OpCode::Call, EXIT_HOOK)],
+        epilogue: &epilogue[..if returns_value { 2 } else { 0 }],
     };
-    // The injected code in stored form too, for the one-pass wrap.
-    let id_slot = stored::ldc_i4(token as i32);
-    let stored_code = StoredCode {
-        entry: &[id_slot, stored::with_token(OpCode::Call, ENTER_HOOK)],
-        exit: &[id_slot, stored::with_token(OpCode::Call, EXIT_HOOK)],
-        epilogue: epilogue_slots,
-    };
-    let wrapped = wrap(
-        body,
-        &WrapOptions {
-            returns,
-            entry: &[id, enter],
-            exit: &[id, exit],
-            catch: None,
-        },
-        &scan,
-        epilogue,
-        Some(&stored_code),
-    )?;
+    let wrapped = wrap(body, returns, &scan, &code)?;
     Ok(Outcome {
         rets,
         local_added: returns_value,
@@ -511,7 +481,7 @@ fn first_section_is_fat(body: &[u8]) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transform::wrap_scanned_linked;
+    use crate::transform::wrap_scanned_stored_linked;
 
     /// [`instrument`] (the one-pass wrap, the hook code in stored form) gives, id for id,
     /// what the edit-by-edit wrap gives with the same code, with the same outcome or
@@ -533,7 +503,7 @@ mod tests {
             let mut slow = fast.clone();
             let (sig, token) = (method.signature, method.token);
             let a = instrument(&asm, sig, token, &mut fast);
-            let b = instrument_with(&asm, sig, token, &mut slow, wrap_scanned_linked);
+            let b = instrument_with(&asm, sig, token, &mut slow, wrap_scanned_stored_linked);
             assert_eq!(a, b, "{token:08x}");
             assert_eq!(format!("{fast:?}"), format!("{slow:?}"), "{token:08x}");
             checked += 1;

@@ -68,6 +68,8 @@ pub(crate) mod stored {
         ))
     }
 
+    // Used by `audit` (feature `pe`).
+    #[cfg_attr(not(feature = "pe"), allow(dead_code))]
     /// [`super::Instruction::ldc_i4`], stored (`ldc.i4.s` keeps its operand's byte).
     #[inline]
     pub(crate) fn ldc_i4(value: i32) -> Slot {
@@ -80,6 +82,8 @@ pub(crate) mod stored {
         Slot::new(op, bits)
     }
 
+    // Used by `audit` (feature `pe`).
+    #[cfg_attr(not(feature = "pe"), allow(dead_code))]
     /// [`super::Instruction::with_token`], stored.
     #[inline]
     pub(crate) fn with_token(opcode: OpCode, token: u32) -> Slot {

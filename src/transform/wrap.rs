@@ -5,9 +5,9 @@
 use super::single_ret::{Returns, rewrite_rets_at};
 use crate::body::{ClauseKind, ExceptionClause, MethodBody};
 use crate::graph::build::stored;
-use crate::graph::packed::Slot;
+use crate::graph::packed::{Slot, instruction};
 use crate::graph::{Incoming, InstrId, InstrList, Instruction, Operand};
-use crate::opcode::OpCode;
+use crate::opcode::{OpCode, OperandKind};
 use crate::{Error, Result};
 use smallvec::SmallVec;
 
@@ -67,7 +67,7 @@ pub struct Wrapped {
 /// region. The max stack is not recomputed here; run the stack analysis afterwards.
 pub fn wrap_try_finally(body: &mut MethodBody, opts: &WrapOptions<'_>) -> Result<Wrapped> {
     let scan = CodeScan::of(&body.instrs);
-    wrap_scanned(body, opts, &scan, &[], None)
+    wrap_scanned(body, opts, &scan, &[])
 }
 
 /// The instructions [`wrap_try_finally`] edits, found in one walk over the code.
@@ -138,17 +138,18 @@ impl CodeScan {
     }
 }
 
-/// The entry, exit and epilogue code given to [`wrap_scanned`], in stored form, from a
-/// caller that builds the same shapes for every body: each slice holds the stored forms
-/// ([`crate::graph::packed::stored`]) of the instructions of the matching slice, none of
-/// them odd. The one-pass wrap then appends them without packing.
+/// The entry, exit and epilogue code of a wrap (see [`wrap_scanned`]) in stored form,
+/// from a caller that builds the same shapes for every body ([`wrap_scanned_stored`]):
+/// each slice holds the stored forms ([`crate::graph::build::stored`]) of the
+/// instructions to inject, none of them odd (checked). The one-pass wrap appends them
+/// without packing; the general path rebuilds the instructions they store.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct StoredCode<'a> {
-    /// [`WrapOptions::entry`], stored.
+    /// The code run on entry ([`WrapOptions::entry`]), stored.
     pub entry: &'a [Slot],
-    /// [`WrapOptions::exit`], stored.
+    /// The code run in the finally handler ([`WrapOptions::exit`]), stored.
     pub exit: &'a [Slot],
-    /// The epilogue code, stored.
+    /// The code starting the epilogue, stored.
     pub epilogue: &'a [Slot],
 }
 
@@ -156,33 +157,124 @@ pub(crate) struct StoredCode<'a> {
 /// on the normal exit path: a non-empty `epilogue_code` starts the epilogue (the returned
 /// `epilogue` is its first instruction), as if [`super::inject_epilogue`] had been
 /// called with the usual epilogue, without that call's O(code) branch redirection.
-/// `stored`, if given, is the injected code in stored form (see [`StoredCode`]).
 pub(crate) fn wrap_scanned(
     body: &mut MethodBody,
     opts: &WrapOptions<'_>,
     scan: &CodeScan,
     epilogue_code: &[Instruction],
-    stored: Option<&StoredCode<'_>>,
 ) -> Result<Wrapped> {
     refusals(body, scan)?;
-    if let Some(wrapped) = wrap_flat(body, opts, scan, epilogue_code, stored) {
+    let code = Injected::Instructions {
+        entry: opts.entry,
+        exit: opts.exit,
+        epilogue: epilogue_code,
+    };
+    if opts.catch.is_none()
+        && let Some(wrapped) = wrap_flat(body, opts.returns, scan, code)
+    {
         return Ok(wrapped);
     }
     wrap_linked(body, opts, scan, epilogue_code)
 }
 
-/// [`wrap_scanned`] always taking the general path, edit by edit (for the tests that
-/// hold the one-pass path to it).
-#[cfg(test)]
-pub(crate) fn wrap_scanned_linked(
+/// [`wrap_scanned`] without a catch handler, the injected code given in stored form.
+#[cfg_attr(not(feature = "pe"), allow(dead_code))] // used by `audit` (feature `pe`)
+pub(crate) fn wrap_scanned_stored(
     body: &mut MethodBody,
-    opts: &WrapOptions<'_>,
+    returns: Returns,
     scan: &CodeScan,
-    epilogue_code: &[Instruction],
-    _stored: Option<&StoredCode<'_>>,
+    code: &StoredCode<'_>,
 ) -> Result<Wrapped> {
     refusals(body, scan)?;
-    wrap_linked(body, opts, scan, epilogue_code)
+    if let Some(wrapped) = wrap_flat(body, returns, scan, Injected::Stored(code)) {
+        return Ok(wrapped);
+    }
+    wrap_stored_linked(body, returns, scan, code)
+}
+
+/// The general path of [`wrap_scanned_stored`], given the instructions `code` stores.
+#[cfg_attr(not(feature = "pe"), allow(dead_code))] // used by `audit` (feature `pe`)
+fn wrap_stored_linked(
+    body: &mut MethodBody,
+    returns: Returns,
+    scan: &CodeScan,
+    code: &StoredCode<'_>,
+) -> Result<Wrapped> {
+    let unpack = |slots: &[Slot]| -> SmallVec<[Instruction; 4]> {
+        slots
+            .iter()
+            .map(|slot| {
+                assert!(!slot.odd, "odd slots name a side table");
+                instruction(slot.opcode, slot.bits)
+            })
+            .collect()
+    };
+    let (entry, exit) = (unpack(code.entry), unpack(code.exit));
+    let opts = WrapOptions {
+        returns,
+        entry: &entry,
+        exit: &exit,
+        catch: None,
+    };
+    wrap_linked(body, &opts, scan, &unpack(code.epilogue))
+}
+
+/// [`wrap_scanned_stored`] always taking the general path, edit by edit (for the tests
+/// that hold the one-pass path to it).
+#[cfg(all(test, feature = "pe"))]
+pub(crate) fn wrap_scanned_stored_linked(
+    body: &mut MethodBody,
+    returns: Returns,
+    scan: &CodeScan,
+    code: &StoredCode<'_>,
+) -> Result<Wrapped> {
+    refusals(body, scan)?;
+    wrap_stored_linked(body, returns, scan, code)
+}
+
+/// The injected code as [`wrap_flat`] takes it.
+#[derive(Debug, Clone, Copy)]
+enum Injected<'a> {
+    /// As instructions, packed by the wrap.
+    Instructions {
+        entry: &'a [Instruction],
+        exit: &'a [Instruction],
+        epilogue: &'a [Instruction],
+    },
+    /// In stored form (from `audit`, feature `pe`).
+    #[cfg_attr(not(feature = "pe"), allow(dead_code))]
+    Stored(&'a StoredCode<'a>),
+}
+
+impl Injected<'_> {
+    /// The lengths of the entry, exit and epilogue code.
+    fn lens(&self) -> (usize, usize, usize) {
+        match *self {
+            Injected::Instructions {
+                entry,
+                exit,
+                epilogue,
+            } => (entry.len(), exit.len(), epilogue.len()),
+            Injected::Stored(code) => (code.entry.len(), code.exit.len(), code.epilogue.len()),
+        }
+    }
+
+    /// Whether the entry or exit code has a branch or switch.
+    fn branches(&self) -> bool {
+        match *self {
+            Injected::Instructions { entry, exit, .. } => entry
+                .iter()
+                .chain(exit)
+                .any(|i| matches!(i.operand, Operand::Target(_) | Operand::Switch(_))),
+            // Slots that are not odd have the operand their opcode's kind says.
+            Injected::Stored(code) => code.entry.iter().chain(code.exit).any(|slot| {
+                matches!(
+                    slot.opcode.operand(),
+                    OperandKind::Branch | OperandKind::ShortBranch | OperandKind::Switch
+                )
+            }),
+        }
+    }
 }
 
 /// The refusals of [`wrap_scanned`], all made before the first edit, so that a refused
@@ -205,35 +297,27 @@ fn refusals(body: &MethodBody, scan: &CodeScan) -> Result<()> {
 }
 
 /// [`wrap_scanned`] (after its refusals) for the usual body, all at once: a list in its
-/// decoded order (flat storage), no clauses, no `tail.`, no catch handler, and entry and
-/// exit code without branches. `None`, with nothing edited, for any other body.
+/// decoded order (flat storage), no clauses, no `tail.`, and entry and exit code without
+/// branches (the caller checks that no catch handler is asked for). `None`, with nothing
+/// edited, for any other body.
 ///
 /// The result is the one [`wrap_linked`] gives, id for id: its edits cannot fail on such
 /// a body (every `ret` is unprotected and becomes `leave`, no check of the inserted code
 /// can fail, no region exists to be joined), so the new instructions are appended in the
 /// order it allocates them, the `ret`s are stored over in that order too, and the final
 /// order is set in one pass instead of by a link per insertion.
+#[inline(always)]
 fn wrap_flat(
     body: &mut MethodBody,
-    opts: &WrapOptions<'_>,
+    returns: Returns,
     scan: &CodeScan,
-    epilogue_code: &[Instruction],
-    stored: Option<&StoredCode<'_>>,
+    code: Injected<'_>,
 ) -> Option<Wrapped> {
-    let branches = |code: &[Instruction]| {
-        code.iter()
-            .any(|i| matches!(i.operand, Operand::Target(_) | Operand::Switch(_)))
-    };
     let n = body.instrs.as_flat_slice()?.len() as u32;
-    if n == 0
-        || !body.clauses.is_empty()
-        || !scan.tails.is_empty()
-        || opts.catch.is_some()
-        || branches(opts.entry)
-        || branches(opts.exit)
-    {
+    if n == 0 || !body.clauses.is_empty() || !scan.tails.is_empty() || code.branches() {
         return None;
     }
+    let (entry_len, exit_len, epilogue_len) = code.lens();
     // Every `ret` becomes a `leave` to the epilogue (the first new id), after storing
     // the value if any: the `leave` is then a new instruction right after it. The
     // instructions made here go in their stored form directly (the slots packing would
@@ -241,7 +325,7 @@ fn wrap_flat(
     let epilogue = InstrId(n);
     let jump = Slot::new(OpCode::LeaveS, u64::from(n));
     let ret = Slot::new(OpCode::Ret, 0);
-    let (store, load, leaves) = match opts.returns {
+    let (store, load, leaves) = match returns {
         Returns::Void => (jump, None, 0),
         Returns::Value { local } => (
             stored::stloc(local),
@@ -250,26 +334,20 @@ fn wrap_flat(
         ),
     };
     let list = &mut body.instrs;
-    for &r in &scan.rets {
-        list.set_slot(r, store);
-    }
-    // The new instructions in the order `wrap_linked` allocates them (the `ret`s stored
-    // over above are never odd instructions, so the side table fills up the same way):
+    // The new instructions in the order `wrap_linked` allocates them (the `ret`s it
+    // stores over are never odd instructions, so the side table fills up the same way):
     // the epilogue as `rewrite_rets_at` appends it, a `leave` per `ret` when a value is
     // stored first, the finally handler, the entry code.
-    let after_epilogue = n + (epilogue_code.len() + usize::from(load.is_some()) + 1) as u32;
+    let after_epilogue = n + (epilogue_len + usize::from(load.is_some()) + 1) as u32;
     let finally_start = after_epilogue + leaves as u32;
-    let entry_start = finally_start + opts.exit.len() as u32 + 1;
-    let end = entry_start + opts.entry.len() as u32;
+    let entry_start = finally_start + exit_len as u32 + 1;
+    let end = entry_start + entry_len as u32;
     let endfinally = Slot::new(OpCode::Endfinally, 0);
-    // The injected code as stored by the caller (the list is flat: checked above), or
-    // packed here.
-    match stored.zip(list.flat_append((end - n) as usize)) {
-        Some((code, mut append)) => {
-            debug_assert_eq!(
-                (code.epilogue.len(), code.exit.len(), code.entry.len()),
-                (epilogue_code.len(), opts.exit.len(), opts.entry.len())
-            );
+    // The injected code as stored by the caller, or packed here. (The list is flat,
+    // checked above: no edit is made before the appender is had.)
+    match code {
+        Injected::Stored(code) => {
+            let mut append = list.flat_append((end - n) as usize)?;
             append.extend(code.epilogue);
             if let Some(load) = load {
                 append.push(load);
@@ -282,18 +360,25 @@ fn wrap_flat(
             append.push(endfinally);
             append.extend(code.entry);
         }
-        None => {
+        Injected::Instructions {
+            entry,
+            exit,
+            epilogue,
+        } => {
             list.reserve((end - n) as usize);
-            list.push_all(epilogue_code.iter().copied());
+            list.push_all(epilogue.iter().copied());
             match load {
                 Some(load) => list.push_stored(&[load, ret]),
                 None => list.push_stored(&[ret]),
             };
             list.push_stored_copies(jump, leaves);
-            list.push_all(opts.exit.iter().copied());
+            list.push_all(exit.iter().copied());
             list.push_stored(&[endfinally]);
-            list.push_all(opts.entry.iter().copied());
+            list.push_all(entry.iter().copied());
         }
+    }
+    for &r in &scan.rets {
+        list.set_slot(r, store);
     }
     // The order: entry code, the original code with each `leave` right after its `ret`,
     // the finally handler, the epilogue.
@@ -486,7 +571,12 @@ mod tests {
                         let mut slow = original.clone();
                         let b = wrap_linked(&mut slow, &opts, &scan, &epilogue).expect("wraps");
                         let mut fast = original.clone();
-                        let a = wrap_flat(&mut fast, &opts, &scan, &epilogue, None).expect("flat");
+                        let code = Injected::Instructions {
+                            entry: opts.entry,
+                            exit: opts.exit,
+                            epilogue: &epilogue,
+                        };
+                        let a = wrap_flat(&mut fast, returns, &scan, code).expect("flat");
                         assert_eq!(a, b);
                         assert_eq!(format!("{fast:?}"), format!("{slow:?}"));
                         checked += 1;
@@ -501,10 +591,15 @@ mod tests {
                             epilogue: &epi,
                         };
                         let mut fast = original.clone();
-                        let a = wrap_flat(&mut fast, &opts, &scan, &epilogue, Some(&code))
+                        let a = wrap_flat(&mut fast, returns, &scan, Injected::Stored(&code))
                             .expect("flat");
                         assert_eq!(a, b);
                         assert_eq!(format!("{fast:?}"), format!("{slow:?}"));
+                        // The general path from stored code is the one from instructions.
+                        let mut linked = original.clone();
+                        let c = wrap_stored_linked(&mut linked, returns, &scan, &code);
+                        assert_eq!(c, Ok(b));
+                        assert_eq!(format!("{linked:?}"), format!("{slow:?}"));
                         checked_stored += 1;
                     }
                 }
@@ -523,20 +618,28 @@ mod tests {
         let mut b = body(&mut seed, 6);
         let scan = CodeScan::of(&b.instrs);
         let branchy = [Instruction::branch(OpCode::Br, InstrId(0))];
-        let opts = WrapOptions {
-            returns: Returns::Void,
-            entry: &branchy,
+        let branchy_slots = [crate::graph::packed::stored(&branchy[0]).expect("stores")];
+        let none = |entry| Injected::Instructions {
+            entry,
             exit: &[],
-            catch: None,
+            epilogue: &[],
+        };
+        let stored = |entry| StoredCode {
+            entry,
+            exit: &[],
+            epilogue: &[],
         };
         let before = format!("{b:?}");
-        assert!(wrap_flat(&mut b, &opts, &scan, &[], None).is_none());
+        assert!(wrap_flat(&mut b, Returns::Void, &scan, none(&branchy)).is_none());
+        let code = stored(&branchy_slots);
+        assert!(wrap_flat(&mut b, Returns::Void, &scan, Injected::Stored(&code)).is_none());
         assert_eq!(format!("{b:?}"), before);
         b.instrs
             .link_after(InstrId(0), Instruction::simple(OpCode::Nop));
         let before = format!("{b:?}");
-        let opts = WrapOptions { entry: &[], ..opts };
-        assert!(wrap_flat(&mut b, &opts, &scan, &[], None).is_none());
+        assert!(wrap_flat(&mut b, Returns::Void, &scan, none(&[])).is_none());
+        let code = stored(&[]);
+        assert!(wrap_flat(&mut b, Returns::Void, &scan, Injected::Stored(&code)).is_none());
         assert_eq!(format!("{b:?}"), before);
     }
 }
