@@ -83,6 +83,7 @@ pub(crate) struct CodeScan {
 
 impl CodeScan {
     /// Scans the whole list, in list order.
+    #[inline]
     pub(crate) fn of(list: &InstrList) -> CodeScan {
         let mut scan = CodeScan::default();
         match list.as_flat_slice() {
