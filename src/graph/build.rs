@@ -37,10 +37,10 @@ fn ldc_i4_choice(value: i32) -> (OpCode, Option<i32>) {
     }
 }
 
-/// The stored forms ([`Slot`]s, as [`super::packed::stored`] gives them) of what some
-/// of the builders of [`Instruction`] build, computed along with the choice of form
-/// rather than by a dispatch on the operand's kind afterwards: for code injected into
-/// every body.
+/// The stored forms ([`Slot`]s, with the bits [`super::packed::operand_bits`] gives) of
+/// what some of the builders of [`Instruction`] build, computed along with the choice of
+/// form rather than by a dispatch on the operand's kind afterwards: for code injected
+/// into every body.
 pub(crate) mod stored {
     use super::{OpCode, Slot, ldc_i4_choice, var_choice};
 
