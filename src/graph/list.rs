@@ -901,7 +901,8 @@ impl InstrList {
 }
 
 /// The order being set by [`InstrList::order`]: the links in arena order, each run
-/// joined to the one before it.
+/// joined to the one before it. Until [`Order::finish`] the list's order is
+/// inconsistent: always end it.
 #[must_use = "the order is set by `finish`"]
 pub(crate) struct Order<'a> {
     list: &'a mut InstrList,
@@ -1120,6 +1121,21 @@ mod tests {
                 }
             }
             assert_eq!(format!("{copies:?}"), format!("{pushed:?}"));
+            // The flat appender: only in flat storage, and then as the pushes.
+            let mut appended = start();
+            match appended.flat_append(5) {
+                Some(mut append) => {
+                    assert!(!linked);
+                    append.extend(&slots);
+                    append.push(slots[2]);
+                }
+                None => {
+                    assert!(linked);
+                    continue;
+                }
+            }
+            one_by_one.push_back(instrs[2]);
+            assert_eq!(format!("{appended:?}"), format!("{one_by_one:?}"));
         }
         let mut list = InstrList::new();
         list.push_all(instrs.iter().copied());
