@@ -249,6 +249,7 @@ enum Injected<'a> {
 
 impl Injected<'_> {
     /// The lengths of the entry, exit and epilogue code.
+    #[inline(always)]
     fn lens(&self) -> (usize, usize, usize) {
         match *self {
             Injected::Instructions {
@@ -261,19 +262,24 @@ impl Injected<'_> {
     }
 
     /// Whether the entry or exit code has a branch or switch.
+    #[inline(always)]
     fn branches(&self) -> bool {
-        match *self {
-            Injected::Instructions { entry, exit, .. } => entry
-                .iter()
-                .chain(exit)
-                .any(|i| matches!(i.operand, Operand::Target(_) | Operand::Switch(_))),
-            // Slots that are not odd have the operand their opcode's kind says.
-            Injected::Stored(code) => code.entry.iter().chain(code.exit).any(|slot| {
+        let instrs = |code: &[Instruction]| {
+            code.iter()
+                .any(|i| matches!(i.operand, Operand::Target(_) | Operand::Switch(_)))
+        };
+        // Slots that are not odd have the operand their opcode's kind says.
+        let slots = |code: &[Slot]| {
+            code.iter().any(|slot| {
                 matches!(
                     slot.opcode.operand(),
                     OperandKind::Branch | OperandKind::ShortBranch | OperandKind::Switch
                 )
-            }),
+            })
+        };
+        match *self {
+            Injected::Instructions { entry, exit, .. } => instrs(entry) || instrs(exit),
+            Injected::Stored(code) => slots(code.entry) || slots(code.exit),
         }
     }
 }
