@@ -18,12 +18,12 @@
 use super::Failure;
 use crate::analysis::{CachingResolver, CallEffect, CallSiteResolver, MaxStackMode, StackAnalyzer};
 use crate::body::{Decoder, Encoder, MethodBody};
-use crate::graph::Instruction;
+use crate::graph::build::stored;
 use crate::ilmap::IlMap;
 use crate::opcode::OpCode;
 use crate::pe::Assembly;
 use crate::sig::{LocalVarSig, summarize_method_sig, summarize_method_sig_and_return_type};
-use crate::transform::{CodeScan, Returns, WrapOptions, wrap_scanned};
+use crate::transform::{CodeScan, Returns, StoredCode, Wrapped, wrap_scanned_stored};
 use crate::{Error, Result};
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
@@ -298,6 +298,22 @@ pub fn instrument(
     token: u32,
     body: &mut MethodBody,
 ) -> Result<Outcome> {
+    instrument_with(asm, signature, token, body, wrap_scanned_stored)
+}
+
+/// The wrapping step of [`instrument`]: [`wrap_scanned_stored`], or in the tests its
+/// general path alone.
+type WrapStep = fn(&mut MethodBody, Returns, &CodeScan, &StoredCode<'_>) -> Result<Wrapped>;
+
+/// [`instrument`] with the wrapping step given.
+#[inline(always)]
+fn instrument_with(
+    asm: &Assembly<'_>,
+    signature: &[u8],
+    token: u32,
+    body: &mut MethodBody,
+    wrap: WrapStep,
+) -> Result<Outcome> {
     // One pass: the `ret`s and `tail.` prefixes the wrapping edits, and whether a `jmp`
     // makes the body unwrappable (checked first: nothing is edited then).
     let scan = CodeScan::of(&body.instrs);
@@ -324,27 +340,25 @@ pub fn instrument(
     } else {
         Returns::Void
     };
-    let id = Instruction::ldc_i4(token as i32);
-    // The return hook starts the epilogue, so every normal exit runs it (what
-    // `inject_epilogue` after the wrap would do).
-    let epilogue_code: &[Instruction] = match returns {
-        Returns::Value { local } => &[
-            Instruction::ldloc(local),
-            Instruction::with_token(OpCode::Call, RETURN_HOOK),
+    // The injected code, in stored form: `ldc.i4 token; call hook` (shortest `ldc.i4`
+    // form) on entry and in the finally handler, and `ldloc local; call RETURN_HOOK`
+    // starting the epilogue of value-returning methods, so every normal exit runs it
+    // (what `inject_epilogue` after the wrap would do).
+    let id = stored::ldc_i4(token as i32);
+    let epilogue = match returns {
+        Returns::Value { local } => [
+            stored::ldloc(local),
+            stored::with_token(OpCode::Call, RETURN_HOOK),
         ],
-        Returns::Void => &[],
+        // Not used.
+        Returns::Void => [id; 2],
     };
-    let wrapped = wrap_scanned(
-        body,
-        &WrapOptions {
-            returns,
-            entry: &[id, Instruction::with_token(OpCode::Call, ENTER_HOOK)],
-            exit: &[id, Instruction::with_token(OpCode::Call, EXIT_HOOK)],
-            catch: None,
-        },
-        &scan,
-        epilogue_code,
-    )?;
+    let code = StoredCode {
+        entry: &[id, stored::with_token(OpCode::Call, ENTER_HOOK)],
+        exit: &[id, stored::with_token(OpCode::Call, EXIT_HOOK)],
+        epilogue: &epilogue[..if returns_value { 2 } else { 0 }],
+    };
+    let wrapped = wrap(body, returns, &scan, &code)?;
     Ok(Outcome {
         rets,
         local_added: returns_value,
@@ -462,4 +476,38 @@ fn first_section_is_fat(body: &[u8]) -> Option<bool> {
     let code_size = u32::from_le_bytes([body[4], body[5], body[6], body[7]]) as usize;
     let at = (12 + code_size).next_multiple_of(4);
     body.get(at).map(|kind| kind & 0x40 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transform::wrap_scanned_stored_linked;
+
+    /// [`instrument`] (the one-pass wrap, the hook code in stored form) gives, id for id,
+    /// what the edit-by-edit wrap gives with the same code, with the same outcome or
+    /// refusal, on every distinct body of System.Private.CoreLib.
+    #[test]
+    fn instrument_is_the_edit_by_edit_wrap_on_real_bodies() {
+        let path = ilrewrite_corpus::corelib().expect("a .NET 3.1 runtime");
+        let data = std::fs::read(&path).expect("reads");
+        let asm = Assembly::parse(&data).expect("parses");
+        let (mut seen, mut checked) = (HashSet::new(), 0);
+        let mut decoder = Decoder::new();
+        for method in asm.methods().flatten() {
+            let Some(code) = method.body else { continue };
+            if !method.is_il() || !seen.insert(method.rva) {
+                continue;
+            }
+            let mut fast = MethodBody::new();
+            decoder.decode_into(code, &mut fast).expect("decodes");
+            let mut slow = fast.clone();
+            let (sig, token) = (method.signature, method.token);
+            let a = instrument(&asm, sig, token, &mut fast);
+            let b = instrument_with(&asm, sig, token, &mut slow, wrap_scanned_stored_linked);
+            assert_eq!(a, b, "{token:08x}");
+            assert_eq!(format!("{fast:?}"), format!("{slow:?}"), "{token:08x}");
+            checked += 1;
+        }
+        assert!(checked > 17_000, "{checked}");
+    }
 }

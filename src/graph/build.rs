@@ -1,15 +1,97 @@
 //! Instruction builders that pick the shortest encoding for the operand.
 #![forbid(unsafe_code)]
 
+use super::packed::Slot;
 use super::{InstrId, Instruction, Operand};
 use crate::opcode::OpCode;
 
 /// Picks among the macro form (`ldarg.0`..`ldarg.3`), the short form and the long form.
 fn var_form(index: u16, macros: &[OpCode], short: OpCode, long: OpCode) -> Instruction {
+    match var_choice(index, macros, short, long) {
+        (op, None) => Instruction::simple(op),
+        (op, Some(index)) => Instruction::new(op, Operand::Var(index)),
+    }
+}
+
+/// The opcode [`var_form`] picks, and the index operand unless it is a macro form.
+#[inline(always)]
+fn var_choice(index: u16, macros: &[OpCode], short: OpCode, long: OpCode) -> (OpCode, Option<u16>) {
     match macros.get(index as usize) {
-        Some(&op) => Instruction::simple(op),
-        None if index <= 0xFF => Instruction::new(short, Operand::Var(index)),
-        None => Instruction::new(long, Operand::Var(index)),
+        Some(&op) => (op, None),
+        None if index <= 0xFF => (short, Some(index)),
+        None => (long, Some(index)),
+    }
+}
+
+/// The opcode [`Instruction::ldc_i4`] picks, and its operand unless it is a macro form.
+#[inline(always)]
+fn ldc_i4_choice(value: i32) -> (OpCode, Option<i32>) {
+    use OpCode::*;
+    const MACROS: [OpCode; 10] = [
+        LdcI4M1, LdcI40, LdcI41, LdcI42, LdcI43, LdcI44, LdcI45, LdcI46, LdcI47, LdcI48,
+    ];
+    match value {
+        -1..=8 => (MACROS[(value + 1) as usize], None),
+        -128..=127 => (LdcI4S, Some(value)),
+        _ => (LdcI4, Some(value)),
+    }
+}
+
+/// The stored forms ([`Slot`]s, with the bits [`super::packed::operand_bits`] gives) of
+/// what some of the builders of [`Instruction`] build, computed along with the choice of
+/// form rather than by a dispatch on the operand's kind afterwards: for code injected
+/// into every body.
+pub(crate) mod stored {
+    use super::{OpCode, Slot, ldc_i4_choice, var_choice};
+
+    /// [`super::Instruction::ldloc`], stored.
+    #[inline]
+    pub(crate) fn ldloc(index: u16) -> Slot {
+        use OpCode::*;
+        var(var_choice(
+            index,
+            &[Ldloc0, Ldloc1, Ldloc2, Ldloc3],
+            LdlocS,
+            Ldloc,
+        ))
+    }
+
+    /// [`super::Instruction::stloc`], stored.
+    #[inline]
+    pub(crate) fn stloc(index: u16) -> Slot {
+        use OpCode::*;
+        var(var_choice(
+            index,
+            &[Stloc0, Stloc1, Stloc2, Stloc3],
+            StlocS,
+            Stloc,
+        ))
+    }
+
+    // Used by `audit` (feature `pe`).
+    #[cfg_attr(not(feature = "pe"), allow(dead_code))]
+    /// [`super::Instruction::ldc_i4`], stored (`ldc.i4.s` keeps its operand's byte).
+    #[inline]
+    pub(crate) fn ldc_i4(value: i32) -> Slot {
+        let (op, operand) = ldc_i4_choice(value);
+        let bits = match (op, operand) {
+            (_, None) => 0,
+            (OpCode::LdcI4S, Some(v)) => u64::from(v as i8 as u8),
+            (_, Some(v)) => u64::from(v as u32),
+        };
+        Slot::new(op, bits)
+    }
+
+    // Used by `audit` (feature `pe`).
+    #[cfg_attr(not(feature = "pe"), allow(dead_code))]
+    /// [`super::Instruction::with_token`], stored.
+    #[inline]
+    pub(crate) fn with_token(opcode: OpCode, token: u32) -> Slot {
+        Slot::new(opcode, u64::from(token))
+    }
+
+    fn var((op, index): (OpCode, Option<u16>)) -> Slot {
+        Slot::new(op, index.map_or(0, u64::from))
     }
 }
 
@@ -49,14 +131,9 @@ impl Instruction {
 
     /// `ldc.i4` in its shortest form (`ldc.i4.m1`..`ldc.i4.8`, `ldc.i4.s`, `ldc.i4`).
     pub fn ldc_i4(value: i32) -> Self {
-        use OpCode::*;
-        const MACROS: [OpCode; 10] = [
-            LdcI4M1, LdcI40, LdcI41, LdcI42, LdcI43, LdcI44, LdcI45, LdcI46, LdcI47, LdcI48,
-        ];
-        match value {
-            -1..=8 => Instruction::simple(MACROS[(value + 1) as usize]),
-            -128..=127 => Instruction::new(LdcI4S, Operand::Int(value)),
-            _ => Instruction::new(LdcI4, Operand::Int(value)),
+        match ldc_i4_choice(value) {
+            (op, None) => Instruction::simple(op),
+            (op, Some(value)) => Instruction::new(op, Operand::Int(value)),
         }
     }
 
@@ -86,5 +163,39 @@ impl Instruction {
     /// An instruction with a metadata-token operand (`call`, `ldstr`, `box`, ...).
     pub fn with_token(opcode: OpCode, token: u32) -> Self {
         Instruction::new(opcode, Operand::Token(token))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::packed::stored as pack;
+
+    /// The stored builders give what packing the built instruction gives, for every
+    /// form (macro, short, long) of every value range.
+    #[test]
+    fn stored_builders_are_the_packed_instructions() {
+        for index in (0..=600u16).chain([0x7FFF, u16::MAX]) {
+            assert_eq!(Some(stored::ldloc(index)), pack(&Instruction::ldloc(index)));
+            assert_eq!(Some(stored::stloc(index)), pack(&Instruction::stloc(index)));
+        }
+        let values = (-300..=300).chain([i32::MIN, i32::MAX, 0x0600_0001, -0x0600_0001]);
+        for value in values {
+            assert_eq!(
+                Some(stored::ldc_i4(value)),
+                pack(&Instruction::ldc_i4(value))
+            );
+        }
+        for token in [0, 0x0A00_0001, 0x0AFF_FFF0, u32::MAX] {
+            for op in [
+                OpCode::Call,
+                OpCode::Callvirt,
+                OpCode::Ldstr,
+                OpCode::Newobj,
+            ] {
+                let built = Instruction::with_token(op, token);
+                assert_eq!(Some(stored::with_token(op, token)), pack(&built));
+            }
+        }
     }
 }

@@ -645,6 +645,62 @@ impl InstrList {
         first..self.slots.len() as u32
     }
 
+    /// Replaces the instruction named by `id` with a stored one, keeping its place in the
+    /// order, as [`InstrList::set`] of the instruction it stores would. The slot may not
+    /// be odd (checked). Panics if `id` was never handed out by this list.
+    #[inline]
+    pub(crate) fn set_slot(&mut self, id: InstrId, slot: Slot) {
+        assert!(!slot.odd, "odd slots name the side table");
+        self.pristine = 0;
+        self.slots[id.index()] = slot;
+    }
+
+    /// In flat storage, an appender of stored instructions with room reserved for
+    /// `additional` of them (see [`FlatAppend`]); `None` in linked storage.
+    #[inline(always)]
+    pub(crate) fn flat_append(&mut self, additional: usize) -> Option<FlatAppend<'_>> {
+        if !self.flat {
+            return None;
+        }
+        self.pristine = 0;
+        self.slots.reserve(additional);
+        Some(FlatAppend {
+            slots: &mut self.slots,
+        })
+    }
+
+    /// [`InstrList::push_slots`] of a slice: in flat storage, a store per slot without
+    /// a storage test each (reserve room first for several of these).
+    #[inline(always)]
+    pub(crate) fn push_stored(&mut self, slots: &[Slot]) -> std::ops::Range<u32> {
+        if !self.flat {
+            return self.push_slots(slots.iter().copied());
+        }
+        self.pristine = 0;
+        let first = self.slots.len() as u32;
+        for slot in slots {
+            assert!(!slot.odd, "odd slots name the side table");
+            // Built anew rather than copied: a copy moves the padding too, piece by piece.
+            self.slots.push(Slot::new(slot.opcode, slot.bits));
+        }
+        first..self.slots.len() as u32
+    }
+
+    /// [`InstrList::push_stored`] of `n` copies of `slot`.
+    #[inline(always)]
+    pub(crate) fn push_stored_copies(&mut self, slot: Slot, n: usize) -> std::ops::Range<u32> {
+        if !self.flat {
+            return self.push_slots(std::iter::repeat_n(slot, n));
+        }
+        assert!(!slot.odd, "odd slots name the side table");
+        self.pristine = 0;
+        let first = self.slots.len() as u32;
+        for _ in 0..n {
+            self.slots.push(slot);
+        }
+        first..self.slots.len() as u32
+    }
+
     /// Appends `instrs` in order, as a [`InstrList::push_back`] of each would; returns
     /// the range of their ids.
     pub(crate) fn push_all(
@@ -667,36 +723,23 @@ impl InstrList {
         first..self.slots.len() as u32
     }
 
-    /// Sets the order to the ids of `runs`, run after run, each run in increasing order.
-    /// The runs must be disjoint ranges that together cover the arena (checked: their
-    /// lengths must add up to it). Ids and instructions do not change: this is what a
-    /// series of insertions reaching that order does, in one pass over the arena whatever
-    /// the storage was. Crate-internal, like [`InstrList::link_before`].
-    pub(crate) fn link_in_order(&mut self, runs: impl IntoIterator<Item = std::ops::Range<u32>>) {
+    /// Starts setting the order to the ids of runs given to [`Order::run`], run after
+    /// run, each run in increasing order; [`Order::finish`] ends it. The runs must be
+    /// disjoint ranges that together cover the arena (checked by `finish`: their lengths
+    /// must add up to it). Ids and instructions do not change: this is what a series of
+    /// insertions reaching that order does, in one pass over the arena whatever the
+    /// storage was. Crate-internal, like [`InstrList::link_before`].
+    #[inline(always)]
+    pub(crate) fn order(&mut self) -> Order<'_> {
         self.pristine = 0;
         // The arena order, then each run joined to the one before it.
         self.build_links();
-        let (mut head, mut tail, mut covered) = (NIL, NIL, 0usize);
-        let links = &mut self.links;
-        runs.into_iter().for_each(|run| {
-            if run.is_empty() {
-                return;
-            }
-            covered += run.len();
-            links[run.start as usize].prev = tail;
-            if tail == NIL {
-                head = run.start;
-            } else {
-                links[tail as usize].next = run.start;
-            }
-            tail = run.end - 1;
-        });
-        assert_eq!(covered, self.slots.len(), "runs must cover the arena");
-        if tail != NIL {
-            self.links[tail as usize].next = NIL;
+        Order {
+            list: self,
+            head: NIL,
+            tail: NIL,
+            covered: 0,
         }
-        self.head = head;
-        self.tail = tail;
     }
 
     /// Links a new instruction right after `at` (which must be linked); nothing that
@@ -857,6 +900,79 @@ impl InstrList {
     }
 }
 
+/// The order being set by [`InstrList::order`]: the links in arena order, each run
+/// joined to the one before it. Until [`Order::finish`] the list's order is
+/// inconsistent: always end it.
+#[must_use = "the order is set by `finish`"]
+pub(crate) struct Order<'a> {
+    list: &'a mut InstrList,
+    head: u32,
+    tail: u32,
+    covered: usize,
+}
+
+impl Order<'_> {
+    /// Appends the ids of `run`, in increasing order, to the order (an empty run adds
+    /// nothing).
+    #[inline(always)]
+    pub(crate) fn run(&mut self, run: std::ops::Range<u32>) {
+        if run.is_empty() {
+            return;
+        }
+        self.covered += run.len();
+        let links = &mut self.list.links;
+        links[run.start as usize].prev = self.tail;
+        if self.tail == NIL {
+            self.head = run.start;
+        } else {
+            links[self.tail as usize].next = run.start;
+        }
+        self.tail = run.end - 1;
+    }
+
+    /// Ends the order after the last run given. Panics if the runs do not cover the
+    /// arena.
+    #[inline(always)]
+    pub(crate) fn finish(self) {
+        let Order {
+            list,
+            head,
+            tail,
+            covered,
+        } = self;
+        assert_eq!(covered, list.slots.len(), "runs must cover the arena");
+        if tail != NIL {
+            list.links[tail as usize].next = NIL;
+        }
+        list.head = head;
+        list.tail = tail;
+    }
+}
+
+/// Appends stored instructions to a list in flat storage, as [`InstrList::push_slots`]
+/// would, with a store per slot and nothing else (see [`InstrList::flat_append`]).
+pub(crate) struct FlatAppend<'a> {
+    slots: &'a mut Vec<Slot>,
+}
+
+impl FlatAppend<'_> {
+    /// Appends `slot`, which may not be odd (checked).
+    #[inline(always)]
+    pub(crate) fn push(&mut self, slot: Slot) {
+        assert!(!slot.odd, "odd slots name the side table");
+        // Built anew rather than copied: a copy moves the padding too, piece by piece.
+        self.slots.push(Slot::new(slot.opcode, slot.bits));
+    }
+
+    /// Appends `slots`, in order.
+    #[inline(always)]
+    pub(crate) fn extend(&mut self, slots: &[Slot]) {
+        for &slot in slots {
+            self.push(slot);
+        }
+    }
+}
+
 /// Appends to a list being built in order (see [`InstrList::append_in_order`]).
 pub(crate) struct InOrder<'a> {
     /// The stored instructions, to be pushed in order (ids `0..n`); never odd.
@@ -959,7 +1075,7 @@ mod tests {
     }
 
     /// The bulk appends do what a `push_back` per instruction does, in flat and in linked
-    /// storage; `link_in_order` gives the order of its runs.
+    /// storage; `order` gives the order of its runs.
     #[test]
     fn bulk_appends_and_ordering_agree_with_single_edits() {
         let instrs = [
@@ -987,17 +1103,48 @@ mod tests {
             for &i in &instrs {
                 one_by_one.push_back(i);
             }
-            let (mut all, mut stored) = (start(), start());
+            let (mut all, mut stored, mut sliced) = (start(), start(), start());
             let n = all.arena_len() as u32;
             assert_eq!(all.push_all(instrs.iter().copied()), n..n + 4);
             assert_eq!(stored.push_slots(slots.iter().copied()), n..n + 4);
+            assert_eq!(sliced.push_stored(&slots), n..n + 4);
             assert_eq!(format!("{all:?}"), format!("{one_by_one:?}"));
             assert_eq!(format!("{stored:?}"), format!("{one_by_one:?}"));
+            assert_eq!(format!("{sliced:?}"), format!("{one_by_one:?}"));
+            // Copies of one slot, none and several.
+            let (mut copies, mut pushed) = (start(), start());
+            for k in [0, 3] {
+                let at = copies.arena_len() as u32;
+                assert_eq!(copies.push_stored_copies(slots[2], k), at..at + k as u32);
+                for _ in 0..k {
+                    pushed.push_back(instrs[2]);
+                }
+            }
+            assert_eq!(format!("{copies:?}"), format!("{pushed:?}"));
+            // The flat appender: only in flat storage, and then as the pushes.
+            let mut appended = start();
+            match appended.flat_append(5) {
+                Some(mut append) => {
+                    assert!(!linked);
+                    append.extend(&slots);
+                    append.push(slots[2]);
+                }
+                None => {
+                    assert!(linked);
+                    continue;
+                }
+            }
+            one_by_one.push_back(instrs[2]);
+            assert_eq!(format!("{appended:?}"), format!("{one_by_one:?}"));
         }
         let mut list = InstrList::new();
         list.push_all(instrs.iter().copied());
         list.push_all(instrs.iter().copied());
-        list.link_in_order([6..8, 0..2, 2..2, 4..6, 2..4]);
+        let mut order = list.order();
+        for run in [6..8, 0..2, 2..2, 4..6, 2..4] {
+            order.run(run);
+        }
+        order.finish();
         let order: Vec<u32> = list.ids().map(|id| id.0).collect();
         assert_eq!(order, [6, 7, 0, 1, 4, 5, 2, 3]);
         let back: Vec<u32> = {

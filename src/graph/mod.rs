@@ -5,7 +5,7 @@
 //! regions consistent live on [`crate::MethodBody`].
 #![forbid(unsafe_code)]
 
-mod build;
+pub(crate) mod build;
 mod edit;
 mod list;
 pub(crate) mod packed;

@@ -63,6 +63,13 @@ pub(crate) fn operand_bits(instr: &Instruction) -> Option<u64> {
     })
 }
 
+/// The stored form of `instr` (its slot), or `None` if it would be odd (see
+/// [`operand_bits`]).
+#[cfg(test)]
+pub(crate) fn stored(instr: &Instruction) -> Option<Slot> {
+    operand_bits(instr).map(|bits| Slot::new(instr.opcode, bits))
+}
+
 /// The instruction a non-odd slot holds.
 #[inline]
 pub(crate) fn instruction(opcode: OpCode, bits: u64) -> Instruction {

@@ -360,6 +360,7 @@ pub fn return_type_bytes(blob: &[u8]) -> Result<&[u8]> {
 }
 
 /// [`summarize_method_sig`] and [`return_type_bytes`] in one walk over the blob.
+#[inline]
 pub fn summarize_method_sig_and_return_type(blob: &[u8]) -> Result<(MethodSigSummary, &[u8])> {
     if let Some((s, ret)) = summarize_plain(blob) {
         return Ok((s, &blob[ret]));

@@ -13,8 +13,10 @@ pub use inject::{inject_epilogue, inject_prologue};
 pub use single_ret::{Returns, SingleRet, single_ret};
 pub use wrap::{CatchRethrow, WrapOptions, Wrapped, wrap_try_finally};
 // Used by `audit` (feature `pe`).
+#[cfg(all(test, feature = "pe"))]
+pub(crate) use wrap::wrap_scanned_stored_linked;
 #[cfg(feature = "pe")]
-pub(crate) use wrap::{CodeScan, wrap_scanned};
+pub(crate) use wrap::{CodeScan, StoredCode, wrap_scanned_stored};
 
 use crate::body::MethodBody;
 

@@ -4,9 +4,10 @@
 
 use super::single_ret::{Returns, rewrite_rets_at};
 use crate::body::{ClauseKind, ExceptionClause, MethodBody};
-use crate::graph::packed::Slot;
+use crate::graph::build::stored;
+use crate::graph::packed::{Slot, instruction};
 use crate::graph::{Incoming, InstrId, InstrList, Instruction, Operand};
-use crate::opcode::OpCode;
+use crate::opcode::{OpCode, OperandKind};
 use crate::{Error, Result};
 use smallvec::SmallVec;
 
@@ -82,23 +83,38 @@ pub(crate) struct CodeScan {
 
 impl CodeScan {
     /// Scans the whole list, in list order.
+    #[inline]
     pub(crate) fn of(list: &InstrList) -> CodeScan {
         let mut scan = CodeScan::default();
         match list.as_flat_slice() {
             // A decoded list: a tight loop over the slots, almost every one of them
             // rejected by one test.
             Some(slots) => {
-                // One table load and one (almost never taken) branch per slot.
-                const SEEN: [bool; 256] = {
-                    let mut t = [false; 256];
-                    t[OpCode::Tail as usize] = true;
-                    t[OpCode::Ret as usize] = true;
-                    t[OpCode::Jmp as usize] = true;
+                // A table load per slot, or-ed over four slots, and one (rarely taken)
+                // branch per four.
+                const SEEN: [u8; 256] = {
+                    let mut t = [0; 256];
+                    t[OpCode::Tail as usize] = 1;
+                    t[OpCode::Ret as usize] = 1;
+                    t[OpCode::Jmp as usize] = 1;
                     t
                 };
-                for (i, slot) in slots.iter().enumerate() {
-                    if SEEN[slot.opcode as usize] {
-                        scan.see(InstrId(i as u32), slot.opcode);
+                let seen = |slot: &Slot| SEEN[slot.opcode as usize];
+                let mut quads = slots.chunks_exact(4);
+                let mut id = 0u32;
+                for quad in &mut quads {
+                    if seen(&quad[0]) | seen(&quad[1]) | seen(&quad[2]) | seen(&quad[3]) != 0 {
+                        for (i, slot) in (id..).zip(quad) {
+                            if seen(slot) != 0 {
+                                scan.see(InstrId(i), slot.opcode);
+                            }
+                        }
+                    }
+                    id += 4;
+                }
+                for (i, slot) in (id..).zip(quads.remainder()) {
+                    if seen(slot) != 0 {
+                        scan.see(InstrId(i), slot.opcode);
                     }
                 }
             }
@@ -123,6 +139,21 @@ impl CodeScan {
     }
 }
 
+/// The entry, exit and epilogue code of a wrap (see [`wrap_scanned`]) in stored form,
+/// from a caller that builds the same shapes for every body ([`wrap_scanned_stored`]):
+/// each slice holds the stored forms ([`crate::graph::build::stored`]) of the
+/// instructions to inject, none of them odd (checked). The one-pass wrap appends them
+/// without packing; the general path rebuilds the instructions they store.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StoredCode<'a> {
+    /// The code run on entry ([`WrapOptions::entry`]), stored.
+    pub entry: &'a [Slot],
+    /// The code run in the finally handler ([`WrapOptions::exit`]), stored.
+    pub exit: &'a [Slot],
+    /// The code starting the epilogue, stored.
+    pub epilogue: &'a [Slot],
+}
+
 /// [`wrap_try_finally`] given a [`CodeScan`] of the whole body as it is, and code to run
 /// on the normal exit path: a non-empty `epilogue_code` starts the epilogue (the returned
 /// `epilogue` is its first instruction), as if [`super::inject_epilogue`] had been
@@ -133,8 +164,129 @@ pub(crate) fn wrap_scanned(
     scan: &CodeScan,
     epilogue_code: &[Instruction],
 ) -> Result<Wrapped> {
-    // Every refusal happens here, before the first edit, so that a refused body is
-    // left exactly as it was.
+    refusals(body, scan)?;
+    let code = Injected::Instructions {
+        entry: opts.entry,
+        exit: opts.exit,
+        epilogue: epilogue_code,
+    };
+    if opts.catch.is_none()
+        && let Some(wrapped) = wrap_flat(body, opts.returns, scan, code)
+    {
+        return Ok(wrapped);
+    }
+    wrap_linked(body, opts, scan, epilogue_code)
+}
+
+/// [`wrap_scanned`] without a catch handler, the injected code given in stored form.
+#[cfg_attr(not(feature = "pe"), allow(dead_code))] // used by `audit` (feature `pe`)
+pub(crate) fn wrap_scanned_stored(
+    body: &mut MethodBody,
+    returns: Returns,
+    scan: &CodeScan,
+    code: &StoredCode<'_>,
+) -> Result<Wrapped> {
+    refusals(body, scan)?;
+    if let Some(wrapped) = wrap_flat(body, returns, scan, Injected::Stored(code)) {
+        return Ok(wrapped);
+    }
+    wrap_stored_linked(body, returns, scan, code)
+}
+
+/// The general path of [`wrap_scanned_stored`], given the instructions `code` stores.
+#[cfg_attr(not(feature = "pe"), allow(dead_code))] // used by `audit` (feature `pe`)
+fn wrap_stored_linked(
+    body: &mut MethodBody,
+    returns: Returns,
+    scan: &CodeScan,
+    code: &StoredCode<'_>,
+) -> Result<Wrapped> {
+    let unpack = |slots: &[Slot]| -> SmallVec<[Instruction; 4]> {
+        slots
+            .iter()
+            .map(|slot| {
+                assert!(!slot.odd, "odd slots name a side table");
+                instruction(slot.opcode, slot.bits)
+            })
+            .collect()
+    };
+    let (entry, exit) = (unpack(code.entry), unpack(code.exit));
+    let opts = WrapOptions {
+        returns,
+        entry: &entry,
+        exit: &exit,
+        catch: None,
+    };
+    wrap_linked(body, &opts, scan, &unpack(code.epilogue))
+}
+
+/// [`wrap_scanned_stored`] always taking the general path, edit by edit (for the tests
+/// that hold the one-pass path to it).
+#[cfg(all(test, feature = "pe"))]
+pub(crate) fn wrap_scanned_stored_linked(
+    body: &mut MethodBody,
+    returns: Returns,
+    scan: &CodeScan,
+    code: &StoredCode<'_>,
+) -> Result<Wrapped> {
+    refusals(body, scan)?;
+    wrap_stored_linked(body, returns, scan, code)
+}
+
+/// The injected code as [`wrap_flat`] takes it.
+#[derive(Debug, Clone, Copy)]
+enum Injected<'a> {
+    /// As instructions, packed by the wrap.
+    Instructions {
+        entry: &'a [Instruction],
+        exit: &'a [Instruction],
+        epilogue: &'a [Instruction],
+    },
+    /// In stored form (from `audit`, feature `pe`).
+    #[cfg_attr(not(feature = "pe"), allow(dead_code))]
+    Stored(&'a StoredCode<'a>),
+}
+
+impl Injected<'_> {
+    /// The lengths of the entry, exit and epilogue code.
+    #[inline(always)]
+    fn lens(&self) -> (usize, usize, usize) {
+        match *self {
+            Injected::Instructions {
+                entry,
+                exit,
+                epilogue,
+            } => (entry.len(), exit.len(), epilogue.len()),
+            Injected::Stored(code) => (code.entry.len(), code.exit.len(), code.epilogue.len()),
+        }
+    }
+
+    /// Whether the entry or exit code has a branch or switch.
+    #[inline(always)]
+    fn branches(&self) -> bool {
+        let instrs = |code: &[Instruction]| {
+            code.iter()
+                .any(|i| matches!(i.operand, Operand::Target(_) | Operand::Switch(_)))
+        };
+        // Slots that are not odd have the operand their opcode's kind says.
+        let slots = |code: &[Slot]| {
+            code.iter().any(|slot| {
+                matches!(
+                    slot.opcode.operand(),
+                    OperandKind::Branch | OperandKind::ShortBranch | OperandKind::Switch
+                )
+            })
+        };
+        match *self {
+            Injected::Instructions { entry, exit, .. } => instrs(entry) || instrs(exit),
+            Injected::Stored(code) => slots(code.entry) || slots(code.exit),
+        }
+    }
+}
+
+/// The refusals of [`wrap_scanned`], all made before the first edit, so that a refused
+/// body is left exactly as it was.
+fn refusals(body: &MethodBody, scan: &CodeScan) -> Result<()> {
     if body.instrs.is_empty() {
         return Err(Error::EmptyBody);
     }
@@ -148,100 +300,108 @@ pub(crate) fn wrap_scanned(
             what: "a body of nothing but tail. prefixes",
         });
     }
-    if let Some(wrapped) = wrap_flat(body, opts, scan, epilogue_code) {
-        return Ok(wrapped);
-    }
-    wrap_linked(body, opts, scan, epilogue_code)
+    Ok(())
 }
 
 /// [`wrap_scanned`] (after its refusals) for the usual body, all at once: a list in its
-/// decoded order (flat storage), no clauses, no `tail.`, no catch handler, and entry and
-/// exit code without branches. `None`, with nothing edited, for any other body.
+/// decoded order (flat storage), no clauses, no `tail.`, and entry and exit code without
+/// branches (the caller checks that no catch handler is asked for). `None`, with nothing
+/// edited, for any other body.
 ///
 /// The result is the one [`wrap_linked`] gives, id for id: its edits cannot fail on such
 /// a body (every `ret` is unprotected and becomes `leave`, no check of the inserted code
 /// can fail, no region exists to be joined), so the new instructions are appended in the
 /// order it allocates them, the `ret`s are stored over in that order too, and the final
 /// order is set in one pass instead of by a link per insertion.
+#[inline(always)]
 fn wrap_flat(
     body: &mut MethodBody,
-    opts: &WrapOptions<'_>,
+    returns: Returns,
     scan: &CodeScan,
-    epilogue_code: &[Instruction],
+    code: Injected<'_>,
 ) -> Option<Wrapped> {
-    let branches = |code: &[Instruction]| {
-        code.iter()
-            .any(|i| matches!(i.operand, Operand::Target(_) | Operand::Switch(_)))
-    };
     let n = body.instrs.as_flat_slice()?.len() as u32;
-    if n == 0
-        || !body.clauses.is_empty()
-        || !scan.tails.is_empty()
-        || opts.catch.is_some()
-        || branches(opts.entry)
-        || branches(opts.exit)
-    {
+    if n == 0 || !body.clauses.is_empty() || !scan.tails.is_empty() || code.branches() {
         return None;
     }
+    let (entry_len, exit_len, epilogue_len) = code.lens();
     // Every `ret` becomes a `leave` to the epilogue (the first new id), after storing
-    // the value if any: the `leave` is then a new instruction right after it.
-    let epilogue = InstrId(n);
-    let jump = Instruction::branch(OpCode::Leave, epilogue);
-    for &ret in &scan.rets {
-        let instr = match opts.returns {
-            Returns::Void => jump,
-            Returns::Value { local } => Instruction::stloc(local),
-        };
-        body.instrs.set(ret, instr);
-    }
-    // The new instructions in the order `wrap_linked` allocates them (the `ret`s stored
-    // over above are never odd instructions, so the side table fills up the same way):
-    // the epilogue as `rewrite_rets_at` appends it, a `leave` per `ret` when a value is
-    // stored first, the finally handler, the entry code.
-    let (load, leaves) = match opts.returns {
-        Returns::Void => (None, 0),
-        Returns::Value { local } => (Some(Instruction::ldloc(local)), scan.rets.len()),
-    };
-    let after_epilogue = n + (epilogue_code.len() + usize::from(load.is_some()) + 1) as u32;
-    let finally_start = after_epilogue + leaves as u32;
-    let entry_start = finally_start + opts.exit.len() as u32 + 1;
-    // A few simple runs rather than one chain, so that each loop gets the packing inlined.
-    // The instructions made here go in their stored form directly (the slots `pack` would
+    // the value if any: the `leave` is then a new instruction right after it. The
+    // instructions made here go in their stored form directly (the slots packing would
     // give them: none has an operand of another width).
-    let stored = |i: Instruction| {
-        let bits = match i.operand {
-            Operand::Var(v) => u64::from(v),
-            Operand::Target(t) => u64::from(t.0),
-            _ => 0,
-        };
-        Slot::new(i.opcode, bits)
+    let epilogue = InstrId(n);
+    let jump = Slot::new(OpCode::LeaveS, u64::from(n));
+    let ret = Slot::new(OpCode::Ret, 0);
+    let (store, load, leaves) = match returns {
+        Returns::Void => (jump, None, 0),
+        Returns::Value { local } => (
+            stored::stloc(local),
+            Some(stored::ldloc(local)),
+            scan.rets.len(),
+        ),
     };
     let list = &mut body.instrs;
-    list.push_all(epilogue_code.iter().copied());
-    list.push_slots(
-        load.map(stored)
-            .into_iter()
-            .chain([stored(Instruction::simple(OpCode::Ret))])
-            .chain(std::iter::repeat_n(stored(jump), leaves)),
-    );
-    list.push_all(opts.exit.iter().copied());
-    list.push_slots([stored(Instruction::simple(OpCode::Endfinally))]);
-    let end = list.push_all(opts.entry.iter().copied()).end;
+    // The new instructions in the order `wrap_linked` allocates them (the `ret`s it
+    // stores over are never odd instructions, so the side table fills up the same way):
+    // the epilogue as `rewrite_rets_at` appends it, a `leave` per `ret` when a value is
+    // stored first, the finally handler, the entry code.
+    let after_epilogue = n + (epilogue_len + usize::from(load.is_some()) + 1) as u32;
+    let finally_start = after_epilogue + leaves as u32;
+    let entry_start = finally_start + exit_len as u32 + 1;
+    let end = entry_start + entry_len as u32;
+    let endfinally = Slot::new(OpCode::Endfinally, 0);
+    // The injected code as stored by the caller, or packed here. (The list is flat,
+    // checked above: no edit is made before the appender is had.)
+    match code {
+        Injected::Stored(code) => {
+            let mut append = list.flat_append((end - n) as usize)?;
+            append.extend(code.epilogue);
+            if let Some(load) = load {
+                append.push(load);
+            }
+            append.push(ret);
+            for _ in 0..leaves {
+                append.push(jump);
+            }
+            append.extend(code.exit);
+            append.push(endfinally);
+            append.extend(code.entry);
+        }
+        Injected::Instructions {
+            entry,
+            exit,
+            epilogue,
+        } => {
+            list.reserve((end - n) as usize);
+            list.push_all(epilogue.iter().copied());
+            match load {
+                Some(load) => list.push_stored(&[load, ret]),
+                None => list.push_stored(&[ret]),
+            };
+            list.push_stored_copies(jump, leaves);
+            list.push_all(exit.iter().copied());
+            list.push_stored(&[endfinally]);
+            list.push_all(entry.iter().copied());
+        }
+    }
+    for &r in &scan.rets {
+        list.set_slot(r, store);
+    }
     // The order: entry code, the original code with each `leave` right after its `ret`,
     // the finally handler, the epilogue.
-    let rets = &scan.rets[..leaves];
-    let starts = std::iter::once(0).chain(rets.iter().map(|r| r.0 + 1));
-    let original = starts.zip(rets).enumerate().flat_map(|(i, (start, ret))| {
-        let leave = after_epilogue + i as u32;
-        [start..ret.0 + 1, leave..leave + 1]
-    });
-    let rest = rets.last().map_or(0, |r| r.0 + 1)..n;
-    body.instrs
-        .link_in_order(std::iter::once(entry_start..end).chain(original).chain([
-            rest,
-            finally_start..entry_start,
-            n..after_epilogue,
-        ]));
+    let rets: &[InstrId] = if leaves == 0 { &[] } else { &scan.rets };
+    let mut order = list.order();
+    order.run(entry_start..end);
+    let mut start = 0;
+    for (leave, r) in (after_epilogue..).zip(rets) {
+        order.run(start..r.0 + 1);
+        order.run(leave..leave + 1);
+        start = r.0 + 1;
+    }
+    order.run(start..n);
+    order.run(finally_start..entry_start);
+    order.run(n..after_epilogue);
+    order.finish();
     let try_last = match rets.last() {
         Some(&ret) if ret.0 == n - 1 => InstrId(after_epilogue + leaves as u32 - 1),
         _ => InstrId(n - 1),
@@ -374,42 +534,88 @@ mod tests {
     }
 
     /// The one-pass path gives what the edit-by-edit path gives, down to the ids, the
-    /// arena, the links and the side tables, for every shape of return and of injected
-    /// code.
+    /// arena, the links and the side tables, for every shape of return (macro, short and
+    /// long local forms) and of injected code (operand-less, token, int, local, odd),
+    /// with the code packed by the wrap or given in stored form.
     #[test]
     fn flat_wrap_is_the_linked_wrap_at_once() {
+        use crate::graph::packed::stored;
         let call = Instruction::with_token(OpCode::Call, 0x0AFF_FFF0);
         let odd = Instruction::new(OpCode::LdcI4S, Operand::Int(-1000));
-        let codes: [&[Instruction]; 3] = [&[], &[Instruction::ldc_i4(5), call], &[odd, call]];
+        let codes: [&[Instruction]; 5] = [
+            &[],
+            &[Instruction::ldc_i4(5), call],
+            &[odd, call],
+            &[Instruction::ldc_i4(0x0600_1234), call],
+            &[Instruction::ldloc(300), Instruction::ldloc(9), call],
+        ];
+        let store =
+            |code: &[Instruction]| -> Option<Vec<Slot>> { code.iter().map(stored).collect() };
         let mut seed = 0x1234_5678_9ABC_DEF1u64;
-        let mut checked = 0;
+        let (mut checked, mut checked_stored) = (0, 0);
         for len in 1..24 {
-            for _ in 0..20 {
+            for _ in 0..12 {
                 let original = body(&mut seed, len);
                 let scan = CodeScan::of(&original.instrs);
-                for returns in [Returns::Void, Returns::Value { local: 3 }] {
-                    let epilogue: &[Instruction] = match returns {
-                        Returns::Void => &[],
-                        Returns::Value { local } => &[Instruction::ldloc(local), call],
+                let returns = [
+                    Returns::Void,
+                    Returns::Value { local: 3 },
+                    Returns::Value { local: 200 },
+                    Returns::Value { local: 1000 },
+                ];
+                for returns in returns {
+                    let epilogue = match returns {
+                        Returns::Void => vec![],
+                        Returns::Value { local } => vec![Instruction::ldloc(local), call],
                     };
-                    for (entry, exit) in [(0, 1), (1, 1), (2, 0), (1, 2)] {
+                    for (entry, exit) in [(0, 1), (1, 1), (2, 0), (1, 2), (3, 4), (4, 3)] {
                         let opts = WrapOptions {
                             returns,
                             entry: codes[entry],
                             exit: codes[exit],
                             catch: None,
                         };
-                        let (mut fast, mut slow) = (original.clone(), original.clone());
-                        let a = wrap_flat(&mut fast, &opts, &scan, epilogue).expect("flat");
-                        let b = wrap_linked(&mut slow, &opts, &scan, epilogue).expect("wraps");
+                        let mut slow = original.clone();
+                        let b = wrap_linked(&mut slow, &opts, &scan, &epilogue).expect("wraps");
+                        let mut fast = original.clone();
+                        let code = Injected::Instructions {
+                            entry: opts.entry,
+                            exit: opts.exit,
+                            epilogue: &epilogue,
+                        };
+                        let a = wrap_flat(&mut fast, returns, &scan, code).expect("flat");
                         assert_eq!(a, b);
                         assert_eq!(format!("{fast:?}"), format!("{slow:?}"));
                         checked += 1;
+                        let (Some(entry), Some(exit), Some(epi)) =
+                            (store(opts.entry), store(opts.exit), store(&epilogue))
+                        else {
+                            continue;
+                        };
+                        let code = StoredCode {
+                            entry: &entry,
+                            exit: &exit,
+                            epilogue: &epi,
+                        };
+                        let mut fast = original.clone();
+                        let a = wrap_flat(&mut fast, returns, &scan, Injected::Stored(&code))
+                            .expect("flat");
+                        assert_eq!(a, b);
+                        assert_eq!(format!("{fast:?}"), format!("{slow:?}"));
+                        // The general path from stored code is the one from instructions.
+                        let mut linked = original.clone();
+                        let c = wrap_stored_linked(&mut linked, returns, &scan, &code);
+                        assert_eq!(c, Ok(b));
+                        assert_eq!(format!("{linked:?}"), format!("{slow:?}"));
+                        checked_stored += 1;
                     }
                 }
             }
         }
-        assert!(checked > 3000);
+        assert!(
+            checked > 6000 && checked_stored > 3000,
+            "{checked} {checked_stored}"
+        );
     }
 
     /// Bodies the one-pass path does not handle are left to the general path untouched.
@@ -419,20 +625,28 @@ mod tests {
         let mut b = body(&mut seed, 6);
         let scan = CodeScan::of(&b.instrs);
         let branchy = [Instruction::branch(OpCode::Br, InstrId(0))];
-        let opts = WrapOptions {
-            returns: Returns::Void,
-            entry: &branchy,
+        let branchy_slots = [crate::graph::packed::stored(&branchy[0]).expect("stores")];
+        let none = |entry| Injected::Instructions {
+            entry,
             exit: &[],
-            catch: None,
+            epilogue: &[],
+        };
+        let stored = |entry| StoredCode {
+            entry,
+            exit: &[],
+            epilogue: &[],
         };
         let before = format!("{b:?}");
-        assert!(wrap_flat(&mut b, &opts, &scan, &[]).is_none());
+        assert!(wrap_flat(&mut b, Returns::Void, &scan, none(&branchy)).is_none());
+        let code = stored(&branchy_slots);
+        assert!(wrap_flat(&mut b, Returns::Void, &scan, Injected::Stored(&code)).is_none());
         assert_eq!(format!("{b:?}"), before);
         b.instrs
             .link_after(InstrId(0), Instruction::simple(OpCode::Nop));
         let before = format!("{b:?}");
-        let opts = WrapOptions { entry: &[], ..opts };
-        assert!(wrap_flat(&mut b, &opts, &scan, &[]).is_none());
+        assert!(wrap_flat(&mut b, Returns::Void, &scan, none(&[])).is_none());
+        let code = stored(&[]);
+        assert!(wrap_flat(&mut b, Returns::Void, &scan, Injected::Stored(&code)).is_none());
         assert_eq!(format!("{b:?}"), before);
     }
 }
