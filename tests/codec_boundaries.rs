@@ -854,8 +854,12 @@ fn an_unedited_list_moved_between_bodies_is_encoded_from_its_instructions() {
     // Also when one decoder decoded both (its stamps are its own and never repeat).
     let mut decoder = Decoder::new();
     let (mut three, mut four) = (MethodBody::default(), MethodBody::default());
-    decoder.decode_into(&[(2 << 2) | 2, 0x17, 0x2A], &mut three).expect("decodes");
-    decoder.decode_into(&[(2 << 2) | 2, 0x18, 0x2A], &mut four).expect("decodes");
+    decoder
+        .decode_into(&[(2 << 2) | 2, 0x17, 0x2A], &mut three)
+        .expect("decodes");
+    decoder
+        .decode_into(&[(2 << 2) | 2, 0x18, 0x2A], &mut four)
+        .expect("decodes");
     four.instrs = three.instrs.clone();
     out.clear();
     Encoder::new().encode(&four, &mut out).expect("encodes");

@@ -335,7 +335,6 @@ fn instrument_with(
         // Check the extended signature encodes (`LocalVarSig::append_to_blob` would now
         // build it for a profiler to emit for a token).
         let local = LocalVarSig::check_append_to_blob(locals, ret_type)?;
-        body.local_var_sig = NEW_LOCALS_TOKEN;
         Returns::Value { local }
     } else {
         Returns::Void
@@ -358,7 +357,12 @@ fn instrument_with(
         exit: &[id, stored::with_token(OpCode::Call, EXIT_HOOK)],
         epilogue: &epilogue[..if returns_value { 2 } else { 0 }],
     };
+    // The wrap refuses before its first edit; the body names the extended locals only
+    // once it is wrapped, so that a refused body is left as it was.
     let wrapped = wrap(body, returns, &scan, &code)?;
+    if returns_value {
+        body.local_var_sig = NEW_LOCALS_TOKEN;
+    }
     Ok(Outcome {
         rets,
         local_added: returns_value,
@@ -509,5 +513,26 @@ mod tests {
             checked += 1;
         }
         assert!(checked > 17_000, "{checked}");
+    }
+
+    /// A body the wrap refuses (nothing but `tail.` prefixes, here) is left exactly as it
+    /// was, also when the method returns a value and would have got a return-value local.
+    #[test]
+    fn a_refused_body_of_a_value_returning_method_is_left_as_it_was() {
+        let path = ilrewrite_corpus::corelib().expect("a .NET 3.1 runtime");
+        let data = std::fs::read(&path).expect("reads");
+        let asm = Assembly::parse(&data).expect("parses");
+        // static int32 M(): returns a value, no locals yet.
+        let signature = [0x00, 0x00, 0x08];
+        // Tiny header, code `tail. tail.` (FE 14 FE 14).
+        let mut body =
+            MethodBody::decode(&[(4 << 2) | 2, 0xFE, 0x14, 0xFE, 0x14]).expect("decodes");
+        let before = format!("{body:?}");
+        assert!(matches!(
+            instrument(&asm, &signature, 0x0600_0001, &mut body),
+            Err(Error::Unsupported { .. })
+        ));
+        assert_eq!(body.local_var_sig, 0);
+        assert_eq!(format!("{body:?}"), before);
     }
 }
