@@ -698,44 +698,47 @@ fn walk_all<const WIDENING: bool>(
     };
     let mut pos = 0;
     let mut failed = None;
-    instrs.for_each_slot_in_order(|raw, &slot| {
-        // Offsets wrap only past 4 GiB of code, which `write_code` then rejects.
-        let offset = pos as u32;
-        if let Some(place) = offsets.get_mut(raw as usize) {
-            *place = offset;
-        }
-        let id = InstrId(raw);
-        let opcode = if WIDENING && widened.get(id.index()) == Some(&true) {
-            slot.opcode.long_form().unwrap_or(slot.opcode)
-        } else {
-            slot.opcode
-        };
-        let Some((word, len)) = compose(id, slot, opcode, offset, &mut fixups) else {
-            let instr = instrs.unpack(slot);
-            let written = write_unusual(
-                instrs,
-                id,
-                &instr,
-                opcode,
-                offset,
-                out,
-                pos,
-                &mut fixups,
-                check,
-            );
-            match written {
-                Ok(end) => pos = end,
-                Err(e) => {
-                    failed.get_or_insert(e);
-                }
+    instrs.for_each_slot_in_order(
+        #[inline(always)]
+        |raw, &slot| {
+            // Offsets wrap only past 4 GiB of code, which `write_code` then rejects.
+            let offset = pos as u32;
+            if let Some(place) = offsets.get_mut(raw as usize) {
+                *place = offset;
             }
-            return;
-        };
-        if let Some(window) = out.get_mut(pos..).and_then(|rest| rest.first_chunk_mut()) {
-            *window = word.to_le_bytes();
-        }
-        pos += len;
-    });
+            let id = InstrId(raw);
+            let opcode = if WIDENING && widened.get(id.index()) == Some(&true) {
+                slot.opcode.long_form().unwrap_or(slot.opcode)
+            } else {
+                slot.opcode
+            };
+            let Some((word, len)) = compose(id, slot, opcode, offset, &mut fixups) else {
+                let instr = instrs.unpack(slot);
+                let written = write_unusual(
+                    instrs,
+                    id,
+                    &instr,
+                    opcode,
+                    offset,
+                    out,
+                    pos,
+                    &mut fixups,
+                    check,
+                );
+                match written {
+                    Ok(end) => pos = end,
+                    Err(e) => {
+                        failed.get_or_insert(e);
+                    }
+                }
+                return;
+            };
+            if let Some(window) = out.get_mut(pos..).and_then(|rest| rest.first_chunk_mut()) {
+                *window = word.to_le_bytes();
+            }
+            pos += len;
+        },
+    );
     match failed {
         Some(e) => Err(e),
         None => Ok(Walked {
@@ -829,7 +832,7 @@ fn grow(out: &mut Vec<u8>, len: usize) {
     out.resize(len, 0);
 }
 
-/// Writes `bytes` at `out[pos..]` if they fit (see [`Round::write`]); returns the
+/// Writes `bytes` at `out[pos..]` if they fit (see [`Encoder::write_round`]); returns the
 /// position after them.
 fn put(out: &mut [u8], pos: usize, bytes: &[u8]) -> usize {
     let end = pos.saturating_add(bytes.len());
@@ -875,7 +878,7 @@ fn compose(
 }
 
 /// Writes what [`compose`] does not: `ldc.i8`, `ldc.r8` and `switch` (recording a fixup
-/// per switch target), at `out[pos..]` if it fits (see [`Round::write`]); returns the
+/// per switch target), at `out[pos..]` if it fits (see [`Encoder::write_round`]); returns the
 /// position after it. An operand that does not match the opcode is an error, or zeros of the
 /// operand's size when only laying out.
 #[allow(clippy::too_many_arguments)]
