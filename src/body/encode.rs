@@ -612,9 +612,11 @@ impl FixupSink<'_> {
 /// as 8 bytes at its offset, the next instruction overwriting the 2 or more bytes past
 /// its end. The loop has no calls and keeps the code position in a `u32` (an instruction
 /// that fits a word is at most 6 bytes, and the caller only comes here with fewer than
-/// 2^32 / 8 instructions), so that its pointers and bounds stay in registers. The list
-/// is walked by [`InstrList::for_each_slot_in_order`] (a slice walk in flat storage, a
-/// bare link walk otherwise), which cannot stop early: any other instruction (`switch`,
+/// 2^32 / 8 instructions), so that its pointers and bounds stay in registers. Flat
+/// storage is walked as a slice, each instruction written by [`word_step`]; linked
+/// storage link by link ([`InstrList::for_each_slot_in_order`]), with the same step
+/// spelled out in the loop (calling `word_step` there measured one machine instruction
+/// more per IL instruction). Neither walk stops early: any other instruction (`switch`,
 /// or an odd one) sets `bailed`, and the caller throws the walk away.
 #[inline(never)]
 fn walk_words<const WIDENING: bool>(
@@ -638,46 +640,104 @@ fn walk_words<const WIDENING: bool>(
     };
     let mut pos = 0u32;
     let mut bailed = false;
-    instrs.for_each_slot_in_order(
-        #[inline(always)]
-        |raw, &slot| {
-            if let Some(place) = offsets.get_mut(raw as usize) {
-                *place = pos;
-            }
-            let id = InstrId(raw);
-            let opcode = if WIDENING && widened.get(id.index()) == Some(&true) {
-                slot.opcode.long_form().unwrap_or(slot.opcode)
-            } else {
-                slot.opcode
-            };
-            let Some((word, len)) = compose(id, slot, opcode, pos, &mut fixups) else {
-                // `ldc.i8` and `ldc.r8`: a one-byte opcode and 8 operand bytes, as two words.
-                let enc = opcode.encoding();
-                if slot.odd || enc.len != 9 {
-                    bailed = true;
+    if let Some(slots) = instrs.as_flat_slice() {
+        // In arena order: the offsets are stored in turn, unchecked (the same length).
+        let offsets = &mut offsets[..slots.len()];
+        for i in 0..slots.len() {
+            offsets[i] = pos;
+            pos = word_step::<WIDENING>(
+                pos,
+                i as u32,
+                slots[i],
+                widened,
+                &mut fixups,
+                out,
+                &mut bailed,
+            );
+        }
+    } else {
+        instrs.for_each_slot_in_order(
+            #[inline(always)]
+            |raw, &slot| {
+                if let Some(place) = offsets.get_mut(raw as usize) {
+                    *place = pos;
+                }
+                let id = InstrId(raw);
+                let opcode = if WIDENING && widened.get(id.index()) == Some(&true) {
+                    slot.opcode.long_form().unwrap_or(slot.opcode)
+                } else {
+                    slot.opcode
+                };
+                let Some((word, len)) = compose(id, slot, opcode, pos, &mut fixups) else {
+                    // `ldc.i8` and `ldc.r8`: a one-byte opcode and 8 operand bytes, as two words.
+                    let enc = opcode.encoding();
+                    if slot.odd || enc.len != 9 {
+                        bailed = true;
+                        return;
+                    }
+                    let at = pos as usize;
+                    if let Some(window) = out.get_mut(at..at + 16) {
+                        let low = u64::from(enc.bytes) | slot.bits << 8;
+                        window[..8].copy_from_slice(&low.to_le_bytes());
+                        window[8..].copy_from_slice(&(slot.bits >> 56).to_le_bytes());
+                    }
+                    pos += 9;
                     return;
-                }
+                };
                 let at = pos as usize;
-                if let Some(window) = out.get_mut(at..at + 16) {
-                    let low = u64::from(enc.bytes) | slot.bits << 8;
-                    window[..8].copy_from_slice(&low.to_le_bytes());
-                    window[8..].copy_from_slice(&(slot.bits >> 56).to_le_bytes());
+                if let Some(window) = out.get_mut(at..at + 8) {
+                    window.copy_from_slice(&word.to_le_bytes());
                 }
-                pos += 9;
-                return;
-            };
-            let at = pos as usize;
-            if let Some(window) = out.get_mut(at..at + 8) {
-                window.copy_from_slice(&word.to_le_bytes());
-            }
-            pos += len as u32;
-        },
-    );
+                pos += len as u32;
+            },
+        );
+    }
     Walked {
         end: pos as usize,
         fixups: fixups.count,
         bailed,
     }
+}
+
+/// One step of [`walk_words`] in flat storage: writes the instruction in `slot` (id
+/// `raw`) at `pos` and returns the position after it; sets `bailed` instead for what it
+/// leaves to [`walk_all`]. The linked walk spells out the same step.
+#[inline(always)]
+fn word_step<const WIDENING: bool>(
+    pos: u32,
+    raw: u32,
+    slot: Slot,
+    widened: &[bool],
+    fixups: &mut FixupSink<'_>,
+    out: &mut [u8],
+    bailed: &mut bool,
+) -> u32 {
+    let id = InstrId(raw);
+    let opcode = if WIDENING && widened.get(id.index()) == Some(&true) {
+        slot.opcode.long_form().unwrap_or(slot.opcode)
+    } else {
+        slot.opcode
+    };
+    let Some((word, len)) = compose(id, slot, opcode, pos, fixups) else {
+        // `ldc.i8` and `ldc.r8`: a one-byte opcode and 8 operand bytes, as two words.
+        let enc = opcode.encoding();
+        if slot.odd || enc.len != 9 {
+            *bailed = true;
+            return pos;
+        }
+        let at = pos as usize;
+        if let Some(window) = out.get_mut(at..at + 16) {
+            let low = u64::from(enc.bytes) | slot.bits << 8;
+            window[..8].copy_from_slice(&low.to_le_bytes());
+            window[8..].copy_from_slice(&(slot.bits >> 56).to_le_bytes());
+        }
+        return pos + 9;
+    };
+    let at = pos as usize;
+    if let Some(window) = out.get_mut(at..at + 8) {
+        window.copy_from_slice(&word.to_le_bytes());
+    }
+    pos + len as u32
 }
 
 /// The walk of [`Encoder::write_round`] for any body: [`walk_words`], but writing what
