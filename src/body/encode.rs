@@ -251,6 +251,11 @@ impl Encoder {
             let walked = self.write_round(instrs, check)?;
             self.fixup_count = walked.fixups;
             let end = walked.end;
+            let Ok(code_size) = u32::try_from(end) else {
+                return Err(Error::Unencodable {
+                    what: "code larger than 4 GiB",
+                });
+            };
             let code_short = self.code.len() < end.saturating_add(8);
             if code_short || self.fixups.len() < walked.fixups {
                 if code_short {
@@ -261,11 +266,6 @@ impl Encoder {
                 }
                 continue;
             }
-            let Ok(code_size) = u32::try_from(end) else {
-                return Err(Error::Unencodable {
-                    what: "code larger than 4 GiB",
-                });
-            };
             self.code_size = code_size;
             let mut code = std::mem::take(&mut self.code);
             let widened = self.fill_displacements(&mut code[..end], instrs.arena_len(), check);
@@ -571,7 +571,8 @@ impl Encoder {
             offsets.fill(NOT_PLACED);
         }
         let (widened, fixups, code) = (&self.widened[..], &mut self.fixups[..], &mut self.code[..]);
-        if instrs.len() < (u32::MAX / 8) as usize {
+        // `walk_words` keeps the position in a `u32`: at most 9 bytes per instruction.
+        if instrs.len() < (u32::MAX / 16) as usize {
             let walked = match widened.is_empty() {
                 true => walk_words::<false>(instrs, offsets, widened, fixups, code),
                 false => walk_words::<true>(instrs, offsets, widened, fixups, code),
@@ -611,8 +612,8 @@ impl FixupSink<'_> {
 /// Each instruction is composed in a `u64` (opcode bytes, then the operand) and stored
 /// as 8 bytes at its offset, the next instruction overwriting the 2 or more bytes past
 /// its end. The loop has no calls and keeps the code position in a `u32` (an instruction
-/// that fits a word is at most 6 bytes, and the caller only comes here with fewer than
-/// 2^32 / 8 instructions), so that its pointers and bounds stay in registers. Flat
+/// it writes is at most 9 bytes, and the caller only comes here with fewer than 2^32 / 16
+/// instructions), so that its pointers and bounds stay in registers. Flat
 /// storage is walked as a slice, each instruction written by [`word_step`]; linked
 /// storage link by link ([`InstrList::for_each_slot_in_order`]), with the same step
 /// spelled out in the loop (calling `word_step` there measured one machine instruction
