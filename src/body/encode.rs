@@ -42,8 +42,11 @@ pub struct Encoder {
     /// Whether a short-form branch must be written in its long form, indexed by id;
     /// empty while no branch of the body needs widening (the usual case).
     widened: Vec<bool>,
-    /// Branch displacements to write once every instruction is placed.
+    /// Branch displacements to write once every instruction is placed, in
+    /// `fixups[..fixup_count]`; the rest is room for the next round (never shortened).
     fixups: Vec<Fixup>,
+    /// How many of `fixups` are the body's.
+    fixup_count: usize,
     clauses: Vec<RawClause>,
     code_size: u32,
     /// The code of the body being encoded, in `code[..code_size]`. Never shortened: the
@@ -61,7 +64,7 @@ pub struct Encoder {
 }
 
 /// A branch displacement left as zeros while the code is written, filled in afterwards.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Fixup {
     /// Code offset of the displacement.
     at: u32,
@@ -74,6 +77,17 @@ struct Fixup {
     /// Its opcode as written: a short branch has a one-byte displacement, anything else
     /// (long branch, switch table entry) four bytes.
     opcode: OpCode,
+}
+
+impl Fixup {
+    /// A placeholder filling the room of [`Encoder::fixups`].
+    const NONE: Fixup = Fixup {
+        at: 0,
+        next: 0,
+        target: InstrId(0),
+        from: InstrId(0),
+        opcode: OpCode::Nop,
+    };
 }
 
 impl Encoder {
@@ -222,35 +236,36 @@ impl Encoder {
     fn write_code(&mut self, instrs: &InstrList, check: Check) -> Result<()> {
         self.widened.clear();
         loop {
-            self.fixups.clear();
-            let round = Round {
-                instrs,
-                offsets: &mut self.offsets,
-                arena: &mut self.arena,
-                widened: &self.widened,
-                fixups: &mut self.fixups,
-                check,
-            };
-            let widening = !self.widened.is_empty();
-            // Unedited (and appended-to) lists are walked as a slice, not link by link.
-            let in_order = instrs.as_flat_slice().map(|slots| {
-                slots
-                    .iter()
-                    .enumerate()
-                    .map(|(i, slot)| (InstrId(i as u32), *slot))
-            });
-            let linked = || instrs.slots_in_order();
-            let end = match (in_order, widening) {
-                (Some(order), false) => round.write::<true, false, _>(order, &mut self.code)?,
-                (Some(order), true) => round.write::<true, true, _>(order, &mut self.code)?,
-                (None, false) => round.write::<false, false, _>(linked(), &mut self.code)?,
-                (None, true) => round.write::<false, true, _>(linked(), &mut self.code)?,
-            };
+            // Room for the usual case up front (at most 9 bytes and one fixup per
+            // instruction; the code is written 8 bytes at a time): a round that runs out
+            // of room writes what fits, and is run again with more.
+            let n = instrs.len();
+            let room = n.saturating_mul(9).saturating_add(16);
+            if self.code.len() < room {
+                grow(&mut self.code, room);
+            }
+            if self.fixups.len() < n {
+                self.fixups
+                    .resize(n.max(2 * self.fixups.len()), Fixup::NONE);
+            }
+            let walked = self.write_round(instrs, check)?;
+            self.fixup_count = walked.fixups;
+            let end = walked.end;
             let Ok(code_size) = u32::try_from(end) else {
                 return Err(Error::Unencodable {
                     what: "code larger than 4 GiB",
                 });
             };
+            let code_short = self.code.len() < end.saturating_add(8);
+            if code_short || self.fixups.len() < walked.fixups {
+                if code_short {
+                    grow(&mut self.code, end.saturating_add(8));
+                }
+                if self.fixups.len() < walked.fixups {
+                    self.fixups.resize(walked.fixups, Fixup::NONE);
+                }
+                continue;
+            }
             self.code_size = code_size;
             let mut code = std::mem::take(&mut self.code);
             let widened = self.fill_displacements(&mut code[..end], instrs.arena_len(), check);
@@ -280,7 +295,7 @@ impl Encoder {
     /// An instruction at offset `x` of the round moves by the growth of the widened
     /// branches that end at or before `x` (none starts or ends inside another).
     fn widen_in_place(&mut self, arena: usize) -> Result<bool> {
-        let fixups = &self.fixups;
+        let fixups = &self.fixups[..self.fixup_count];
         let offsets = &self.offsets[..self.arena];
         // Per fixup: whether it is a short branch to widen.
         let wide = &mut self.wide;
@@ -363,7 +378,7 @@ impl Encoder {
         }
         let (mut starts, mut ats, mut nexts) =
             (Finger::default(), Finger::default(), Finger::default());
-        for (f, &w) in self.fixups.iter_mut().zip(wide.iter()) {
+        for (f, &w) in self.fixups[..self.fixup_count].iter_mut().zip(wide.iter()) {
             if w {
                 let short = f.opcode.encoding();
                 let long_op = f.opcode.long_form().unwrap_or(f.opcode);
@@ -390,7 +405,7 @@ impl Encoder {
     fn fill_displacements(&mut self, code: &mut [u8], arena: usize, check: Check) -> Result<bool> {
         let mut widened_any = false;
         let offsets = &self.offsets[..self.arena];
-        for fixup in &self.fixups {
+        for fixup in &self.fixups[..self.fixup_count] {
             let short = fixup.opcode.operand() == OperandKind::ShortBranch;
             let target = match offsets.get(fixup.target.index()) {
                 Some(&at) if at != NOT_PLACED => at,
@@ -518,113 +533,287 @@ enum Check {
     Layout,
 }
 
-/// One round of [`Encoder::write_code`]: what placing and writing the instructions needs.
-struct Round<'e, 'l> {
-    instrs: &'l InstrList,
-    /// Code offset of each instruction, indexed by id.
-    offsets: &'e mut Vec<u32>,
-    /// See [`Encoder::arena`]; set once `offsets` has room for every id.
-    arena: &'e mut usize,
-    /// See [`Encoder::widened`].
-    widened: &'e [bool],
-    fixups: &'e mut Vec<Fixup>,
-    check: Check,
+/// What a walk of [`walk`] wrote.
+#[derive(Debug, Clone, Copy)]
+struct Walked {
+    /// Where the code ends.
+    end: usize,
+    /// How many fixups the code has (more than the room given when it did not fit).
+    fixups: usize,
+    /// Whether [`walk_words`] met an instruction it leaves to [`walk_all`]; what it
+    /// wrote is then to be thrown away.
+    bailed: bool,
 }
 
-impl Round<'_, '_> {
-    /// Places and writes the instructions of `order` (the list order of `instrs`) from
-    /// `code[0]` on, and returns where the code ends. The code is written over whatever
-    /// `code` holds, growing it where needed, and `code` is left longer than the code.
-    /// `IN_ARENA_ORDER`: `order` yields ids `0..n` in turn (every offset is written).
-    /// `WIDENING`: some short branches are marked in `widened`.
+impl Encoder {
+    /// One round of [`Encoder::write_code`]: places and writes the instructions, in list
+    /// order, from `code[0]` on, over whatever `code` holds, and records the fixups in
+    /// `fixups`. The code and fixups are complete only if `code` is at least 8 bytes
+    /// longer than the code and `fixups` holds them all: what does not fit is left out
+    /// (the caller then grows the buffers and runs the round again), so that the walk
+    /// keeps their bounds in registers and never reallocates.
     ///
-    /// Every instruction but `ldc.i8`, `ldc.r8` and `switch` is at most 6 bytes: it is
-    /// composed in a `u64` (opcode bytes, then the operand) and stored as 8 bytes at its
-    /// offset, the next instruction overwriting the 2 or more bytes past its end. The
-    /// bytes are written through a slice of `out`, so that the hot loop keeps the write
-    /// position and the bounds in registers rather than updating the `Vec` per byte.
-    #[inline(always)]
-    fn write<const IN_ARENA_ORDER: bool, const WIDENING: bool, I>(
-        self,
-        order: I,
-        out: &mut Vec<u8>,
-    ) -> Result<usize>
-    where
-        I: Iterator<Item = (InstrId, Slot)>,
-    {
-        let Round {
-            instrs,
-            offsets,
-            arena,
-            widened,
-            fixups,
-            check,
-        } = self;
+    /// [`walk_words`], which has no calls in its loop, handles the instructions that fit
+    /// a word, and `ldc.i8` and `ldc.r8`; a body with a `switch` or an odd instruction is
+    /// walked again by [`walk_all`].
+    fn write_round(&mut self, instrs: &InstrList, check: Check) -> Result<Walked> {
         let n = instrs.arena_len();
         // `offsets` only grows (`Vec::resize` fills element by element, a slice fill is
         // one `memset`): the body's offsets are `offsets[..n]`.
-        if offsets.len() < n {
-            offsets.resize(n, NOT_PLACED);
+        if self.offsets.len() < n {
+            self.offsets.resize(n, NOT_PLACED);
         }
-        *arena = n;
-        let offsets = &mut offsets[..n];
-        if !IN_ARENA_ORDER && instrs.len() != n {
-            // Unlinked ids are `NOT_PLACED`. In arena order every slot is written, and so
-            // it is when every id is linked (the walk places `len` distinct ids below n).
+        self.arena = n;
+        let offsets = &mut self.offsets[..n];
+        if instrs.len() != n {
+            // Unlinked ids are `NOT_PLACED`. When every id is linked, every offset is
+            // written (the walk places `len` distinct ids below n).
             offsets.fill(NOT_PLACED);
         }
-        // In arena order the slots are taken in turn, otherwise looked up by id.
-        let (mut slots, by_id) = if IN_ARENA_ORDER {
-            (offsets.iter_mut(), &mut [][..])
-        } else {
-            ([].iter_mut(), offsets)
+        let (widened, fixups, code) = (&self.widened[..], &mut self.fixups[..], &mut self.code[..]);
+        // `walk_words` keeps the position in a `u32`: at most 9 bytes per instruction.
+        if instrs.len() < (u32::MAX / 16) as usize {
+            let walked = match widened.is_empty() {
+                true => walk_words::<false>(instrs, offsets, widened, fixups, code),
+                false => walk_words::<true>(instrs, offsets, widened, fixups, code),
+            };
+            if !walked.bailed {
+                return Ok(walked);
+            }
+        }
+        match widened.is_empty() {
+            true => walk_all::<false>(instrs, offsets, widened, fixups, check, code),
+            false => walk_all::<true>(instrs, offsets, widened, fixups, check, code),
+        }
+    }
+}
+
+/// Fixups written into a slice of room, counted past its end (see
+/// [`Encoder::write_round`]).
+struct FixupSink<'a> {
+    room: &'a mut [Fixup],
+    count: usize,
+}
+
+impl FixupSink<'_> {
+    #[inline(always)]
+    fn push(&mut self, fixup: Fixup) {
+        if let Some(place) = self.room.get_mut(self.count) {
+            *place = fixup;
+        }
+        self.count += 1;
+    }
+}
+
+/// The walk of [`Encoder::write_round`] for bodies whose every instruction fits a word
+/// (see [`compose`]) or is `ldc.i8` or `ldc.r8`, with the body's offsets in `offsets` (every slot of an unlinked id
+/// already `NOT_PLACED`). `WIDENING`: some short branches are marked in `widened`.
+///
+/// Each instruction is composed in a `u64` (opcode bytes, then the operand) and stored
+/// as 8 bytes at its offset, the next instruction overwriting the 2 or more bytes past
+/// its end. The loop has no calls and keeps the code position in a `u32` (an instruction
+/// it writes is at most 9 bytes, and the caller only comes here with fewer than 2^32 / 16
+/// instructions), so that its pointers and bounds stay in registers. Flat
+/// storage is walked as a slice, each instruction written by [`word_step`]; linked
+/// storage link by link ([`InstrList::for_each_slot_in_order`]), with the same step
+/// spelled out in the loop (calling `word_step` there measured one machine instruction
+/// more per IL instruction). Neither walk stops early: any other instruction (`switch`,
+/// or an odd one) sets `bailed`, and the caller throws the walk away.
+#[inline(never)]
+fn walk_words<const WIDENING: bool>(
+    instrs: &InstrList,
+    offsets: &mut [u32],
+    widened: &[bool],
+    fixups: &mut [Fixup],
+    out: &mut [u8],
+) -> Walked {
+    // The same length as the arena, so that an id of the walk indexes it unchecked.
+    let Some(offsets) = offsets.get_mut(..instrs.arena_len()) else {
+        return Walked {
+            end: 0,
+            fixups: 0,
+            bailed: true,
         };
-        let mut pos = 0;
-        let mut buf = out.as_mut_slice();
-        for (id, slot) in order {
+    };
+    let mut fixups = FixupSink {
+        room: fixups,
+        count: 0,
+    };
+    let mut pos = 0u32;
+    let mut bailed = false;
+    if let Some(slots) = instrs.as_flat_slice() {
+        // In arena order: the offsets are stored in turn, unchecked (the same length).
+        let offsets = &mut offsets[..slots.len()];
+        for i in 0..slots.len() {
+            offsets[i] = pos;
+            pos = word_step::<WIDENING>(
+                pos,
+                i as u32,
+                slots[i],
+                widened,
+                &mut fixups,
+                out,
+                &mut bailed,
+            );
+        }
+    } else {
+        instrs.for_each_slot_in_order(
+            #[inline(always)]
+            |raw, &slot| {
+                if let Some(place) = offsets.get_mut(raw as usize) {
+                    *place = pos;
+                }
+                let id = InstrId(raw);
+                let opcode = if WIDENING && widened.get(id.index()) == Some(&true) {
+                    slot.opcode.long_form().unwrap_or(slot.opcode)
+                } else {
+                    slot.opcode
+                };
+                let Some((word, len)) = compose(id, slot, opcode, pos, &mut fixups) else {
+                    // `ldc.i8` and `ldc.r8`: a one-byte opcode and 8 operand bytes, as two words.
+                    let enc = opcode.encoding();
+                    if slot.odd || enc.len != 9 {
+                        bailed = true;
+                        return;
+                    }
+                    let at = pos as usize;
+                    if let Some(window) = out.get_mut(at..at + 16) {
+                        let low = u64::from(enc.bytes) | slot.bits << 8;
+                        window[..8].copy_from_slice(&low.to_le_bytes());
+                        window[8..].copy_from_slice(&(slot.bits >> 56).to_le_bytes());
+                    }
+                    pos += 9;
+                    return;
+                };
+                let at = pos as usize;
+                if let Some(window) = out.get_mut(at..at + 8) {
+                    window.copy_from_slice(&word.to_le_bytes());
+                }
+                pos += len as u32;
+            },
+        );
+    }
+    Walked {
+        end: pos as usize,
+        fixups: fixups.count,
+        bailed,
+    }
+}
+
+/// One step of [`walk_words`] in flat storage: writes the instruction in `slot` (id
+/// `raw`) at `pos` and returns the position after it; sets `bailed` instead for what it
+/// leaves to [`walk_all`]. The linked walk spells out the same step.
+#[inline(always)]
+fn word_step<const WIDENING: bool>(
+    pos: u32,
+    raw: u32,
+    slot: Slot,
+    widened: &[bool],
+    fixups: &mut FixupSink<'_>,
+    out: &mut [u8],
+    bailed: &mut bool,
+) -> u32 {
+    let id = InstrId(raw);
+    let opcode = if WIDENING && widened.get(id.index()) == Some(&true) {
+        slot.opcode.long_form().unwrap_or(slot.opcode)
+    } else {
+        slot.opcode
+    };
+    let Some((word, len)) = compose(id, slot, opcode, pos, fixups) else {
+        // `ldc.i8` and `ldc.r8`: a one-byte opcode and 8 operand bytes, as two words.
+        let enc = opcode.encoding();
+        if slot.odd || enc.len != 9 {
+            *bailed = true;
+            return pos;
+        }
+        let at = pos as usize;
+        if let Some(window) = out.get_mut(at..at + 16) {
+            let low = u64::from(enc.bytes) | slot.bits << 8;
+            window[..8].copy_from_slice(&low.to_le_bytes());
+            window[8..].copy_from_slice(&(slot.bits >> 56).to_le_bytes());
+        }
+        return pos + 9;
+    };
+    let at = pos as usize;
+    if let Some(window) = out.get_mut(at..at + 8) {
+        window.copy_from_slice(&word.to_le_bytes());
+    }
+    pos + len as u32
+}
+
+/// The walk of [`Encoder::write_round`] for any body: [`walk_words`], but writing what
+/// does not fit a word with [`write_unusual`], which can fail. An error is kept and
+/// returned once the walk is over.
+#[inline(never)]
+fn walk_all<const WIDENING: bool>(
+    instrs: &InstrList,
+    offsets: &mut [u32],
+    widened: &[bool],
+    fixups: &mut [Fixup],
+    check: Check,
+    out: &mut [u8],
+) -> Result<Walked> {
+    let mut fixups = FixupSink {
+        room: fixups,
+        count: 0,
+    };
+    let mut pos = 0;
+    let mut failed = None;
+    instrs.for_each_slot_in_order(
+        #[inline(always)]
+        |raw, &slot| {
             // Offsets wrap only past 4 GiB of code, which `write_code` then rejects.
             let offset = pos as u32;
-            let place = if IN_ARENA_ORDER {
-                slots.next()
-            } else {
-                by_id.get_mut(id.index())
-            };
-            if let Some(place) = place {
+            if let Some(place) = offsets.get_mut(raw as usize) {
                 *place = offset;
             }
+            let id = InstrId(raw);
             let opcode = if WIDENING && widened.get(id.index()) == Some(&true) {
                 slot.opcode.long_form().unwrap_or(slot.opcode)
             } else {
                 slot.opcode
             };
-            let Some((word, len)) = compose(id, slot, opcode, offset, fixups) else {
+            let Some((word, len)) = compose(id, slot, opcode, offset, &mut fixups) else {
                 let instr = instrs.unpack(slot);
-                pos = write_unusual(instrs, id, &instr, opcode, offset, out, pos, fixups, check)?;
-                buf = out.as_mut_slice();
-                continue;
-            };
-            let word = word.to_le_bytes();
-            match buf
-                .get_mut(pos..)
-                .and_then(|rest| rest.first_chunk_mut::<8>())
-            {
-                Some(window) => *window = word,
-                None => {
-                    grow(out, pos + 8);
-                    buf = out.as_mut_slice();
-                    buf[pos..pos + 8].copy_from_slice(&word);
+                let written = write_unusual(
+                    instrs,
+                    id,
+                    &instr,
+                    opcode,
+                    offset,
+                    out,
+                    pos,
+                    &mut fixups,
+                    check,
+                );
+                match written {
+                    Ok(end) => pos = end,
+                    Err(e) => {
+                        failed.get_or_insert(e);
+                    }
                 }
+                return;
+            };
+            if let Some(window) = out.get_mut(pos..).and_then(|rest| rest.first_chunk_mut()) {
+                *window = word.to_le_bytes();
             }
             pos += len;
-        }
-        Ok(pos)
+        },
+    );
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(Walked {
+            end: pos,
+            fixups: fixups.count,
+            bailed: false,
+        }),
     }
 }
 
 /// Moves every placed offset in `offsets` by the growth of the widened branches that end
 /// at or before it (`shifts`, see [`Finger`]). With few widened branches (the usual case)
 /// each offset adds up the growth of those it passes, without a branch; otherwise each is
-/// looked up by binary search.
+/// looked up with a [`Finger`].
 fn shift_offsets(offsets: &mut [u32], shifts: &[(u32, u32)]) {
     const FEW: usize = 4;
     if shifts.len() <= FEW {
@@ -648,12 +837,11 @@ fn shift_offsets(offsets: &mut [u32], shifts: &[(u32, u32)]) {
             };
         }
     } else {
-        let shift = |x: u32| match shifts.partition_point(|&(end, _)| end <= x) {
-            0 => 0,
-            k => shifts[k - 1].1,
-        };
+        // Ids mostly follow the code order (the original instructions do, in runs), so
+        // their offsets mostly grow: a finger walks forward from one to the next.
+        let mut finger = Finger::default();
         for at in offsets.iter_mut().filter(|at| **at != NOT_PLACED) {
-            *at += shift(*at);
+            *at += finger.shift(shifts, *at);
         }
     }
 }
@@ -705,13 +893,13 @@ fn grow(out: &mut Vec<u8>, len: usize) {
     out.resize(len, 0);
 }
 
-/// Writes `bytes` at `out[pos..]`, growing `out` if needed; returns the position after.
-fn put(out: &mut Vec<u8>, pos: usize, bytes: &[u8]) -> usize {
-    let end = pos + bytes.len();
-    if out.len() < end {
-        grow(out, end);
+/// Writes `bytes` at `out[pos..]` if they fit (see [`Encoder::write_round`]); returns the
+/// position after them.
+fn put(out: &mut [u8], pos: usize, bytes: &[u8]) -> usize {
+    let end = pos.saturating_add(bytes.len());
+    if let Some(place) = out.get_mut(pos..end) {
+        place.copy_from_slice(bytes);
     }
-    out[pos..end].copy_from_slice(bytes);
     end
 }
 
@@ -727,7 +915,7 @@ fn compose(
     slot: Slot,
     opcode: OpCode,
     offset: u32,
-    fixups: &mut Vec<Fixup>,
+    fixups: &mut FixupSink<'_>,
 ) -> Option<(u64, usize)> {
     let enc = opcode.encoding();
     // One test for the common case: a word whose operand bytes are the slot's bits.
@@ -751,10 +939,11 @@ fn compose(
 }
 
 /// Writes what [`compose`] does not: `ldc.i8`, `ldc.r8` and `switch` (recording a fixup
-/// per switch target), at `out[pos..]`, growing `out` if needed; returns the position
-/// after it. An operand that does not match the opcode is an error, or zeros of the
+/// per switch target), at `out[pos..]` if it fits (see [`Encoder::write_round`]); returns the
+/// position after it. An operand that does not match the opcode is an error, or zeros of the
 /// operand's size when only laying out.
 #[allow(clippy::too_many_arguments)]
+#[cold]
 #[inline(never)]
 fn write_unusual(
     instrs: &InstrList,
@@ -762,9 +951,9 @@ fn write_unusual(
     instr: &Instruction,
     opcode: OpCode,
     offset: u32,
-    out: &mut Vec<u8>,
+    out: &mut [u8],
     pos: usize,
-    fixups: &mut Vec<Fixup>,
+    fixups: &mut FixupSink<'_>,
     check: Check,
 ) -> Result<usize> {
     let enc = opcode.encoding();
@@ -812,15 +1001,15 @@ fn write_unusual(
 }
 
 /// Writes the count and table of the `switch` at code offset `offset` (its opcode
-/// already written) at `out[pos..]`, recording a fixup per target; returns the position
-/// after it.
+/// already written) at `out[pos..]` if it fits, recording a fixup per target; returns
+/// the position after it.
 fn write_switch(
     targets: &[InstrId],
     id: InstrId,
     offset: u32,
-    out: &mut Vec<u8>,
+    out: &mut [u8],
     pos: usize,
-    fixups: &mut Vec<Fixup>,
+    fixups: &mut FixupSink<'_>,
 ) -> Result<usize> {
     let Some(count) = u32::try_from(targets.len())
         .ok()
@@ -907,6 +1096,128 @@ mod tests {
             }
         }
         body
+    }
+
+    /// A body of instructions that fit a word (one- and two-byte opcodes, operands of 0
+    /// to 4 bytes, short and long branches to random targets), `ldc.i8` and `ldc.r8`,
+    /// edited (so walked link by link) when `edited`.
+    fn random_word_body(seed: &mut u64, edited: bool) -> MethodBody {
+        let n = 1 + next_rand(seed) as usize % 300;
+        let mut body = MethodBody::new();
+        let ids: Vec<_> = (0..n)
+            .map(|_| body.append(Instruction::simple(OpCode::Nop)))
+            .collect();
+        for &id in &ids {
+            let target = Operand::Target(ids[next_rand(seed) as usize % n]);
+            let value = next_rand(seed);
+            let instr = match next_rand(seed) % 14 {
+                0 => Instruction::new(OpCode::BrS, target),
+                1 => Instruction::new(OpCode::BeqS, target),
+                2 => Instruction::new(OpCode::Br, target),
+                3 => Instruction::new(OpCode::LeaveS, target),
+                4 => Instruction::new(OpCode::LdcI4, Operand::Int(value as i32)),
+                5 => Instruction::new(OpCode::LdcI4S, Operand::Int(value as i8 as i32)),
+                6 => Instruction::new(OpCode::Ldarg, Operand::Var(value as u16)),
+                7 => Instruction::new(OpCode::LdlocS, Operand::Var(value as u8 as u16)),
+                8 => Instruction::new(OpCode::Call, Operand::Token(value as u32)),
+                9 => Instruction::new(OpCode::LdcI8, Operand::Long(value as i64 ^ -1)),
+                10 => Instruction::new(OpCode::LdcR8, Operand::Float64(value << 40 | value)),
+                11 => Instruction::new(OpCode::LdcR4, Operand::Float32(value as u32)),
+                12 => Instruction::simple(OpCode::Ret),
+                _ => continue,
+            };
+            body.replace(id, instr).unwrap();
+        }
+        if edited {
+            for _ in 0..1 + next_rand(seed) % 8 {
+                let at = ids[next_rand(seed) as usize % n];
+                let filler = Instruction::new(OpCode::Ldstr, Operand::Token(0x7000_0001));
+                body.insert_before(at, filler, Incoming::Keep).unwrap();
+            }
+            // Refused when it would leave a branch without a target: then nothing changes.
+            let _ = body.remove(ids[next_rand(seed) as usize % n]);
+        }
+        body
+    }
+
+    /// What one walk wrote: its result, the offsets, the code and the fixups.
+    type WalkOutput = (Walked, Vec<u32>, Vec<u8>, Vec<Fixup>);
+
+    /// Runs `walk_words` (or `walk_all` when `general`) over `body` with roomy buffers.
+    fn run_walk(body: &MethodBody, widened: &[bool], general: bool) -> WalkOutput {
+        let instrs = &body.instrs;
+        let n = instrs.arena_len();
+        let mut offsets = vec![NOT_PLACED; n];
+        let mut fixups = vec![Fixup::NONE; n + 1];
+        let mut code = vec![0xAA; 9 * n + 16];
+        let walked = match (general, widened.is_empty()) {
+            (false, true) => {
+                walk_words::<false>(instrs, &mut offsets, widened, &mut fixups, &mut code)
+            }
+            (false, false) => {
+                walk_words::<true>(instrs, &mut offsets, widened, &mut fixups, &mut code)
+            }
+            (true, true) => walk_all::<false>(
+                instrs,
+                &mut offsets,
+                widened,
+                &mut fixups,
+                Check::All,
+                &mut code,
+            )
+            .unwrap(),
+            (true, false) => walk_all::<true>(
+                instrs,
+                &mut offsets,
+                widened,
+                &mut fixups,
+                Check::All,
+                &mut code,
+            )
+            .unwrap(),
+        };
+        code.truncate(walked.end);
+        fixups.truncate(walked.fixups);
+        (walked, offsets, code, fixups)
+    }
+
+    /// The walk without calls writes exactly what the general walk writes (code,
+    /// offsets, fixups), flat and linked, with and without branches marked for their long
+    /// form, and bails out only on a `switch` or an odd instruction.
+    #[test]
+    fn the_word_walk_writes_what_the_general_walk_writes() {
+        for case in 0..1500u64 {
+            let mut seed = case;
+            let mut body = random_word_body(&mut seed, case % 2 == 1);
+            let n = body.instrs.arena_len();
+            let widened: Vec<bool> = match case % 3 {
+                0 => Vec::new(),
+                _ => (0..n).map(|_| next_rand(&mut seed) % 3 == 0).collect(),
+            };
+            let bail = case % 5 == 4;
+            if bail {
+                let at = body.instrs.last().unwrap();
+                let instr = match case % 2 {
+                    0 => {
+                        let targets = body.instrs.new_switch_targets(&[at]);
+                        Instruction::new(OpCode::Switch, Operand::Switch(targets))
+                    }
+                    _ => Instruction::new(OpCode::LdcI4S, Operand::Int(300)),
+                };
+                body.instrs.set(at, instr);
+            }
+            let words = run_walk(&body, &widened, false);
+            assert_eq!(words.0.bailed, bail, "case {case}");
+            if bail {
+                continue;
+            }
+            let general = run_walk(&body, &widened, true);
+            assert_eq!(words.0.end, general.0.end, "case {case}");
+            assert_eq!(words.0.fixups, general.0.fixups, "case {case}");
+            assert_eq!(words.1, general.1, "case {case}");
+            assert_eq!(words.2, general.2, "case {case}");
+            assert_eq!(words.3, general.3, "case {case}");
+        }
     }
 
     /// Both ways of shifting offsets, and the finger, agree with a binary search on
