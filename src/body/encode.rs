@@ -606,8 +606,9 @@ impl FixupSink<'_> {
 }
 
 /// The walk of [`Encoder::write_round`] for bodies whose every instruction fits a word
-/// (see [`compose`]) or is `ldc.i8` or `ldc.r8`, with the body's offsets in `offsets` (every slot of an unlinked id
-/// already `NOT_PLACED`). `WIDENING`: some short branches are marked in `widened`.
+/// (see [`compose`]) or is `ldc.i8` or `ldc.r8`, with the body's offsets in `offsets`
+/// (every slot of an unlinked id already `NOT_PLACED`). `WIDENING`: some short branches
+/// are marked in `widened`.
 ///
 /// Each instruction is composed in a `u64` (opcode bytes, then the operand) and stored
 /// as 8 bytes at its offset, the next instruction overwriting the 2 or more bytes past
