@@ -615,10 +615,9 @@ impl FixupSink<'_> {
 /// its end. The loop has no calls and keeps the code position in a `u32` (an instruction
 /// it writes is at most 9 bytes, and the caller only comes here with fewer than 2^32 / 16
 /// instructions), so that its pointers and bounds stay in registers. Flat
-/// storage is walked as a slice, each instruction written by [`word_step`]; linked
-/// storage link by link ([`InstrList::for_each_slot_in_order`]), with the same step
-/// spelled out in the loop (calling `word_step` there measured one machine instruction
-/// more per IL instruction). Neither walk stops early: any other instruction (`switch`,
+/// storage is walked as a slice, linked storage link by link
+/// ([`InstrList::for_each_slot_in_order`]); both write each instruction with
+/// [`word_step`]. Neither walk stops early: any other instruction (`switch`,
 /// or an odd one) sets `bailed`, and the caller throws the walk away.
 #[inline(never)]
 fn walk_words<const WIDENING: bool>(
@@ -664,33 +663,7 @@ fn walk_words<const WIDENING: bool>(
                 if let Some(place) = offsets.get_mut(raw as usize) {
                     *place = pos;
                 }
-                let id = InstrId(raw);
-                let opcode = if WIDENING && widened.get(id.index()) == Some(&true) {
-                    slot.opcode.long_form().unwrap_or(slot.opcode)
-                } else {
-                    slot.opcode
-                };
-                let Some((word, len)) = compose(id, slot, opcode, pos, &mut fixups) else {
-                    // `ldc.i8` and `ldc.r8`: a one-byte opcode and 8 operand bytes, as two words.
-                    let enc = opcode.encoding();
-                    if slot.odd || enc.len != 9 {
-                        bailed = true;
-                        return;
-                    }
-                    let at = pos as usize;
-                    if let Some(window) = out.get_mut(at..at + 16) {
-                        let low = u64::from(enc.bytes) | slot.bits << 8;
-                        window[..8].copy_from_slice(&low.to_le_bytes());
-                        window[8..].copy_from_slice(&(slot.bits >> 56).to_le_bytes());
-                    }
-                    pos += 9;
-                    return;
-                };
-                let at = pos as usize;
-                if let Some(window) = out.get_mut(at..at + 8) {
-                    window.copy_from_slice(&word.to_le_bytes());
-                }
-                pos += len as u32;
+                pos = word_step::<WIDENING>(pos, raw, slot, widened, &mut fixups, out, &mut bailed);
             },
         );
     }
@@ -701,9 +674,9 @@ fn walk_words<const WIDENING: bool>(
     }
 }
 
-/// One step of [`walk_words`] in flat storage: writes the instruction in `slot` (id
-/// `raw`) at `pos` and returns the position after it; sets `bailed` instead for what it
-/// leaves to [`walk_all`]. The linked walk spells out the same step.
+/// One step of [`walk_words`]: writes the instruction in `slot` (id `raw`) at `pos` and
+/// returns the position after it; sets `bailed` instead for what it leaves to
+/// [`walk_all`].
 #[inline(always)]
 fn word_step<const WIDENING: bool>(
     pos: u32,
