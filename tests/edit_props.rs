@@ -556,6 +556,11 @@ enum Edit {
         redirect: bool,
         all: bool,
     },
+    /// `insert_before_each` of code before several instructions in one edit.
+    InsertBeforeEach {
+        sites: Vec<(Anchor, Vec<NewCode>)>,
+        redirect: bool,
+    },
     /// `insert_after` of the first instruction, or `insert_all_after` of all of them.
     InsertAfter {
         at: Anchor,
@@ -587,6 +592,8 @@ fn edit() -> impl Strategy<Value = Edit> {
     prop_oneof![
         4 => (anchor(), code(), any::<bool>(), any::<bool>())
             .prop_map(|(at, code, redirect, all)| Edit::InsertBefore { at, code, redirect, all }),
+        2 => (vec((anchor(), code()), 0..5), any::<bool>())
+            .prop_map(|(sites, redirect)| Edit::InsertBeforeEach { sites, redirect }),
         2 => (anchor(), code(), any::<bool>())
             .prop_map(|(at, code, all)| Edit::InsertAfter { at, code, all }),
         1 => new_code().prop_map(Edit::Append),
@@ -739,6 +746,77 @@ fn apply(body: &mut MethodBody, edit: &Edit, tally: &mut Tally) -> Result<Outcom
                 (true, true) => "insert_before redirect",
                 (false, false) => "insert_all_before keep",
                 (false, true) => "insert_all_before redirect",
+            });
+        }
+        Edit::InsertBeforeEach { sites, redirect } => {
+            let mut ats = Vec::new();
+            for (at, code) in sites {
+                let Some(at) = at.resolve(&before, None) else {
+                    return Ok(Outcome::Skipped);
+                };
+                if !*redirect && !code.is_empty() && lands_after_a_filter(&before, Some(at)) {
+                    tally.add("insertion between a filter and its handler (not modelled, skipped)");
+                    return Ok(Outcome::Skipped);
+                }
+                ats.push(at);
+            }
+            let resolved: Vec<Vec<_>> = sites
+                .iter()
+                .zip(&ats)
+                .map(|((_, code), &at)| {
+                    code.iter()
+                        .map(|c| c.resolve(body, &before, Some(at)))
+                        .collect()
+                })
+                .collect();
+            let instrs: Vec<Vec<Instruction>> = resolved
+                .iter()
+                .map(|r| r.iter().map(|r| r.0).collect())
+                .collect();
+            let batch: Vec<(InstrId, &[Instruction])> = ats
+                .iter()
+                .zip(&instrs)
+                .map(|(&at, i)| (at, &i[..]))
+                .collect();
+            let incoming = if *redirect {
+                Incoming::Redirect
+            } else {
+                Incoming::Keep
+            };
+            let ids = ok(
+                body.insert_before_each(&batch, incoming),
+                "insert_before_each",
+            )?;
+            prop_assert_eq!(ids.len(), batch.len(), "one id list per site");
+            let flat: Vec<InstrId> = ids.iter().flatten().copied().collect();
+            check_fresh(&flat, flat.len())?;
+            // The model: each site's code right before its instruction (after code an
+            // earlier site put there), then every reference the body held before moves
+            // to the first code inserted before the instruction it named.
+            let mut first_before = BTreeMap::new();
+            for ((&at, r), ids) in ats.iter().zip(&resolved).zip(&ids) {
+                prop_assert_eq!(ids.len(), r.len(), "one id per new instruction");
+                let exp: Vec<_> = r.iter().map(|r| r.1.clone()).collect();
+                want.insert(want.pos(at), ids, &exp);
+                if let Some(&first) = ids.first() {
+                    first_before.entry(at).or_insert(first);
+                }
+            }
+            if *redirect {
+                for (&at, &first) in &first_before {
+                    if want.retarget(at, first, &flat) > 0 {
+                        tally.add("insert_before_each moved a branch");
+                    }
+                    want.move_starts(at, first);
+                }
+                if first_before.len() < ids.iter().filter(|ids| !ids.is_empty()).count() {
+                    tally.add("insert_before_each with two sites at one instruction");
+                }
+            }
+            tally.add(if *redirect {
+                "insert_before_each redirect"
+            } else {
+                "insert_before_each keep"
             });
         }
         Edit::InsertAfter { at, code, all } => {
@@ -1579,6 +1657,10 @@ fn edit_sequences_cover_every_edit_and_outcome() {
         "redirect moved a branch",
         "redirect moved a region start",
         "redirect with inserted branch to the insertion point",
+        "insert_before_each keep",
+        "insert_before_each redirect",
+        "insert_before_each moved a branch",
+        "insert_before_each with two sites at one instruction",
         "insert_after",
         "insert_all_after",
         "append",
@@ -1869,6 +1951,15 @@ fn regression_inserting_between_a_filter_and_its_handler_is_refused_when_it_brea
             .map(|_| ()),
         b.insert_all_after(ids[7], &[Instruction::simple(OpCode::Nop); 2])
             .map(|_| ()),
+        // All or nothing: the first site is fine on its own, the second is refused.
+        b.insert_before_each(
+            &[
+                (ids[2], &[Instruction::simple(OpCode::Nop)]),
+                (ids[8], &[Instruction::simple(OpCode::Nop)]),
+            ],
+            Incoming::Keep,
+        )
+        .map(|_| ()),
     ] {
         assert!(
             matches!(result, Err(Error::BadEhNesting { .. })),
@@ -1877,6 +1968,71 @@ fn regression_inserting_between_a_filter_and_its_handler_is_refused_when_it_brea
         assert_eq!(b.instrs.ids().collect::<Vec<_>>(), before);
         b.validate_clauses().unwrap();
     }
+}
+
+/// `insert_before_each` moves only the references the body held before the call: code
+/// inserted at one site that branches to another site's instruction keeps that target
+/// (the sequential `insert_all_before` calls would move it to the later site's code),
+/// and a site that is not in the body refuses the whole batch, body untouched.
+#[test]
+fn regression_insert_before_each_moves_only_references_held_before() {
+    let target = |b: &MethodBody, id: InstrId| match b.instrs.get(id).operand {
+        Operand::Target(t) => t,
+        other => panic!("{other:?}"),
+    };
+    // ldarg.0; brfalse.s +1 (to the ret); nop; ret
+    let original = MethodBody::decode(&[0x16, 0x02, 0x2C, 0x01, 0x00, 0x2A]).unwrap();
+    let ids: Vec<InstrId> = original.instrs.ids().collect();
+    let (brfalse, nop, ret) = (ids[1], ids[2], ids[3]);
+    let probe = |n: i32| [Instruction::ldc_i4(n), Instruction::simple(OpCode::Pop)];
+    let (p0, p1) = (probe(0), probe(1));
+    let to_ret = [Instruction::branch(OpCode::Br, ret)];
+
+    let mut batch = original.clone();
+    let sites: [(InstrId, &[Instruction]); 3] = [(nop, &to_ret), (ret, &p0), (ret, &p1)];
+    let new = batch
+        .insert_before_each(&sites, Incoming::Redirect)
+        .unwrap();
+    assert_eq!(
+        new.iter().map(|ids| ids.len()).collect::<Vec<_>>(),
+        [1, 2, 2]
+    );
+    assert_eq!(
+        target(&batch, brfalse),
+        new[1][0],
+        "the old branch runs the probes"
+    );
+    assert_eq!(target(&batch, new[0][0]), ret, "the new branch skips them");
+    let order: Vec<InstrId> = batch.instrs.ids().collect();
+    let want: Vec<InstrId> = [&ids[..2], &new[0][..], &ids[2..3], &new[1][..], &new[2][..]]
+        .concat()
+        .into_iter()
+        .chain([ret])
+        .collect();
+    assert_eq!(order, want, "two sites at the ret go in site order");
+
+    let mut sequential = original.clone();
+    for (at, code) in sites {
+        sequential
+            .insert_all_before(at, code, Incoming::Redirect)
+            .unwrap();
+    }
+    assert_eq!(
+        target(&sequential, new[0][0]),
+        new[1][0],
+        "one call per site moves the first site's branch too"
+    );
+
+    let mut refused = original.clone();
+    let before: Vec<InstrId> = refused.instrs.ids().collect();
+    // An id of another body, past the end of this one's arena.
+    let missing = original.clone().append(Instruction::simple(OpCode::Nop));
+    let result = refused.insert_before_each(&[(ret, &p0), (missing, &p1)], Incoming::Redirect);
+    assert!(matches!(result, Err(Error::NotInBody { .. })), "{result:?}");
+    assert_eq!(refused.instrs.ids().collect::<Vec<_>>(), before);
+    assert_eq!(target(&refused, brfalse), ret);
+    let mut facts = Facts::default();
+    check_encoding(&batch, &mut facts).unwrap();
 }
 
 /// Where the filter is not nested in a region ending with it, code inserted before its
