@@ -32,9 +32,13 @@
 //! §4b asks for it within 6x of the scan.
 
 use ilrewrite::MethodBody;
-use ilrewrite::analysis::{MaxStackMode, StackAnalyzer};
+use ilrewrite::analysis::{
+    CallEffect, CallSiteResolver, ControlFlowGraph, MaxStackMode, StackAnalyzer,
+};
 use ilrewrite::audit::{HookResolver, instrument};
 use ilrewrite::body::{Decoder, Encoder, scan_body};
+use ilrewrite::graph::{Incoming, InstrId, Instruction};
+use ilrewrite::opcode::OpCode;
 use ilrewrite::pe::Assembly;
 use ilrewrite::sig::summarize_method_sig;
 use std::collections::HashSet;
@@ -118,6 +122,50 @@ impl Rewriter {
             )
             .expect("verifies")
             .max_stack as usize
+    }
+}
+
+/// The token of the coverage probe: a call no assembly defines that pops the block
+/// number and pushes nothing (the coverage stage's resolver knows it).
+const PROBE_HOOK: u32 = 0x0AFF_FFE0;
+
+/// What the coverage stage inserts before every basic block: record block `n`.
+fn probe(n: usize) -> [Instruction; 2] {
+    [
+        Instruction::ldc_i4(n as i32),
+        Instruction::with_token(OpCode::Call, PROBE_HOOK),
+    ]
+}
+
+impl Rewriter {
+    /// Inserts a probe before the first instruction of every basic block, in one
+    /// [`MethodBody::insert_before_each`] that moves branches and region starts to the
+    /// probes; returns how many. A block right after a `tail.` call is left alone (the
+    /// call must stay right before its `ret`).
+    fn probe_blocks(&mut self, probes: &mut Vec<[Instruction; 2]>) -> usize {
+        let cfg = ControlFlowGraph::build(&self.body).expect("builds");
+        let body = &self.body;
+        let after_tail_call = |id: InstrId| {
+            let call = body.instrs.prev(id);
+            call.and_then(|c| body.instrs.prev(c))
+                .is_some_and(|t| body.instrs.opcode(t) == OpCode::Tail)
+        };
+        let leaders: Vec<InstrId> = cfg
+            .blocks()
+            .map(|(_, block)| block.first)
+            .filter(|&first| !after_tail_call(first))
+            .collect();
+        probes.clear();
+        probes.extend((0..leaders.len()).map(probe));
+        let sites: Vec<(InstrId, &[Instruction])> = leaders
+            .iter()
+            .zip(probes.iter())
+            .map(|(&at, code)| (at, &code[..]))
+            .collect();
+        self.body
+            .insert_before_each(&sites, Incoming::Redirect)
+            .expect("probes insert");
+        sites.len()
     }
 }
 
@@ -253,6 +301,8 @@ fn main() -> Result<(), String> {
     let (mut dd_body, mut dd_out) = (MethodBody::new(), Vec::new());
     let (mut rewriter, mut rw_encoder, mut rw_out) =
         (Rewriter::default(), Encoder::new(), Vec::new());
+    let (mut coverage, mut cov_encoder, mut cov_out, mut probes) =
+        (Rewriter::default(), Encoder::new(), Vec::new(), Vec::new());
     let mut max_stack_only = Rewriter::default();
     let mut instrument_only = Rewriter::default();
     let mut without_encode = Rewriter::default();
@@ -332,6 +382,27 @@ fn main() -> Result<(), String> {
             rw_out.clear();
             rw_encoder.encode(&r.body, &mut rw_out).expect("encodes");
             rw_out.len()
+        }),
+        // What a code-coverage tool does: a probe before every basic block.
+        Stage::per_body("coverage", |i, bytes| {
+            let r = &mut coverage;
+            r.decode(bytes);
+            let count = r.probe_blocks(&mut probes);
+            let probe_resolver = |opcode: OpCode, token: u32| match token {
+                PROBE_HOOK => Ok(CallEffect { pops: 1, pushes: 0 }),
+                _ => resolver.call_effect(opcode, token),
+            };
+            r.analyzer
+                .apply_max_stack(
+                    &mut r.body,
+                    &probe_resolver,
+                    MaxStackMode::Compute,
+                    Some(corpus.returns_value[i]),
+                )
+                .expect("verifies");
+            cov_out.clear();
+            cov_encoder.encode(&r.body, &mut cov_out).expect("encodes");
+            count + cov_out.len()
         }),
     ];
 

@@ -94,14 +94,16 @@ impl ControlFlowGraph {
             leader[0] = true;
         }
         for (p, &id) in layout.order.iter().enumerate() {
-            let instr = body.instrs.get(id);
-            let flow = instr.opcode.flow();
-            for_each_target(body, &layout, p as u32, instr.operand, flow, |_, t| {
+            let flow = body.instrs.opcode(id).flow();
+            if flow.falls_through() && !matches!(flow, Flow::CondBranch | Flow::Switch) {
+                // No explicit target (only branches, leaves and switches have one).
+                continue;
+            }
+            let operand = body.instrs.get(id).operand;
+            for_each_target(body, &layout, p as u32, operand, flow, |_, t| {
                 leader[t as usize] = true;
             })?;
-            if !flow.falls_through() || matches!(flow, Flow::CondBranch | Flow::Switch) {
-                leader[p + 1] = true;
-            }
+            leader[p + 1] = true;
         }
         for c in &layout.clauses {
             for p in [
@@ -118,7 +120,10 @@ impl ControlFlowGraph {
         }
 
         // Blocks.
-        let mut graph = DiGraph::<BasicBlock, EdgeKind, u32>::with_capacity(0, 0);
+        // Sized up front: a block has at most two edges unless it ends in a switch or
+        // lies in a try region, so most graphs never grow.
+        let blocks = leader[..n as usize].iter().filter(|&&l| l).count();
+        let mut graph = DiGraph::<BasicBlock, EdgeKind, u32>::with_capacity(blocks, 2 * blocks);
         let mut block_at = vec![0u32; n as usize];
         let mut start = 0u32;
         for p in 0..n {
