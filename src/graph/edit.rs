@@ -140,6 +140,32 @@ impl MethodBody {
     /// be instructions of the body before the call), and with [`Incoming::Keep`] code that
     /// joins a filter (see [`MethodBody::insert_after`]) is checked once all is linked. On
     /// an error the body is left as it was.
+    ///
+    /// A probe before every basic block, as a code-coverage tool inserts them:
+    ///
+    /// ```
+    /// use ilrewrite::analysis::ControlFlowGraph;
+    /// use ilrewrite::graph::Incoming;
+    /// use ilrewrite::{InstrId, Instruction, MethodBody, OpCode};
+    ///
+    /// // ldarg.0; brfalse.s +2; ldc.i4.1; ret; ldc.i4.2; ret
+    /// let mut body = MethodBody::decode(&[0x1E, 0x02, 0x2C, 0x02, 0x17, 0x2A, 0x18, 0x2A])?;
+    /// const HIT: u32 = 0x0A00_0001; // void Hit(int block)
+    /// let cfg = ControlFlowGraph::build(&body)?;
+    /// let leaders: Vec<InstrId> = cfg.blocks().map(|(_, block)| block.first).collect();
+    /// let probes: Vec<[Instruction; 2]> = (0..leaders.len() as i32)
+    ///     .map(|n| [Instruction::ldc_i4(n), Instruction::with_token(OpCode::Call, HIT)])
+    ///     .collect();
+    /// let sites: Vec<(InstrId, &[Instruction])> =
+    ///     leaders.iter().zip(&probes).map(|(&at, p)| (at, &p[..])).collect();
+    /// body.insert_before_each(&sites, Incoming::Redirect)?;
+    /// // The branch to the second `return` now runs that block's probe first:
+    /// // ldc.i4.0; call; ldarg.0; brfalse.s +8; ldc.i4.1; call; ldc.i4.1; ret;
+    /// // ldc.i4.2; call; ldc.i4.2; ret
+    /// let code = &body.encode()?[1..];
+    /// assert_eq!(code[..10], [0x16, 0x28, 0x01, 0x00, 0x00, 0x0A, 0x02, 0x2C, 0x08, 0x17]);
+    /// # Ok::<(), ilrewrite::Error>(())
+    /// ```
     pub fn insert_before_each(
         &mut self,
         sites: &[(InstrId, &[Instruction])],
