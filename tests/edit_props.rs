@@ -1757,6 +1757,19 @@ fn clause_checker_rejects_bad_clauses() {
 
 // ---- regressions: minimal inputs the properties found ----------------------------------
 
+/// The branch target of the branch `id`.
+fn target(b: &MethodBody, id: InstrId) -> InstrId {
+    match b.instrs.get(id).operand {
+        Operand::Target(t) => t,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// `ldarg.0; brfalse.s +1 (to the ret); nop; ret`
+fn branch_over_nop() -> MethodBody {
+    MethodBody::decode(&[0x16, 0x02, 0x2C, 0x01, 0x00, 0x2A]).unwrap()
+}
+
 /// Found by `edit_sequences_on_*`: with `Incoming::Redirect`, a branch in the inserted code
 /// that targets the insertion point was redirected too, to the first inserted instruction:
 /// `insert_before(ret, br.s ret, Redirect)` produced `br.s -2`, a jump to itself (a hang),
@@ -1764,12 +1777,7 @@ fn clause_checker_rejects_bad_clauses() {
 /// looped on itself instead of skipping the hook.
 #[test]
 fn regression_redirect_leaves_the_inserted_code_own_branches_alone() {
-    let target = |b: &MethodBody, id: InstrId| match b.instrs.get(id).operand {
-        Operand::Target(t) => t,
-        other => panic!("{other:?}"),
-    };
-    // ldarg.0; brfalse.s +1 (to the ret); nop; ret
-    let original = MethodBody::decode(&[0x16, 0x02, 0x2C, 0x01, 0x00, 0x2A]).unwrap();
+    let original = branch_over_nop();
     let ids: Vec<InstrId> = original.instrs.ids().collect();
     let (brfalse, ret) = (ids[1], ids[3]);
 
@@ -1976,12 +1984,7 @@ fn regression_inserting_between_a_filter_and_its_handler_is_refused_when_it_brea
 /// and a site that is not in the body refuses the whole batch, body untouched.
 #[test]
 fn regression_insert_before_each_moves_only_references_held_before() {
-    let target = |b: &MethodBody, id: InstrId| match b.instrs.get(id).operand {
-        Operand::Target(t) => t,
-        other => panic!("{other:?}"),
-    };
-    // ldarg.0; brfalse.s +1 (to the ret); nop; ret
-    let original = MethodBody::decode(&[0x16, 0x02, 0x2C, 0x01, 0x00, 0x2A]).unwrap();
+    let original = branch_over_nop();
     let ids: Vec<InstrId> = original.instrs.ids().collect();
     let (brfalse, nop, ret) = (ids[1], ids[2], ids[3]);
     let probe = |n: i32| [Instruction::ldc_i4(n), Instruction::simple(OpCode::Pop)];
