@@ -79,13 +79,12 @@ fuzz_target!(|data: &[u8]| {
         leaders.iter().zip(&ids).map(|(&l, ids)| (l, ids[0])).collect();
     // Each reference moved to the probe of the block it named (every target and region
     // start is the first instruction of a block).
-    let mut after = references(&body);
-    let probe_ids: Vec<InstrId> = ids.iter().flatten().copied().collect();
-    assert!(after.len() == before.len(), "probes have no branch operands");
-    for (old, new) in before.iter().zip(after.drain(..)) {
-        assert_eq!(probe_of.get(old), Some(&new), "{old:?} was not moved to its probe");
+    let after = references(&body);
+    assert_eq!(after.len(), before.len(), "probes have no branch operands");
+    for (old, new) in before.iter().zip(&after) {
+        assert_eq!(probe_of.get(old), Some(new), "{old:?} was not moved to its probe");
     }
-    assert!(probe_ids.iter().all(|&id| body.instrs.contains(id)));
+    assert!(ids.iter().flatten().all(|&id| body.instrs.contains(id)));
     assert_eq!(body.instrs.len(), order.len() + 2 * leaders.len());
     if encodes {
         let bytes = body.encode().expect("a body that encoded still encodes with probes");
