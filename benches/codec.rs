@@ -17,10 +17,10 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ilrewrite::MethodBody;
-use ilrewrite::analysis::{MaxStackMode, StackAnalyzer};
-use ilrewrite::audit::{HookResolver, instrument};
+use ilrewrite::analysis::{MaxStackMode, ReturnKind, StackAnalyzer};
 use ilrewrite::body::{Decoder, Encoder, scan_body};
 use ilrewrite::pe::Assembly;
+use ilrewrite_audit::{HookResolver, instrument};
 use std::collections::HashSet;
 use std::hint::black_box;
 use std::time::Duration;
@@ -97,7 +97,7 @@ fn codec(c: &mut Criterion) {
         })
     });
 
-    // A reused `Encoder::new()` copies the code of unedited bodies; `Encoder::rederiving()`
+    // A reused `Encoder::new()` copies the code of unedited bodies; `Encoder::deriving_every_byte()`
     // derives every byte from the instructions, as for an edited body.
     type MakeEncoder = fn() -> Encoder;
     let encoders: [(&str, &str, MakeEncoder); 2] = [
@@ -105,7 +105,7 @@ fn codec(c: &mut Criterion) {
         (
             "encode_derived",
             "decode_encode_derived",
-            Encoder::rederiving,
+            Encoder::deriving_every_byte,
         ),
     ];
     for (encode_name, decode_encode_name, make) in encoders {
@@ -159,7 +159,7 @@ fn codec(c: &mut Criterion) {
                             &mut body,
                             &resolver,
                             MaxStackMode::Compute,
-                            Some(outcome.local_added),
+                            ReturnKind::value_if(outcome.local_added),
                         )
                         .unwrap();
                 }

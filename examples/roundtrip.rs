@@ -7,8 +7,8 @@
 //! are managed). Default: the .NET Core 3.1.23 shared framework (provisioned on first
 //! use). Exits with status 1 if any body or LocalVarSig does not round-trip byte-identical.
 
-use ilrewrite::audit::{RoundTripReport, round_trip_assembly};
 use ilrewrite::pe::Assembly;
+use ilrewrite_audit::{RoundTripReport, round_trip_assembly};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;

@@ -21,26 +21,28 @@
 //! `encode` and `decode+encode` use a reused [`Encoder`], which copies the code of a body
 //! whose instruction list is unedited since decoding (DESIGN.md §4b: "copying unedited
 //! byte runs instead of re-deriving them"); `encode-derived` and `dec+enc-derived` derive
-//! every byte from the instructions (`Encoder::rederiving`), as for an edited body.
+//! every byte from the instructions (`Encoder::deriving_every_byte`), as for an edited body.
 //!
 //! A stage is a closure called once per body with the body's index and bytes; adding one
 //! is one more `Stage::per_body` entry in `main`.
 //!
 //! The `rewrite` stage is what a profiler does in its JIT callback: decode, add a
 //! return-value local to the LocalVarSig, single-ret + try/finally wrap with entry, exit
-//! and epilogue calls (`ilrewrite::audit::instrument`), exact max stack, encode. DESIGN.md
+//! and epilogue calls (`ilrewrite::Instrumenter`, set up by `ilrewrite_audit::hook_instrumenter`), exact max stack, encode. DESIGN.md
 //! §4b asks for it within 6x of the scan.
 
 use ilrewrite::MethodBody;
 use ilrewrite::analysis::{
-    CallEffect, CallSiteResolver, ControlFlowGraph, MaxStackMode, StackAnalyzer,
+    CallEffect, CallSiteResolver, ControlFlowGraph, MaxStackMode, ReturnKind, StackAnalyzer,
 };
-use ilrewrite::audit::{HookResolver, instrument};
 use ilrewrite::body::{Decoder, Encoder, scan_body};
 use ilrewrite::graph::{Incoming, InstrId, Instruction};
+use ilrewrite::metadata::MetadataSource;
 use ilrewrite::opcode::OpCode;
 use ilrewrite::pe::Assembly;
 use ilrewrite::sig::summarize_method_sig;
+use ilrewrite::transform::{Instrumenter, MethodContext};
+use ilrewrite_audit::{HookResolver, NEW_LOCALS_TOKEN, hook_instrumenter};
 use std::collections::HashSet;
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -89,11 +91,22 @@ impl<'a> Corpus<'a> {
 }
 
 /// The steps of the rewrite stages, each with its own reused buffers.
-#[derive(Default)]
 struct Rewriter {
     decoder: Decoder,
     body: MethodBody,
     analyzer: StackAnalyzer,
+    instrumenter: Instrumenter,
+}
+
+impl Default for Rewriter {
+    fn default() -> Self {
+        Rewriter {
+            decoder: Decoder::new(),
+            body: MethodBody::new(),
+            analyzer: StackAnalyzer::new(),
+            instrumenter: hook_instrumenter(),
+        }
+    }
 }
 
 impl Rewriter {
@@ -103,12 +116,33 @@ impl Rewriter {
             .expect("decodes");
     }
 
-    /// Instruments the body of `(token, signature)`; returns whether the method returns
-    /// a value, or `None` if the body is refused (left as it was).
-    fn instrument(&mut self, asm: &Assembly<'_>, (token, signature): (u32, &[u8])) -> Option<bool> {
-        instrument(asm, signature, token, &mut self.body)
-            .ok()
-            .map(|outcome| outcome.local_added)
+    /// Instruments the body of `(token, signature)` with the audit's instrumenter
+    /// (return-value local, wrap, exact max stack); returns the max stack, or `None` if
+    /// the body is refused (left as it was).
+    fn instrument(
+        &mut self,
+        asm: &Assembly<'_>,
+        resolver: &HookResolver<'_, '_>,
+        (token, signature): (u32, &[u8]),
+    ) -> Option<u16> {
+        let locals = match self.body.local_var_sig {
+            0 => None,
+            sig => Some(asm.signature(sig).expect("locals signature")),
+        };
+        let method = MethodContext {
+            signature,
+            locals,
+            id: token as i32,
+        };
+        let done = self
+            .instrumenter
+            .instrument(&mut self.body, &method, resolver)
+            .ok()?;
+        let max_stack = done.max_stack;
+        if done.new_locals_signature.is_some() {
+            self.body.local_var_sig = NEW_LOCALS_TOKEN;
+        }
+        Some(max_stack)
     }
 
     /// Computes and stores the exact max stack; returns it.
@@ -118,7 +152,7 @@ impl Rewriter {
                 &mut self.body,
                 resolver,
                 MaxStackMode::Compute,
-                Some(returns_value),
+                ReturnKind::value_if(returns_value),
             )
             .expect("verifies")
             .max_stack as usize
@@ -295,16 +329,14 @@ fn main() -> Result<(), String> {
     let mut encode_out = Vec::new();
     let (mut de_decoder, mut de_encoder) = (Decoder::new(), Encoder::new());
     let (mut de_body, mut de_out) = (MethodBody::new(), Vec::new());
-    let mut derived_encoder = Encoder::rederiving();
+    let mut derived_encoder = Encoder::deriving_every_byte();
     let mut derived_out = Vec::new();
-    let (mut dd_decoder, mut dd_encoder) = (Decoder::new(), Encoder::rederiving());
+    let (mut dd_decoder, mut dd_encoder) = (Decoder::new(), Encoder::deriving_every_byte());
     let (mut dd_body, mut dd_out) = (MethodBody::new(), Vec::new());
-    let (mut rewriter, mut rw_encoder, mut rw_out) =
-        (Rewriter::default(), Encoder::new(), Vec::new());
+    let (mut rewriter, mut rw_out) = (Rewriter::default(), Vec::new());
     let (mut coverage, mut cov_encoder, mut cov_out, mut probes) =
         (Rewriter::default(), Encoder::new(), Vec::new(), Vec::new());
     let mut max_stack_only = Rewriter::default();
-    let mut instrument_only = Rewriter::default();
     let mut without_encode = Rewriter::default();
     // Created once per assembly, as a profiler would per module: each call-site token
     // is resolved once.
@@ -336,7 +368,7 @@ fn main() -> Result<(), String> {
             de_out.len()
         }),
         // The same two with every byte of the code derived from the instructions, as for
-        // an edited body (`Encoder::rederiving`).
+        // an edited body (`Encoder::deriving_every_byte`).
         Stage::per_body("encode-derived", |i, _| {
             derived_out.clear();
             derived_encoder
@@ -353,34 +385,28 @@ fn main() -> Result<(), String> {
             dd_out.len()
         }),
         // The parts of `rewrite`, to see where its time goes: max stack of the unedited
-        // body, the instrumentation edits, and both (without the final encode).
+        // body, and the instrumentation (edits and the max stack of the result) without
+        // the final encode.
         Stage::per_body("dec+maxstack", |i, bytes| {
             let r = &mut max_stack_only;
             r.decode(bytes);
             r.max_stack(&resolver, corpus.returns_value[i])
         }),
         Stage::per_body("dec+instrument", |i, bytes| {
-            let r = &mut instrument_only;
-            r.decode(bytes);
-            r.instrument(&asm, corpus.methods[i]).map_or(0, usize::from)
-        }),
-        Stage::per_body("dec+instr+maxstack", |i, bytes| {
             let r = &mut without_encode;
             r.decode(bytes);
-            match r.instrument(&asm, corpus.methods[i]) {
-                Some(returns_value) => r.max_stack(&resolver, returns_value),
-                None => 0,
-            }
+            r.instrument(&asm, &resolver, corpus.methods[i])
+                .map_or(0, usize::from)
         }),
         Stage::per_body("rewrite", |i, bytes| {
             let r = &mut rewriter;
             r.decode(bytes);
             // Bodies with `jmp` are refused (and left as they are), as a profiler would.
-            if let Some(returns_value) = r.instrument(&asm, corpus.methods[i]) {
-                r.max_stack(&resolver, returns_value);
-            }
+            r.instrument(&asm, &resolver, corpus.methods[i]);
             rw_out.clear();
-            rw_encoder.encode(&r.body, &mut rw_out).expect("encodes");
+            r.instrumenter
+                .encode(&r.body, &mut rw_out)
+                .expect("encodes");
             rw_out.len()
         }),
         // What a code-coverage tool does: a probe before every basic block.
@@ -397,7 +423,7 @@ fn main() -> Result<(), String> {
                     &mut r.body,
                     &probe_resolver,
                     MaxStackMode::Compute,
-                    Some(corpus.returns_value[i]),
+                    ReturnKind::value_if(corpus.returns_value[i]),
                 )
                 .expect("verifies");
             cov_out.clear();

@@ -17,13 +17,13 @@
 //! * [`transform`]: single-ret, try/finally wrapping, prologue/epilogue injection.
 //! * [`ilmap`]: `COR_IL_MAP` offset maps, composable across rewrite stages.
 //! * [`sig`]: signatures, LocalVarSig editing.
-//! * `pe` (feature `pe`): a reader of .NET assemblies; `audit` runs all of the above over
-//!   every body of an assembly.
+//! * [`metadata`]: signatures and names by token, from any metadata source.
+//! * `pe` (feature `pe`): a reader of .NET assemblies.
 //!
 //! # Example: a call at method entry and at every exit
 //!
 //! ```
-//! use ilrewrite::analysis::{CallEffect, MaxStackMode, StackAnalyzer};
+//! use ilrewrite::analysis::{CallEffect, MaxStackMode, ReturnKind, StackAnalyzer};
 //! use ilrewrite::ilmap::IlMap;
 //! use ilrewrite::transform::{Returns, inject_epilogue, inject_prologue, single_ret};
 //! use ilrewrite::{Instruction, MethodBody, OpCode};
@@ -49,7 +49,7 @@
 //! // The exact max stack; calls are resolved through metadata (here: both hooks are
 //! // `void()`).
 //! let resolver = |_op: OpCode, _token: u32| Ok(CallEffect { pops: 0, pushes: 0 });
-//! StackAnalyzer::new().apply_max_stack(&mut body, &resolver, MaxStackMode::Compute, Some(true))?;
+//! StackAnalyzer::new().apply_max_stack(&mut body, &resolver, MaxStackMode::Compute, ReturnKind::Value)?;
 //!
 //! let bytes = body.encode()?;
 //! let map = IlMap::of(&body)?; // hand both to SetILFunctionBody / SetILInstrumentedCodeMap
@@ -61,13 +61,12 @@
 #![warn(missing_docs)]
 
 pub mod analysis;
-#[cfg(feature = "pe")]
-pub mod audit;
 pub mod body;
 pub mod disasm;
 pub mod error;
 pub mod graph;
 pub mod ilmap;
+pub mod metadata;
 pub mod opcode;
 #[cfg(feature = "pe")]
 pub mod pe;
@@ -78,3 +77,4 @@ pub use body::{ClauseKind, ExceptionClause, MethodBody};
 pub use error::{Error, InstrSite, Result};
 pub use graph::{InstrId, Instruction, Operand};
 pub use opcode::OpCode;
+pub use transform::Instrumenter;

@@ -132,7 +132,10 @@ fn check_accepted_bytes_are_reproduced(bytes: &[u8]) -> Result<(), TestCaseError
     let again = MethodBody::decode(consumed).unwrap();
     prop_assert_eq!(shape(&again), expected);
 
-    let offsets = Encoder::rederiving().code_offsets(&fresh).unwrap().to_vec();
+    let offsets = Encoder::deriving_every_byte()
+        .code_offsets(&fresh)
+        .unwrap()
+        .to_vec();
     for (id, _) in fresh.instrs.iter() {
         prop_assert_eq!(fresh.original_offset(id), Some(offsets[id.index()]));
     }
@@ -441,7 +444,7 @@ fn check_valid_body_round_trips(spec: &BodySpec) -> Result<RoundTripFacts, TestC
     // Code: same operands by position; same opcodes, except that a short branch may come
     // back in its long form, and then only because its short displacement did not fit.
     prop_assert_eq!(got.code.len(), original.code.len());
-    let offsets = Encoder::rederiving()
+    let offsets = Encoder::deriving_every_byte()
         .code_offsets(&decoded)
         .unwrap()
         .to_vec();

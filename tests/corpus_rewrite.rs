@@ -2,11 +2,11 @@
 //! Core 3.1.23 framework assemblies (and of `ILREWRITE_EXTRA_ASSEMBLIES`) is verified,
 //! its max stack computed and compared with the compiler's, then wrapped in try/finally
 //! with entry, exit and epilogue calls (single-ret first), re-encoded, re-decoded,
-//! re-verified, and its IL map checked. See `ilrewrite::audit::rewrite` for the steps.
+//! re-verified, and its IL map checked. See `ilrewrite_audit::rewrite` for the steps.
 #![cfg(feature = "pe")]
 
-use ilrewrite::audit::{RewriteReport, rewrite_assembly};
 use ilrewrite::pe::Assembly;
+use ilrewrite_audit::{RewriteReport, rewrite_assembly};
 use std::path::PathBuf;
 
 /// Refusals the transforms are expected to make, with why they are right.

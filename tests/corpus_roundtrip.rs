@@ -4,8 +4,8 @@
 //! directories named by `ILREWRITE_EXTRA_ASSEMBLIES` are checked the same way.
 #![cfg(feature = "pe")]
 
-use ilrewrite::audit::{RoundTripReport, round_trip_assembly};
 use ilrewrite::pe::Assembly;
+use ilrewrite_audit::{RoundTripReport, round_trip_assembly};
 use std::path::PathBuf;
 
 fn audit(paths: &[PathBuf]) -> RoundTripReport {

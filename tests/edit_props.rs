@@ -47,6 +47,7 @@
 mod common;
 
 use common::{Arg, Clause, Kind, body_spec, build, operand_bits, operand_from_bits, shape};
+use ilrewrite::analysis::{MetadataResolver, ReturnKind};
 use ilrewrite::body::{Decoder, Encoder};
 use ilrewrite::graph::Incoming;
 use ilrewrite::ilmap::IlMap;
@@ -1356,7 +1357,11 @@ mod real {
                 .expect("signature")
                 .returns_value;
             let analysis = analyzer
-                .analyze(&body, &asm, Some(returns))
+                .analyze(
+                    &body,
+                    &MetadataResolver::new(&asm),
+                    ReturnKind::value_if(returns),
+                )
                 .expect("verifies");
             if analysis.max_stack() == 0 {
                 zero_stack.push(all.len());
@@ -1417,7 +1422,7 @@ mod real {
         fn call_effect(&self, opcode: OpCode, token: u32) -> ilrewrite::Result<CallEffect> {
             match token {
                 ENTER | EXIT | CATCH | RETURN => Ok(CallEffect { pops: 1, pushes: 0 }),
-                _ => self.0.call_effect(opcode, token),
+                _ => MetadataResolver::new(&self.0).call_effect(opcode, token),
             }
         }
     }
@@ -1457,7 +1462,7 @@ mod real {
         let original = ok(MethodBody::decode(sample.body), "decode")?;
         let returns_value = ok(summarize_method_sig(sample.signature), "signature")?.returns_value;
         let m = ok(
-            analyzer.analyze(&original, hooks, Some(returns_value)),
+            analyzer.analyze(&original, hooks, ReturnKind::value_if(returns_value)),
             "unedited body verifies",
         )?
         .max_stack();
@@ -1506,7 +1511,12 @@ mod real {
             )?;
         }
         let report = ok(
-            analyzer.apply_max_stack(&mut body, hooks, MaxStackMode::Compute, Some(returns_value)),
+            analyzer.apply_max_stack(
+                &mut body,
+                hooks,
+                MaxStackMode::Compute,
+                ReturnKind::value_if(returns_value),
+            ),
             "the wrapped body verifies",
         )?;
         prop_assert_eq!(
@@ -1519,7 +1529,7 @@ mod real {
 
         let decoded = check_encoding(&body, &mut Facts::default())?;
         let again = ok(
-            analyzer.analyze(&decoded, hooks, Some(returns_value)),
+            analyzer.analyze(&decoded, hooks, ReturnKind::value_if(returns_value)),
             "re-decoded body verifies",
         )?;
         prop_assert_eq!(again.max_stack(), decoded.max_stack);

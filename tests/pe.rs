@@ -4,6 +4,7 @@
 #![cfg(feature = "pe")]
 
 use ilrewrite::Error;
+use ilrewrite::metadata::MetadataSource;
 use ilrewrite::pe::{Assembly, TableId};
 use proptest::prelude::*;
 use std::collections::HashSet;

@@ -8,9 +8,7 @@
 //!    terminate, and when the stack analysis succeeds its result is consistent.
 #![forbid(unsafe_code)]
 
-use ilrewrite::analysis::{
-    CallEffect, ControlFlowGraph, MaxStackMode, StackAnalyzer, apply_max_stack,
-};
+use ilrewrite::analysis::{CallEffect, ControlFlowGraph, MaxStackMode, ReturnKind, StackAnalyzer};
 use ilrewrite::{
     ClauseKind, Error, ExceptionClause, InstrId, Instruction, MethodBody, OpCode, Operand,
 };
@@ -249,7 +247,7 @@ proptest! {
     fn computed_max_equals_the_generators_max(g in grammar()) {
         let (mut body, expected, dead) = generate(&g);
         let mut analyzer = StackAnalyzer::new();
-        let analysis = analyzer.analyze(&body, &soup_resolver, Some(false));
+        let analysis = analyzer.analyze(&body, &soup_resolver, ReturnKind::Void);
         let analysis = match analysis {
             Ok(a) => a,
             Err(e) => panic!("{e}\n{g:?}"),
@@ -262,7 +260,7 @@ proptest! {
         check_against_cfg(&body, &heights);
         // The body stays valid for the encoder's own checks, and apply_max_stack stores it.
         body.max_stack = 0;
-        let report = apply_max_stack(&mut body, &soup_resolver, MaxStackMode::Compute, Some(false))
+        let report = StackAnalyzer::new().apply_max_stack(&mut body, &soup_resolver, MaxStackMode::Compute, ReturnKind::Void)
             .unwrap();
         prop_assert_eq!(body.max_stack, expected);
         prop_assert_eq!(report.computed, Some(expected));
@@ -271,7 +269,7 @@ proptest! {
         let decoded = MethodBody::decode(&bytes).unwrap();
         let mut analyzer = StackAnalyzer::new();
         prop_assert_eq!(
-            analyzer.analyze(&decoded, &soup_resolver, None).map(|a| a.max_stack()),
+            analyzer.analyze(&decoded, &soup_resolver, ReturnKind::Infer).map(|a| a.max_stack()),
             Ok(expected)
         );
     }
@@ -339,7 +337,7 @@ proptest! {
         }
         let cfg = ControlFlowGraph::build(&body);
         let mut analyzer = StackAnalyzer::new();
-        if let Ok(a) = analyzer.analyze(&body, &soup_resolver, returns) {
+        if let Ok(a) = analyzer.analyze(&body, &soup_resolver, return_kind(returns)) {
             let max = a.max_stack();
             let heights = a.heights_by_id();
             for h in heights.iter().flatten() {
@@ -358,11 +356,16 @@ proptest! {
         }
         let mut copy = body.clone();
         let original = copy.max_stack;
-        let report = apply_max_stack(&mut copy, &soup_resolver, MaxStackMode::ComputeOrFallback, returns)
+        let report = StackAnalyzer::new().apply_max_stack(&mut copy, &soup_resolver, MaxStackMode::ComputeOrFallback, return_kind(returns))
             .unwrap();
         prop_assert_eq!(report.error.is_some(), report.computed.is_none());
         if report.error.is_some() {
             prop_assert_eq!(copy.max_stack, original);
         }
     }
+}
+
+/// What `ret` pops, from the generated `Option<bool>` (`None`: inferred).
+fn return_kind(returns: Option<bool>) -> ReturnKind {
+    returns.map_or(ReturnKind::Infer, ReturnKind::value_if)
 }

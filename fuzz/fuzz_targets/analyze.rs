@@ -11,7 +11,7 @@
 #![no_main]
 
 use ilrewrite::MethodBody;
-use ilrewrite::analysis::{CallEffect, StackAnalyzer};
+use ilrewrite::analysis::{CallEffect, ReturnKind, StackAnalyzer};
 use ilrewrite::body::Decoder;
 use ilrewrite::opcode::OpCode;
 use ilrewrite::transform::{Returns, WrapOptions, wrap_try_finally};
@@ -40,7 +40,7 @@ type Outcome = std::result::Result<(u16, Option<bool>, Vec<Option<u16>>), String
 
 fn analyse(analyzer: &mut StackAnalyzer, body: &MethodBody, returns: Option<bool>) -> Outcome {
     analyzer
-        .analyze(body, &resolver, returns)
+        .analyze(body, &resolver, returns.map_or(ReturnKind::Infer, ReturnKind::value_if))
         .map(|a| (a.max_stack(), a.returns_value(), a.heights_by_id()))
         .map_err(|e| e.to_string())
 }

@@ -21,7 +21,5 @@ pub mod stack;
 mod tests;
 
 pub use cfg::{BasicBlock, BlockId, ControlFlowGraph, EdgeKind};
-pub use resolve::{CachingResolver, CallEffect, CallSiteResolver, NoCalls};
-pub use stack::{
-    MaxStackMode, MaxStackReport, StackAnalysis, StackAnalyzer, apply_max_stack, compute_max_stack,
-};
+pub use resolve::{CachingResolver, CallEffect, CallSiteResolver, MetadataResolver, NoCalls};
+pub use stack::{MaxStackMode, MaxStackReport, ReturnKind, StackAnalysis, StackAnalyzer};

@@ -6,10 +6,13 @@
 //! rules to the facts a signature decoder extracts, so every resolver agrees on them.
 #![forbid(unsafe_code)]
 
+use crate::metadata::MetadataSource;
 use crate::opcode::OpCode;
+use crate::sig::summarize_method_sig;
 use crate::{Error, Result};
-use std::cell::RefCell;
 use std::fmt;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// How many stack slots one call instruction pops and pushes.
 ///
@@ -109,7 +112,44 @@ impl CallSiteResolver for NoCalls {
     }
 }
 
-/// A memoising wrapper: resolves each call-site token once per module.
+/// Resolves call sites from the signatures of a [`MetadataSource`]: an assembly file
+/// ([`crate::pe::Assembly`]) or the runtime's metadata import (feature `clr`).
+///
+/// Each request reads the call site's signature ([`MetadataSource::call_site_signature`]:
+/// a MethodSpec resolves to the generic method it instantiates, a MemberRef of a vararg
+/// call site counts its variable arguments) and applies [`CallEffect::from_parts`]. It
+/// keeps no state; wrap it in a [`CachingResolver`] (see [`CachingResolver::for_module`])
+/// so that each token is read once.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MetadataResolver<M>(M);
+
+impl<M: MetadataSource> MetadataResolver<M> {
+    /// A resolver reading signatures from `metadata`.
+    pub fn new(metadata: M) -> Self {
+        MetadataResolver(metadata)
+    }
+
+    /// The metadata it reads.
+    pub fn metadata(&self) -> &M {
+        &self.0
+    }
+}
+
+impl<M: MetadataSource> CallSiteResolver for MetadataResolver<M> {
+    fn call_effect(&self, opcode: OpCode, token: u32) -> Result<CallEffect> {
+        let sig = summarize_method_sig(self.0.call_site_signature(token)?)?;
+        CallEffect::from_parts(
+            sig.has_this,
+            sig.explicit_this,
+            sig.param_count,
+            sig.returns_value,
+            opcode,
+        )
+    }
+}
+
+/// A memoising wrapper: resolves each call-site token once per module, and can be
+/// shared by every thread that rewrites the module's methods.
 ///
 /// A profiler rewrites many bodies of one module, and the same callees are called from
 /// many of them; resolving a token means reading and summarising its signature blob.
@@ -118,17 +158,65 @@ impl CallSiteResolver for NoCalls {
 /// differ) and the token, and answers repeats from memory. Errors are not remembered (the
 /// wrapped resolver is asked again), nor are `jmp` sites (their effect is fixed).
 ///
-/// Create one per module (assembly) and keep it for all of that module's bodies: tokens
-/// from different modules must not share a cache. The wrapped resolver must answer the
-/// same `(opcode, token)` the same way every time. Tokens of the MethodDef, MemberRef,
-/// MethodSpec and StandAloneSig tables with rows up to [`CachingResolver::MAX_CACHED_ROW`]
-/// are cached in dense tables (memory grows with the highest row seen, 4 bytes a row);
-/// any other token is passed through uncached. Uses interior mutability ([`RefCell`]),
-/// so it is `!Sync`: one per thread.
+/// # One per module, shared by threads
+///
+/// Tokens from different modules must not share a cache: a profiler keeps one
+/// `CachingResolver` per module, created when the module loads (for example in a map
+/// from `ModuleID` to `Arc<CachingResolver<..>>`) and dropped when it unloads. JIT
+/// callbacks arrive on any thread, several at once: the cache is `Sync` when the
+/// wrapped resolver is, a hit is a few plain loads (no lock, no read-modify-write), and
+/// a miss stores its answer with one atomic store (two threads missing on the same token
+/// both ask the wrapped resolver and store the same answer). The wrapped resolver must
+/// answer the same `(opcode, token)` the same way every time; a module whose metadata
+/// changes keeps that promise as long as tokens are only added (as `IMetaDataEmit` does),
+/// otherwise call [`CachingResolver::clear`].
+///
+/// Tokens of the MethodDef, MemberRef, MethodSpec and StandAloneSig tables with rows up
+/// to [`CachingResolver::MAX_CACHED_ROW`] are cached, in chunks of 4,096 rows allocated
+/// on first use (memory grows with the rows seen, 4 bytes a row); any other token is
+/// passed through uncached.
 pub struct CachingResolver<R> {
     inner: R,
     /// Per (opcode class, table) slot: rid -> packed effect (0 = unknown).
-    cache: RefCell<[Vec<u32>; 12]>,
+    cache: [Rows; SLOTS],
+}
+
+/// Opcode classes times cached tables.
+const SLOTS: usize = 12;
+/// Rows per chunk.
+const CHUNK_BITS: u32 = 12;
+const CHUNK: usize = 1 << CHUNK_BITS;
+/// Chunks per slot: rows `0..=MAX_CACHED_ROW`.
+const CHUNKS: usize = ((1 << 20) >> CHUNK_BITS) + 1;
+
+/// The cached rows of one slot: a directory of chunks, both allocated on first use.
+#[derive(Default)]
+struct Rows(OnceLock<Box<[OnceLock<Box<[AtomicU32]>>]>>);
+
+impl Rows {
+    /// The packed effect of row `rid`, or 0.
+    #[inline(always)]
+    fn get(&self, rid: usize) -> u32 {
+        match self
+            .0
+            .get()
+            .and_then(|dir| dir.get(rid >> CHUNK_BITS)?.get())
+        {
+            Some(chunk) => chunk[rid & (CHUNK - 1)].load(Ordering::Relaxed),
+            None => 0,
+        }
+    }
+
+    /// Stores the packed effect of row `rid` (`rid <= MAX_CACHED_ROW`).
+    fn set(&self, rid: usize, packed: u32) {
+        let dir = self
+            .0
+            .get_or_init(|| (0..CHUNKS).map(|_| OnceLock::new()).collect());
+        if let Some(chunk) = dir.get(rid >> CHUNK_BITS) {
+            let chunk = chunk.get_or_init(|| (0..CHUNK).map(|_| AtomicU32::new(0)).collect());
+            chunk[rid & (CHUNK - 1)].store(packed, Ordering::Relaxed);
+        }
+    }
 }
 
 impl<R: CallSiteResolver> CachingResolver<R> {
@@ -139,7 +227,7 @@ impl<R: CallSiteResolver> CachingResolver<R> {
     pub fn new(inner: R) -> Self {
         CachingResolver {
             inner,
-            cache: RefCell::new(Default::default()),
+            cache: Default::default(),
         }
     }
 
@@ -148,14 +236,13 @@ impl<R: CallSiteResolver> CachingResolver<R> {
         &self.inner
     }
 
-    /// Forgets every remembered answer (e.g. after the module's metadata changed).
+    /// Forgets every remembered answer (e.g. after tokens of the module were redefined).
     pub fn clear(&mut self) {
-        for slot in self.cache.get_mut().iter_mut() {
-            slot.clear();
-        }
+        self.cache = Default::default();
     }
 
     /// The cache slot and row index of a request, or `None` if it is not cached.
+    #[inline(always)]
     fn slot(opcode: OpCode, token: u32) -> Option<(usize, usize)> {
         let class = match opcode {
             OpCode::Call | OpCode::Callvirt => 0,
@@ -174,14 +261,18 @@ impl<R: CallSiteResolver> CachingResolver<R> {
     #[inline(never)]
     fn miss(&self, opcode: OpCode, token: u32, slot: usize, rid: usize) -> Result<CallEffect> {
         let effect = self.inner.call_effect(opcode, token)?;
-        if let (Some(packed), Ok(mut cache)) = (pack(effect), self.cache.try_borrow_mut()) {
-            let rows = &mut cache[slot];
-            if rows.len() <= rid {
-                rows.resize(rid + 1, 0);
-            }
-            rows[rid] = packed;
+        if let Some(packed) = pack(effect) {
+            self.cache[slot].set(rid, packed);
         }
         Ok(effect)
+    }
+}
+
+impl<M: MetadataSource> CachingResolver<MetadataResolver<M>> {
+    /// The resolver a profiler keeps for one module: the call sites of `metadata`, each
+    /// resolved once (see [`MetadataResolver`] and the type's documentation).
+    pub fn for_module(metadata: M) -> Self {
+        CachingResolver::new(MetadataResolver::new(metadata))
     }
 }
 
@@ -216,10 +307,8 @@ impl<R: CallSiteResolver> CallSiteResolver for CachingResolver<R> {
         let Some((slot, rid)) = Self::slot(opcode, token) else {
             return self.inner.call_effect(opcode, token);
         };
-        if let Ok(cache) = self.cache.try_borrow()
-            && let Some(&packed) = cache[slot].get(rid)
-            && packed != 0
-        {
+        let packed = self.cache[slot].get(rid);
+        if packed != 0 {
             return Ok(unpack(packed));
         }
         self.miss(opcode, token, slot, rid)

@@ -173,6 +173,39 @@ impl Via {
     }
 }
 
+/// What `ret` pops in the method analysed: what its signature says, or inferred.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReturnKind {
+    /// The method returns `void`: `ret` pops nothing.
+    Void,
+    /// The method returns a value: `ret` pops it.
+    Value,
+    /// Unknown: inferred from the reachable `ret`s, which must agree (a body without a
+    /// reachable `ret` is accepted either way).
+    Infer,
+}
+
+impl ReturnKind {
+    /// [`ReturnKind::Value`] if `returns_value`, else [`ReturnKind::Void`]: for a
+    /// signature's [`crate::sig::MethodSigSummary::returns_value`].
+    pub const fn value_if(returns_value: bool) -> ReturnKind {
+        if returns_value {
+            ReturnKind::Value
+        } else {
+            ReturnKind::Void
+        }
+    }
+
+    /// Whether `ret` pops a value, `None` when inferred.
+    const fn pops_value(self) -> Option<bool> {
+        match self {
+            ReturnKind::Void => Some(false),
+            ReturnKind::Value => Some(true),
+            ReturnKind::Infer => None,
+        }
+    }
+}
+
 /// What to do with the header's max-stack value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MaxStackMode {
@@ -302,16 +335,16 @@ impl StackAnalyzer {
     /// Simulates the stack over the reachable code of `body` and verifies it (see the
     /// module documentation for the rules).
     ///
-    /// `returns_value` says whether the method returns a value (`ret` pops 1) or not
-    /// (`ret` pops 0); with `None` it is inferred from the reachable `ret`s, which must
-    /// then agree. Errors name the offending instruction; the body is not modified.
+    /// `returns` says whether `ret` pops a value ([`ReturnKind::Value`]) or not
+    /// ([`ReturnKind::Void`]); with [`ReturnKind::Infer`] it is inferred from the
+    /// reachable `ret`s, which must then agree. Errors name the offending instruction; the body is not modified.
     pub fn analyze<R: CallSiteResolver + ?Sized>(
         &mut self,
         body: &MethodBody,
         resolver: &R,
-        returns_value: Option<bool>,
+        returns: ReturnKind,
     ) -> Result<StackAnalysis<'_>> {
-        self.run(body, resolver, returns_value)?;
+        self.run(body, resolver, returns.pops_value())?;
         Ok(StackAnalysis {
             max_stack: self.max as u16,
             returns_value: self.ret_pops,
@@ -330,7 +363,7 @@ impl StackAnalyzer {
         body: &mut MethodBody,
         resolver: &R,
         mode: MaxStackMode,
-        returns_value: Option<bool>,
+        returns: ReturnKind,
     ) -> Result<MaxStackReport> {
         let original = body.max_stack;
         let mut report = MaxStackReport {
@@ -342,7 +375,7 @@ impl StackAnalyzer {
         if mode == MaxStackMode::KeepOriginal {
             return Ok(report);
         }
-        match self.analyze(body, resolver, returns_value) {
+        match self.analyze(body, resolver, returns) {
             Ok(analysis) => {
                 let computed = analysis.max_stack();
                 body.max_stack = computed;
@@ -995,27 +1028,4 @@ fn call_effect_counts(opcode: OpCode, effect: CallEffect) -> (u32, u32) {
 fn call_row(opcode: OpCode, effect: CallEffect) -> Option<u32> {
     let (pops, pushes) = call_effect_counts(opcode, effect);
     (pops <= POPS && pushes <= 0xFF).then_some(pops | (pushes << PUSH_SHIFT))
-}
-
-/// Analyses `body` with a fresh [`StackAnalyzer`] and returns its exact max stack.
-///
-/// Convenient for one body; use a [`StackAnalyzer`] to reuse buffers across many.
-pub fn compute_max_stack<R: CallSiteResolver + ?Sized>(
-    body: &MethodBody,
-    resolver: &R,
-    returns_value: Option<bool>,
-) -> Result<u16> {
-    let mut analyzer = StackAnalyzer::new();
-    Ok(analyzer.analyze(body, resolver, returns_value)?.max_stack())
-}
-
-/// Sets (or keeps) `body.max_stack` according to `mode` with a fresh [`StackAnalyzer`];
-/// see [`StackAnalyzer::apply_max_stack`].
-pub fn apply_max_stack<R: CallSiteResolver + ?Sized>(
-    body: &mut MethodBody,
-    resolver: &R,
-    mode: MaxStackMode,
-    returns_value: Option<bool>,
-) -> Result<MaxStackReport> {
-    StackAnalyzer::new().apply_max_stack(body, resolver, mode, returns_value)
 }

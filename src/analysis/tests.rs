@@ -37,18 +37,18 @@ impl Asm {
         self.clause(ClauseKind::Filter(f), labels)
     }
 
-    fn analyze(&self, returns_value: Option<bool>) -> Result<(u16, Vec<Option<u16>>)> {
+    fn analyze(&self, returns: ReturnKind) -> Result<(u16, Vec<Option<u16>>)> {
         let mut analyzer = StackAnalyzer::new();
-        let a = analyzer.analyze(&self.body, &NoCalls, returns_value)?;
+        let a = analyzer.analyze(&self.body, &NoCalls, returns)?;
         Ok((a.max_stack(), a.heights_by_id()))
     }
 
     fn max(&self) -> Result<u16> {
-        self.analyze(None).map(|(m, _)| m)
+        self.analyze(ReturnKind::Infer).map(|(m, _)| m)
     }
 
     fn height(&self, label: &str) -> Option<u16> {
-        self.analyze(None).unwrap().1[self.id(label).index()]
+        self.analyze(ReturnKind::Infer).unwrap().1[self.id(label).index()]
     }
 }
 
@@ -154,7 +154,9 @@ fn straight_line() {
         ret
     ");
     let mut analyzer = StackAnalyzer::new();
-    let r = analyzer.analyze(&a.body, &NoCalls, None).unwrap();
+    let r = analyzer
+        .analyze(&a.body, &NoCalls, ReturnKind::Infer)
+        .unwrap();
     assert_eq!(r.max_stack(), 2);
     assert_eq!(r.returns_value(), Some(true));
     let heights: Vec<_> = a.body.instrs.ids().map(|id| r.height_before(id)).collect();
@@ -294,7 +296,7 @@ fn ret_rules() {
             ldc.i4.2
         X:  ret
     ");
-    let e = a.analyze(None).unwrap_err();
+    let e = a.analyze(ReturnKind::Infer).unwrap_err();
     assert!(matches!(
         e,
         Error::BadReturnStack {
@@ -305,7 +307,7 @@ fn ret_rules() {
     ));
     assert_eq!(site_id(&e), a.id("X"));
     assert!(matches!(
-        a.analyze(Some(true)),
+        a.analyze(ReturnKind::Value),
         Err(Error::BadReturnStack {
             height: 2,
             expected: Some(1),
@@ -314,9 +316,9 @@ fn ret_rules() {
     ));
     // Declared void but returns a value, declared non-void but returns nothing.
     let one = asm("ldc.i4.1\nret");
-    assert_eq!(one.analyze(Some(true)).map(|r| r.0), Ok(1));
+    assert_eq!(one.analyze(ReturnKind::Value).map(|r| r.0), Ok(1));
     assert!(matches!(
-        one.analyze(Some(false)),
+        one.analyze(ReturnKind::Void),
         Err(Error::BadReturnStack {
             height: 1,
             expected: Some(0),
@@ -324,7 +326,7 @@ fn ret_rules() {
         })
     ));
     assert!(matches!(
-        asm("ret").analyze(Some(true)),
+        asm("ret").analyze(ReturnKind::Value),
         Err(Error::BadReturnStack {
             height: 0,
             expected: Some(1),
@@ -339,11 +341,14 @@ fn ret_rules() {
         A:  ldc.i4.1
             ret
     ");
-    assert!(matches!(a.analyze(None), Err(Error::BadReturnStack { .. })));
+    assert!(matches!(
+        a.analyze(ReturnKind::Infer),
+        Err(Error::BadReturnStack { .. })
+    ));
     // No reachable ret: nothing inferred.
     let mut analyzer = StackAnalyzer::new();
     let r = analyzer
-        .analyze(&asm("ldnull\nthrow").body, &NoCalls, None)
+        .analyze(&asm("ldnull\nthrow").body, &NoCalls, ReturnKind::Infer)
         .unwrap();
     assert_eq!(r.returns_value(), None);
 }
@@ -723,7 +728,7 @@ fn bad_clauses_are_reported_not_panicked_on() {
         let mut analyzer = StackAnalyzer::new();
         assert!(
             matches!(
-                analyzer.analyze(&body, &NoCalls, None),
+                analyzer.analyze(&body, &NoCalls, ReturnKind::Infer),
                 Err(Error::BadEhClause { clause: 0, .. })
             ),
             "{clause:?}"
@@ -747,20 +752,20 @@ fn a_reused_analyzer_rejects_clause_boundaries_removed_since() {
     let mut analyzer = StackAnalyzer::new();
     assert_eq!(
         analyzer
-            .analyze(&a.body, &NoCalls, None)
+            .analyze(&a.body, &NoCalls, ReturnKind::Infer)
             .map(|s| s.max_stack()),
         Ok(0)
     );
     let mut body = a.body.clone();
     body.instrs.unlink(a.id("H"));
     assert!(matches!(
-        analyzer.analyze(&body, &NoCalls, None),
+        analyzer.analyze(&body, &NoCalls, ReturnKind::Infer),
         Err(Error::BadEhClause { clause: 0, .. })
     ));
     // The first body still analyses the same afterwards.
     assert_eq!(
         analyzer
-            .analyze(&a.body, &NoCalls, None)
+            .analyze(&a.body, &NoCalls, ReturnKind::Infer)
             .map(|s| s.max_stack()),
         Ok(0)
     );
@@ -847,7 +852,9 @@ fn targets_outside_the_body_are_errors() {
     a.body.instrs.set(x, changed);
     let r = |_: OpCode, _: u32| Ok(CallEffect { pops: 0, pushes: 0 });
     assert!(matches!(
-        compute_max_stack(&a.body, &r, None),
+        StackAnalyzer::new()
+            .analyze(&a.body, &r, ReturnKind::Infer)
+            .map(|a| a.max_stack()),
         Err(Error::MalformedInstruction { .. })
     ));
 }
@@ -859,12 +866,19 @@ fn stack_overflow_is_an_error() {
         body.instrs.push_back(Instruction::simple(OpCode::Ldnull));
     }
     body.instrs.push_back(Instruction::simple(OpCode::Throw));
-    assert_eq!(compute_max_stack(&body, &NoCalls, None), Ok(65535));
+    assert_eq!(
+        StackAnalyzer::new()
+            .analyze(&body, &NoCalls, ReturnKind::Infer)
+            .map(|a| a.max_stack()),
+        Ok(65535)
+    );
     let first = body.instrs.first().unwrap();
     body.instrs
         .link_before(first, Instruction::simple(OpCode::Ldnull));
     assert!(matches!(
-        compute_max_stack(&body, &NoCalls, None),
+        StackAnalyzer::new()
+            .analyze(&body, &NoCalls, ReturnKind::Infer)
+            .map(|a| a.max_stack()),
         Err(Error::StackOverflow { .. })
     ));
 }
@@ -927,14 +941,19 @@ fn calls_take_their_effect_from_the_resolver() {
             ret
     ");
     let mut analyzer = StackAnalyzer::new();
-    let r = analyzer.analyze(&a.body, &resolver, Some(false)).unwrap();
+    let r = analyzer
+        .analyze(&a.body, &resolver, ReturnKind::Void)
+        .unwrap();
     // Deepest: the int from F, the calli result, then 4 pushes before V's fifth arg... :
     // before V: [F-result, calli-result, 1, 2, 3, 4] = 6.
     assert_eq!(r.height_before(a.id("V")), Some(6));
     assert_eq!(r.max_stack(), 6);
 
     // A resolver failure names the call.
-    let e = compute_max_stack(&a.body, &NoCalls, Some(false)).unwrap_err();
+    let e = StackAnalyzer::new()
+        .analyze(&a.body, &NoCalls, ReturnKind::Void)
+        .map(|a| a.max_stack())
+        .unwrap_err();
     match e {
         Error::CallResolution { at, source } => {
             assert_eq!(at.opcode, OpCode::Newobj);
@@ -949,7 +968,9 @@ fn calls_take_their_effect_from_the_resolver() {
             ret
     ");
     assert!(matches!(
-        compute_max_stack(&a.body, &resolver, None),
+        StackAnalyzer::new()
+            .analyze(&a.body, &resolver, ReturnKind::Infer)
+            .map(|a| a.max_stack()),
         Err(Error::StackUnderflow {
             height: 1,
             pops: 2,
@@ -963,7 +984,12 @@ fn newobj_always_pushes_one() {
     // Even if a resolver claims otherwise, the table's fixed push count wins.
     let a = asm("newobj 0x06000001\nret");
     let r = |_: OpCode, _: u32| Ok(CallEffect { pops: 0, pushes: 0 });
-    assert_eq!(compute_max_stack(&a.body, &r, None), Ok(1));
+    assert_eq!(
+        StackAnalyzer::new()
+            .analyze(&a.body, &r, ReturnKind::Infer)
+            .map(|a| a.max_stack()),
+        Ok(1)
+    );
 }
 
 // ---- peers' bugs (DESIGN.md section 6) ---------------------------------------------------
@@ -1005,8 +1031,14 @@ fn peer_bug_max_stack_is_not_a_sum_of_pushes() {
     src.push_str("ret");
     let mut a = asm(&src);
     a.body.max_stack = 8;
-    let report =
-        apply_max_stack(&mut a.body, &NoCalls, MaxStackMode::Compute, Some(false)).unwrap();
+    let report = StackAnalyzer::new()
+        .apply_max_stack(
+            &mut a.body,
+            &NoCalls,
+            MaxStackMode::Compute,
+            ReturnKind::Void,
+        )
+        .unwrap();
     assert_eq!(report.computed, Some(1));
     assert_eq!(a.body.max_stack, 1);
 }
@@ -1020,7 +1052,14 @@ fn max_stack_modes() {
 
     let mut body = good.body.clone();
     body.max_stack = 5;
-    let r = apply_max_stack(&mut body, &NoCalls, MaxStackMode::Compute, None).unwrap();
+    let r = StackAnalyzer::new()
+        .apply_max_stack(
+            &mut body,
+            &NoCalls,
+            MaxStackMode::Compute,
+            ReturnKind::Infer,
+        )
+        .unwrap();
     assert_eq!(
         r,
         MaxStackReport {
@@ -1034,21 +1073,49 @@ fn max_stack_modes() {
 
     let mut body = good.body.clone();
     body.max_stack = 5;
-    let r = apply_max_stack(&mut body, &NoCalls, MaxStackMode::KeepOriginal, None).unwrap();
+    let r = StackAnalyzer::new()
+        .apply_max_stack(
+            &mut body,
+            &NoCalls,
+            MaxStackMode::KeepOriginal,
+            ReturnKind::Infer,
+        )
+        .unwrap();
     assert_eq!((r.computed, r.max_stack, body.max_stack), (None, 5, 5));
 
     let mut body = good.body.clone();
     body.max_stack = 5;
-    let r = apply_max_stack(&mut body, &NoCalls, MaxStackMode::ComputeOrFallback, None).unwrap();
+    let r = StackAnalyzer::new()
+        .apply_max_stack(
+            &mut body,
+            &NoCalls,
+            MaxStackMode::ComputeOrFallback,
+            ReturnKind::Infer,
+        )
+        .unwrap();
     assert_eq!((r.computed, r.max_stack, body.max_stack), (Some(2), 2, 2));
 
     let mut body = bad.body.clone();
     body.max_stack = 5;
-    let e = apply_max_stack(&mut body, &NoCalls, MaxStackMode::Compute, None).unwrap_err();
+    let e = StackAnalyzer::new()
+        .apply_max_stack(
+            &mut body,
+            &NoCalls,
+            MaxStackMode::Compute,
+            ReturnKind::Infer,
+        )
+        .unwrap_err();
     assert!(matches!(e, Error::StackUnderflow { .. }));
     assert_eq!(body.max_stack, 5);
 
-    let r = apply_max_stack(&mut body, &NoCalls, MaxStackMode::ComputeOrFallback, None).unwrap();
+    let r = StackAnalyzer::new()
+        .apply_max_stack(
+            &mut body,
+            &NoCalls,
+            MaxStackMode::ComputeOrFallback,
+            ReturnKind::Infer,
+        )
+        .unwrap();
     assert_eq!((r.computed, r.max_stack, body.max_stack), (None, 5, 5));
     assert!(matches!(r.error, Some(Error::StackUnderflow { .. })));
 }
@@ -1071,9 +1138,9 @@ fn analyzer_reuse_gives_identical_results() {
     let mut shared = StackAnalyzer::new();
     for _ in 0..3 {
         for a in &bodies {
-            let fresh = a.analyze(None);
+            let fresh = a.analyze(ReturnKind::Infer);
             let reused = shared
-                .analyze(&a.body, &NoCalls, None)
+                .analyze(&a.body, &NoCalls, ReturnKind::Infer)
                 .map(|r| (r.max_stack(), r.heights_by_id()));
             assert_eq!(fresh, reused);
         }
@@ -1146,7 +1213,9 @@ fn decoded_try_catch_body() {
         }),
     };
     let mut analyzer = StackAnalyzer::new();
-    let r = analyzer.analyze(&body, &resolver, Some(true)).unwrap();
+    let r = analyzer
+        .analyze(&body, &resolver, ReturnKind::Value)
+        .unwrap();
     assert_eq!(r.max_stack(), body.max_stack);
     assert_eq!(r.max_stack(), 3);
     let handler = body.clauses[0].handler_start;
@@ -1159,7 +1228,10 @@ fn decoded_try_catch_body() {
 fn errors_name_the_original_offset() {
     // Tiny header, code: ldc.i4.0; add; ret
     let body = MethodBody::decode(&[0x0E, 0x16, 0x58, 0x2A]).unwrap();
-    let e = compute_max_stack(&body, &NoCalls, None).unwrap_err();
+    let e = StackAnalyzer::new()
+        .analyze(&body, &NoCalls, ReturnKind::Infer)
+        .map(|a| a.max_stack())
+        .unwrap_err();
     match &e {
         Error::StackUnderflow { at, .. } => {
             assert_eq!(at.offset, Some(1));
@@ -1176,7 +1248,10 @@ fn errors_name_the_original_offset() {
     let new = body
         .instrs
         .link_before(ids[2], Instruction::simple(OpCode::Pop));
-    let e = compute_max_stack(&body, &NoCalls, None).unwrap_err();
+    let e = StackAnalyzer::new()
+        .analyze(&body, &NoCalls, ReturnKind::Infer)
+        .map(|a| a.max_stack())
+        .unwrap_err();
     match &e {
         Error::StackUnderflow { at, .. } => {
             assert_eq!(at.id, new);
@@ -1293,7 +1368,7 @@ fn cfg_exception_edges_and_reachability() {
     assert_eq!(Some(filter_last), a.body.instrs.prev(a.id("H")));
     assert_eq!(cfg.successors(block("F")).count(), 0);
     // The stack analysis agrees on reachability.
-    let (_, heights) = a.analyze(None).unwrap();
+    let (_, heights) = a.analyze(ReturnKind::Infer).unwrap();
     for (id, _) in a.body.instrs.iter() {
         assert_eq!(
             reachable[cfg.block_of(id).unwrap().index()],
@@ -1331,7 +1406,7 @@ fn reused_analyzer_maps_positions_of_edited_bodies_exactly() {
         .unwrap();
     assert_eq!(
         shared
-            .analyze(&big.body, &NoCalls, None)
+            .analyze(&big.body, &NoCalls, ReturnKind::Infer)
             .unwrap()
             .max_stack(),
         3
@@ -1353,15 +1428,17 @@ fn reused_analyzer_maps_positions_of_edited_bodies_exactly() {
         .insert_before(entry, Instruction::simple(OpCode::Nop), Incoming::Keep)
         .unwrap();
     let fresh = StackAnalyzer::new()
-        .analyze(&a.body, &NoCalls, None)
+        .analyze(&a.body, &NoCalls, ReturnKind::Infer)
         .map(|r| (r.max_stack(), r.heights_by_id()))
         .unwrap();
     let reused = shared
-        .analyze(&a.body, &NoCalls, None)
+        .analyze(&a.body, &NoCalls, ReturnKind::Infer)
         .map(|r| (r.max_stack(), r.heights_by_id()))
         .unwrap();
     assert_eq!(fresh, reused);
-    let analysis = shared.analyze(&a.body, &NoCalls, None).unwrap();
+    let analysis = shared
+        .analyze(&a.body, &NoCalls, ReturnKind::Infer)
+        .unwrap();
     assert_eq!(analysis.height_before(nop), Some(0));
     assert_eq!(analysis.height_before(x), Some(0));
     assert_eq!(analysis.height_before(l), Some(0));
@@ -1378,7 +1455,9 @@ fn reused_analyzer_maps_positions_of_edited_bodies_exactly() {
         Instruction::new(OpCode::BrtrueS, Operand::Target(x)),
     );
     for analyzer in [&mut StackAnalyzer::new(), &mut shared] {
-        let e = analyzer.analyze(&a.body, &NoCalls, None).unwrap_err();
+        let e = analyzer
+            .analyze(&a.body, &NoCalls, ReturnKind::Infer)
+            .unwrap_err();
         assert!(
             matches!(e, Error::BadBranchTarget { target, .. } if target == x),
             "{e:?}"
@@ -1389,7 +1468,9 @@ fn reused_analyzer_maps_positions_of_edited_bodies_exactly() {
         branch,
         Instruction::new(OpCode::BrtrueS, Operand::Target(l)),
     );
-    let analysis = shared.analyze(&a.body, &NoCalls, None).unwrap();
+    let analysis = shared
+        .analyze(&a.body, &NoCalls, ReturnKind::Infer)
+        .unwrap();
     assert_eq!(analysis.height_before(x), None);
     assert_eq!(analysis.height_before(l), Some(0));
 }

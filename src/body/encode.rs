@@ -31,6 +31,48 @@ use crate::{Error, Result};
 
 const NOT_PLACED: u32 = u32::MAX;
 
+/// The header [`Encoder::encode`] chose for a body, and the max stack the runtime will
+/// take from it.
+///
+/// A tiny header states no max stack: the runtime assumes 8 ([`TINY_MAX_STACK`]), so a
+/// body whose analysis says 2 is re-decoded with `max_stack == 8`. The encoder picks a
+/// tiny header only when that is legal (code under 64 bytes, max stack at most 8, no
+/// locals, no `InitLocals`, no exception clauses) and the body does not ask for a fat
+/// one ([`MethodBody::force_fat_header`], or a decoded fat header kept unedited).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EncodedHeader {
+    /// A one-byte tiny header.
+    Tiny {
+        /// The code size in bytes.
+        code_size: u32,
+    },
+    /// A 12-byte fat header.
+    Fat {
+        /// The code size in bytes.
+        code_size: u32,
+        /// The max stack it states.
+        max_stack: u16,
+    },
+}
+
+impl EncodedHeader {
+    /// The max stack the runtime takes from the header: the stated one, or 8 for a tiny
+    /// header.
+    pub fn max_stack(self) -> u16 {
+        match self {
+            EncodedHeader::Tiny { .. } => TINY_MAX_STACK,
+            EncodedHeader::Fat { max_stack, .. } => max_stack,
+        }
+    }
+
+    /// The code size in bytes.
+    pub fn code_size(self) -> u32 {
+        match self {
+            EncodedHeader::Tiny { code_size } | EncodedHeader::Fat { code_size, .. } => code_size,
+        }
+    }
+}
+
 /// Reusable scratch space for encoding many bodies without reallocating.
 #[derive(Debug, Default)]
 pub struct Encoder {
@@ -59,7 +101,7 @@ pub struct Encoder {
     /// growth up to and including it.
     shifts: Vec<(u32, u32)>,
     /// Whether to derive the code from the instructions even when the list is unedited
-    /// (see [`Encoder::rederiving`]).
+    /// (see [`Encoder::deriving_every_byte`]).
     rederive: bool,
 }
 
@@ -91,17 +133,20 @@ impl Fixup {
 }
 
 impl Encoder {
-    /// An encoder with empty scratch buffers.
+    /// The encoder to use: empty scratch buffers, kept and reused for every body it
+    /// encodes. The code of a body whose instruction list is unedited since it was
+    /// decoded (the common case for most methods a profiler sees) is copied from the
+    /// decoded bytes instead of derived again; everything else is derived from the
+    /// instructions.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// An encoder that derives every byte of the code from the instructions, even for
-    /// bodies whose instruction list is unedited since decoding (which [`Encoder::new`]
-    /// copies, as DESIGN.md asks: "copying unedited byte runs instead of re-deriving
-    /// them"). Both give the same bytes; this one is the reference the tests hold the
-    /// copy to, and what [`MethodBody::encode`] uses.
-    pub fn rederiving() -> Self {
+    /// The reference encoder: derives every byte of the code from the instructions, even
+    /// for bodies whose instruction list is unedited since decoding (which
+    /// [`Encoder::new`] copies). Both give the same bytes; this one is what the tests
+    /// hold the copy to, and what [`MethodBody::encode`] uses.
+    pub fn deriving_every_byte() -> Self {
         Encoder {
             rederive: true,
             ..Self::default()
@@ -133,11 +178,18 @@ impl Encoder {
         true
     }
 
-    /// Appends the encoding of `body` to `out`. On error `out` is left as it was.
+    /// Appends the encoding of `body` to `out` and says which header it chose. On error
+    /// `out` is left as it was.
     ///
     /// `out` is assumed to start at a 4-byte-aligned address (as method bodies with fat
     /// headers must); section padding is computed relative to where this body starts.
-    pub fn encode(&mut self, body: &MethodBody, out: &mut Vec<u8>) -> Result<()> {
+    ///
+    /// # Errors
+    /// [`Error::BadOperand`] for an instruction whose operand does not fit its opcode,
+    /// [`Error::NotInBody`] or [`Error::Unencodable`] for a branch or clause boundary
+    /// that names no instruction of the body, [`Error::Unencodable`] for a body or
+    /// section too large for the format.
+    pub fn encode(&mut self, body: &MethodBody, out: &mut Vec<u8>) -> Result<EncodedHeader> {
         let base = out.len();
         let result = self.encode_at(body, out, base);
         if result.is_err() {
@@ -146,7 +198,12 @@ impl Encoder {
         result
     }
 
-    fn encode_at(&mut self, body: &MethodBody, out: &mut Vec<u8>, base: usize) -> Result<()> {
+    fn encode_at(
+        &mut self,
+        body: &MethodBody,
+        out: &mut Vec<u8>,
+        base: usize,
+    ) -> Result<EncodedHeader> {
         // Sections are written for clauses, and also when the decoded layout is kept even
         // though none of its sections holds a clause (`keeps_section_layout` agrees).
         let sections = &body.format.sections;
@@ -171,7 +228,8 @@ impl Encoder {
         // The code is laid out first: the header, which depends on its size, is then
         // composed whole and written before it.
         out.reserve(FAT_HEADER_SIZE + code.len() + 4);
-        if tiny_possible && code_size <= TINY_MAX_CODE_SIZE {
+        let tiny = tiny_possible && code_size <= TINY_MAX_CODE_SIZE;
+        if tiny {
             out.push(tiny_header(code_size));
         } else {
             let extra_flags = match body.format.header {
@@ -199,7 +257,19 @@ impl Encoder {
             }
             self.write_sections(body, keep_sections, out)?;
         }
-        Ok(())
+        Ok(match tiny {
+            true => EncodedHeader::Tiny { code_size },
+            false => EncodedHeader::Fat {
+                code_size,
+                max_stack: body.max_stack,
+            },
+        })
+    }
+
+    /// The code offset of every instruction of the body last encoded (by id index,
+    /// `u32::MAX` for ids not in it), valid right after [`Encoder::encode`] succeeded.
+    pub(crate) fn encoded_offsets(&self) -> &[u32] {
+        &self.offsets[..self.arena]
     }
 
     /// Lays out `body` as [`Encoder::encode`] would and returns the code offset of every

@@ -27,7 +27,7 @@ pub mod scan;
 mod sections;
 
 pub use decode::Decoder;
-pub use encode::Encoder;
+pub use encode::{EncodedHeader, Encoder};
 pub use header::{FAT_HEADER_SIZE, TINY_MAX_CODE_SIZE, TINY_MAX_STACK};
 pub use scan::{BodyExtent, scan_body};
 
@@ -280,7 +280,7 @@ impl MethodBody {
     /// result).
     pub fn encode(&self) -> crate::Result<Vec<u8>> {
         let mut out = Vec::new();
-        Encoder::rederiving().encode(self, &mut out)?;
+        Encoder::deriving_every_byte().encode(self, &mut out)?;
         Ok(out)
     }
 

@@ -68,8 +68,13 @@ pub(crate) mod stored {
         ))
     }
 
-    // Used by `audit` (feature `pe`).
-    #[cfg_attr(not(feature = "pe"), allow(dead_code))]
+    /// [`super::Instruction::ldloca`], stored.
+    #[inline]
+    pub(crate) fn ldloca(index: u16) -> Slot {
+        use OpCode::*;
+        var(var_choice(index, &[], LdlocaS, Ldloca))
+    }
+
     /// [`super::Instruction::ldc_i4`], stored (`ldc.i4.s` keeps its operand's byte).
     #[inline]
     pub(crate) fn ldc_i4(value: i32) -> Slot {
@@ -80,14 +85,6 @@ pub(crate) mod stored {
             (_, Some(v)) => u64::from(v as u32),
         };
         Slot::new(op, bits)
-    }
-
-    // Used by `audit` (feature `pe`).
-    #[cfg_attr(not(feature = "pe"), allow(dead_code))]
-    /// [`super::Instruction::with_token`], stored.
-    #[inline]
-    pub(crate) fn with_token(opcode: OpCode, token: u32) -> Slot {
-        Slot::new(opcode, u64::from(token))
     }
 
     fn var((op, index): (OpCode, Option<u16>)) -> Slot {
@@ -194,7 +191,7 @@ mod tests {
                 OpCode::Newobj,
             ] {
                 let built = Instruction::with_token(op, token);
-                assert_eq!(Some(stored::with_token(op, token)), pack(&built));
+                assert_eq!(Some(Slot::new(op, u64::from(token))), pack(&built));
             }
         }
     }

@@ -237,6 +237,26 @@ impl MethodBody {
         Ok(ids)
     }
 
+    /// [`MethodBody::insert_all_before_keep`] for code whose branches may name its own
+    /// new instructions (their ids are the next arena slots): the targets are checked
+    /// once the code is linked, and on a bad target the code is unlinked again.
+    pub(crate) fn insert_all_before_keep_self_targeting(
+        &mut self,
+        at: InstrId,
+        instrs: &[Instruction],
+    ) -> Result<std::ops::Range<u32>> {
+        self.expect_linked(at, "insertion point")?;
+        let ids = self.instrs.link_all_before(at, instrs);
+        if let Err(e) = instrs.iter().try_for_each(|i| self.check_targets(i)) {
+            for id in ids {
+                self.instrs.unlink(InstrId(id));
+            }
+            return Err(e);
+        }
+        self.check_filter_growth(ids.clone())?;
+        Ok(ids)
+    }
+
     /// Inserts `instr` right after `at` and returns its id. Nothing that names `at`
     /// changes, and regions whose last instruction is `at` do not grow to include the new
     /// instruction, with one exception forced by the format: a filter region has no end of

@@ -12,4 +12,5 @@ pub(crate) mod packed;
 
 pub use edit::Incoming;
 
+pub(crate) use list::FlatAppend;
 pub use list::{Ids, InstrId, InstrList, Instruction, Iter, Operand, SwitchTargets};

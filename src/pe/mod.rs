@@ -30,7 +30,7 @@ pub mod file;
 pub mod heaps;
 pub mod metadata;
 mod read;
-mod resolve;
+mod source;
 pub mod tables;
 
 use std::fmt;
@@ -60,6 +60,7 @@ mod col {
     pub const TYPEDEF_NAMESPACE: usize = 2;
     pub const TYPEDEF_METHOD_LIST: usize = 5;
     pub const FIELD_NAME: usize = 1;
+    pub const FIELD_SIGNATURE: usize = 2;
     pub const METHODPTR_METHOD: usize = 0;
     pub const METHODDEF_RVA: usize = 0;
     pub const METHODDEF_IMPL_FLAGS: usize = 1;
@@ -333,43 +334,6 @@ impl<'a> Assembly<'a> {
                     "MethodSpec.Method is not a valid MethodDefOrRef coded index",
                 )
             })
-    }
-
-    /// The signature blob that describes a call through `token`:
-    ///
-    /// * MethodDef (0x06): its `MethodDefSig`;
-    /// * MemberRef (0x0A): its `MethodRefSig` (or `FieldSig` for field references);
-    /// * MethodSpec (0x2B): the signature of the generic method it instantiates;
-    /// * StandAloneSig (0x11): its `StandAloneMethodSig` (the operand of `calli`).
-    ///
-    /// Errors with [`Error::BadToken`] for other tables or rows that do not exist.
-    pub fn call_site_signature(&self, token: u32) -> Result<&'a [u8]> {
-        let rid = token & tables::MAX_ROWS;
-        match TableId::of_token(token) {
-            Some(TableId::MethodDef) => {
-                self.blob_cell(TableId::MethodDef, rid, col::METHODDEF_SIGNATURE)
-            }
-            Some(TableId::MemberRef) => {
-                self.blob_cell(TableId::MemberRef, rid, col::MEMBERREF_SIGNATURE)
-            }
-            Some(TableId::StandAloneSig) => self.standalone_sig(token),
-            Some(TableId::MethodSpec) => {
-                let method = self.method_spec_method(token)?;
-                match TableId::of_token(method) {
-                    Some(TableId::MethodDef | TableId::MemberRef) => {
-                        self.call_site_signature(method)
-                    }
-                    _ => Err(Error::BadToken {
-                        token: method,
-                        what: "MethodSpec names neither a MethodDef nor a MemberRef",
-                    }),
-                }
-            }
-            _ => Err(Error::BadToken {
-                token,
-                what: "not a MethodDef, MemberRef, MethodSpec or StandAloneSig token",
-            }),
-        }
     }
 
     /// The namespace and name of a TypeDef (0x02) or TypeRef (0x01) token.

@@ -1,27 +1,32 @@
-//! Whole-body transforms built on the editing API: single-ret, fat-header conversion,
-//! try/finally wrapping, prologue and epilogue injection.
+//! Whole-body transforms built on the editing API: single-ret, try/finally wrapping,
+//! prologue and epilogue injection, and [`Instrumenter`], which does all of method
+//! entry/exit instrumentation for many bodies (fat-header conversion is
+//! [`crate::MethodBody::force_fat_header`]).
 //!
 //! Transforms never recompute the max stack; run [`crate::analysis`] afterwards (the
 //! usual pipeline is transform -> max stack -> encode -> IL map).
 #![forbid(unsafe_code)]
 
 mod inject;
+mod instrument;
+mod return_local;
 mod single_ret;
+mod snippet;
 mod wrap;
 
 pub use inject::{inject_epilogue, inject_prologue};
+pub use instrument::{InstrumentationCode, Instrumented, Instrumenter, MethodContext};
+pub use return_local::ReturnLocal;
 pub use single_ret::{Returns, SingleRet, single_ret};
+pub use snippet::{Label, Snippet, SnippetBuilder};
 pub use wrap::{CatchRethrow, WrapOptions, Wrapped, wrap_try_finally};
-// Used by `audit` (feature `pe`).
-#[cfg(all(test, feature = "pe"))]
-pub(crate) use wrap::wrap_scanned_stored_linked;
-#[cfg(feature = "pe")]
-pub(crate) use wrap::{CodeScan, StoredCode, wrap_scanned_stored};
 
-use crate::body::MethodBody;
-
-/// Converts the body to a fat header: every later encoding uses a fat header, even where
-/// a tiny one would be legal (so EH clauses and locals can be added freely).
-pub fn to_fat_header(body: &mut MethodBody) {
-    body.force_fat_header();
+impl From<Returns> for crate::analysis::ReturnKind {
+    /// What `ret` pops once a transform has given the method this return shape.
+    fn from(returns: Returns) -> Self {
+        match returns {
+            Returns::Void => crate::analysis::ReturnKind::Void,
+            Returns::Value { .. } => crate::analysis::ReturnKind::Value,
+        }
+    }
 }

@@ -3,11 +3,13 @@
 #![forbid(unsafe_code)]
 
 use super::single_ret::{Returns, rewrite_rets_at};
+use super::snippet::relocate;
 use crate::body::{ClauseKind, ExceptionClause, MethodBody};
+use crate::graph::FlatAppend;
 use crate::graph::build::stored;
 use crate::graph::packed::{Slot, instruction};
 use crate::graph::{Incoming, InstrId, InstrList, Instruction, Operand};
-use crate::opcode::{OpCode, OperandKind};
+use crate::opcode::OpCode;
 use crate::{Error, Result};
 use smallvec::SmallVec;
 
@@ -144,6 +146,12 @@ impl CodeScan {
 /// each slice holds the stored forms ([`crate::graph::build::stored`]) of the
 /// instructions to inject, none of them odd (checked). The one-pass wrap appends them
 /// without packing; the general path rebuilds the instructions they store.
+///
+/// Branches in this code are relative, as [`super::snippet::relocate`] takes them: a
+/// branch's bits are a position in its own slice, its length meaning the instruction
+/// that follows the slice where it is placed (the try's first instruction after the
+/// entry code, the `endfinally` after the exit code, the load or `ret` after the
+/// epilogue code).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct StoredCode<'a> {
     /// The code run on entry ([`WrapOptions::entry`]), stored.
@@ -152,6 +160,8 @@ pub(crate) struct StoredCode<'a> {
     pub exit: &'a [Slot],
     /// The code starting the epilogue, stored.
     pub epilogue: &'a [Slot],
+    /// Whether any of the three has a branch (relative, see above).
+    pub branches: bool,
 }
 
 /// [`wrap_try_finally`] given a [`CodeScan`] of the whole body as it is, and code to run
@@ -175,11 +185,10 @@ pub(crate) fn wrap_scanned(
     {
         return Ok(wrapped);
     }
-    wrap_linked(body, opts, scan, epilogue_code)
+    wrap_linked(body, opts, scan, epilogue_code, Placement::Absolute)
 }
 
 /// [`wrap_scanned`] without a catch handler, the injected code given in stored form.
-#[cfg_attr(not(feature = "pe"), allow(dead_code))] // used by `audit` (feature `pe`)
 pub(crate) fn wrap_scanned_stored(
     body: &mut MethodBody,
     returns: Returns,
@@ -194,7 +203,6 @@ pub(crate) fn wrap_scanned_stored(
 }
 
 /// The general path of [`wrap_scanned_stored`], given the instructions `code` stores.
-#[cfg_attr(not(feature = "pe"), allow(dead_code))] // used by `audit` (feature `pe`)
 fn wrap_stored_linked(
     body: &mut MethodBody,
     returns: Returns,
@@ -217,12 +225,16 @@ fn wrap_stored_linked(
         exit: &exit,
         catch: None,
     };
-    wrap_linked(body, &opts, scan, &unpack(code.epilogue))
+    let placement = match code.branches {
+        true => Placement::Relative,
+        false => Placement::Absolute,
+    };
+    wrap_linked(body, &opts, scan, &unpack(code.epilogue), placement)
 }
 
 /// [`wrap_scanned_stored`] always taking the general path, edit by edit (for the tests
 /// that hold the one-pass path to it).
-#[cfg(all(test, feature = "pe"))]
+#[cfg(test)]
 pub(crate) fn wrap_scanned_stored_linked(
     body: &mut MethodBody,
     returns: Returns,
@@ -242,8 +254,7 @@ enum Injected<'a> {
         exit: &'a [Instruction],
         epilogue: &'a [Instruction],
     },
-    /// In stored form (from `audit`, feature `pe`).
-    #[cfg_attr(not(feature = "pe"), allow(dead_code))]
+    /// In stored form (from [`super::Instrumenter`]).
     Stored(&'a StoredCode<'a>),
 }
 
@@ -261,25 +272,19 @@ impl Injected<'_> {
         }
     }
 
-    /// Whether the entry or exit code has a branch or switch.
+    /// Whether the code branches in a way [`wrap_flat`] cannot place: branches of
+    /// instructions name ids of the body (entry or exit code that branches is left to
+    /// the general path), relative branches of stored code are relocated as they are
+    /// appended.
     #[inline(always)]
-    fn branches(&self) -> bool {
+    fn unplaceable_branches(&self) -> bool {
         let instrs = |code: &[Instruction]| {
             code.iter()
                 .any(|i| matches!(i.operand, Operand::Target(_) | Operand::Switch(_)))
         };
-        // Slots that are not odd have the operand their opcode's kind says.
-        let slots = |code: &[Slot]| {
-            code.iter().any(|slot| {
-                matches!(
-                    slot.opcode.operand(),
-                    OperandKind::Branch | OperandKind::ShortBranch | OperandKind::Switch
-                )
-            })
-        };
         match *self {
             Injected::Instructions { entry, exit, .. } => instrs(entry) || instrs(exit),
-            Injected::Stored(code) => slots(code.entry) || slots(code.exit),
+            Injected::Stored(_) => false,
         }
     }
 }
@@ -321,7 +326,7 @@ fn wrap_flat(
     code: Injected<'_>,
 ) -> Option<Wrapped> {
     let n = body.instrs.as_flat_slice()?.len() as u32;
-    if n == 0 || !body.clauses.is_empty() || !scan.tails.is_empty() || code.branches() {
+    if n == 0 || !body.clauses.is_empty() || !scan.tails.is_empty() || code.unplaceable_branches() {
         return None;
     }
     let (entry_len, exit_len, epilogue_len) = code.lens();
@@ -355,7 +360,20 @@ fn wrap_flat(
     match code {
         Injected::Stored(code) => {
             let mut append = list.flat_append((end - n) as usize)?;
-            append.extend(code.epilogue);
+            // Relative branches go to positions of their own code, or past its end: to
+            // the load or `ret` after the epilogue code, the `endfinally` after the exit
+            // code, the first original instruction after the entry code.
+            let place = |append: &mut FlatAppend<'_>, slots: &[Slot], base: u32, end: u32| {
+                if code.branches {
+                    let len = slots.len() as u32;
+                    for &slot in slots {
+                        append.push(relocate(slot, len, base, InstrId(end)));
+                    }
+                } else {
+                    append.extend(slots);
+                }
+            };
+            place(&mut append, code.epilogue, n, n + epilogue_len as u32);
             if let Some(load) = load {
                 append.push(load);
             }
@@ -363,9 +381,9 @@ fn wrap_flat(
             for _ in 0..leaves {
                 append.push(jump);
             }
-            append.extend(code.exit);
+            place(&mut append, code.exit, finally_start, entry_start - 1);
             append.push(endfinally);
-            append.extend(code.entry);
+            place(&mut append, code.entry, entry_start, 0);
         }
         Injected::Instructions {
             entry,
@@ -424,15 +442,55 @@ fn wrap_flat(
     })
 }
 
+/// How the branches of injected code name their targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Placement {
+    /// By the ids of the body (as [`WrapOptions`] documents).
+    Absolute,
+    /// By positions in their own code, as [`StoredCode`] documents.
+    Relative,
+}
+
+/// `code` with its relative branches made to name ids, placed with its first
+/// instruction at id `base` and `end` following it.
+fn placed(code: &[Instruction], base: u32, end: InstrId) -> SmallVec<[Instruction; 8]> {
+    let len = code.len() as u32;
+    code.iter()
+        .map(|&i| match i.operand {
+            Operand::Target(t) => {
+                Instruction::branch(i.opcode, if t.0 >= len { end } else { InstrId(base + t.0) })
+            }
+            _ => i,
+        })
+        .collect()
+}
+
 /// The general path of [`wrap_scanned`], edit by edit (after its refusals).
 fn wrap_linked(
     body: &mut MethodBody,
     opts: &WrapOptions<'_>,
     scan: &CodeScan,
     epilogue_code: &[Instruction],
+    placement: Placement,
 ) -> Result<Wrapped> {
+    let relative = placement == Placement::Relative;
+    // Each new instruction takes the next arena slot: the ids of injected code are known
+    // before it is linked, which places relative branches.
+    let next_id = |body: &MethodBody| body.instrs.arena_len() as u32;
+    let epilogue_code = match relative {
+        // Appended first by `rewrite_rets_at`, followed by the load or the `ret`.
+        true => {
+            let base = next_id(body);
+            placed(
+                epilogue_code,
+                base,
+                InstrId(base + epilogue_code.len() as u32),
+            )
+        }
+        false => SmallVec::from_slice(epilogue_code),
+    };
     // The `ret`s first: `rewrite_rets_at` checks all of them before it edits anything.
-    let single = rewrite_rets_at(body, opts.returns, true, &scan.rets, epilogue_code)?;
+    let single = rewrite_rets_at(body, opts.returns, true, &scan.rets, &epilogue_code)?;
     // Then the `tail.` prefixes (a tail call cannot leave a protected region). None of
     // them is the epilogue, which was just appended, so the try keeps an instruction.
     let tails = &scan.tails;
@@ -469,9 +527,18 @@ fn wrap_linked(
         inner_last = last;
     }
 
-    let mut exit: SmallVec<[Instruction; 8]> = SmallVec::from_slice(opts.exit);
+    let mut exit: SmallVec<[Instruction; 8]> = match relative {
+        true => {
+            let base = next_id(body);
+            placed(opts.exit, base, InstrId(base + opts.exit.len() as u32))
+        }
+        false => SmallVec::from_slice(opts.exit),
+    };
     exit.push(Instruction::simple(OpCode::Endfinally));
-    let ids = body.insert_all_before_keep(single.epilogue, &exit)?;
+    let ids = match relative {
+        true => body.insert_all_before_keep_self_targeting(single.epilogue, &exit)?,
+        false => body.insert_all_before_keep(single.epilogue, &exit)?,
+    };
     let (finally_start, finally_last) = (InstrId(ids.start), InstrId(ids.end - 1));
     let finally = ExceptionClause::new(
         ClauseKind::Finally,
@@ -494,7 +561,13 @@ fn wrap_linked(
     }
 
     // `inject_prologue`: the first instruction is still the try's first.
-    body.insert_all_before_keep(try_start, opts.entry)?;
+    match relative {
+        true => {
+            let entry = placed(opts.entry, next_id(body), try_start);
+            body.insert_all_before_keep_self_targeting(try_start, &entry)?
+        }
+        false => body.insert_all_before_keep(try_start, opts.entry)?,
+    };
     body.force_fat_header();
     Ok(Wrapped {
         try_start,
@@ -576,7 +649,9 @@ mod tests {
                             catch: None,
                         };
                         let mut slow = original.clone();
-                        let b = wrap_linked(&mut slow, &opts, &scan, &epilogue).expect("wraps");
+                        let b =
+                            wrap_linked(&mut slow, &opts, &scan, &epilogue, Placement::Absolute)
+                                .expect("wraps");
                         let mut fast = original.clone();
                         let code = Injected::Instructions {
                             entry: opts.entry,
@@ -596,6 +671,7 @@ mod tests {
                             entry: &entry,
                             exit: &exit,
                             epilogue: &epi,
+                            branches: false,
                         };
                         let mut fast = original.clone();
                         let a = wrap_flat(&mut fast, returns, &scan, Injected::Stored(&code))
@@ -624,8 +700,9 @@ mod tests {
         let mut seed = 99u64;
         let mut b = body(&mut seed, 6);
         let scan = CodeScan::of(&b.instrs);
+        // Entry code given as instructions names ids of the body; stored code's branches
+        // are relative and placed (see `branching_snippets_are_placed_on_both_paths`).
         let branchy = [Instruction::branch(OpCode::Br, InstrId(0))];
-        let branchy_slots = [crate::graph::packed::stored(&branchy[0]).expect("stores")];
         let none = |entry| Injected::Instructions {
             entry,
             exit: &[],
@@ -635,11 +712,10 @@ mod tests {
             entry,
             exit: &[],
             epilogue: &[],
+            branches: false,
         };
         let before = format!("{b:?}");
         assert!(wrap_flat(&mut b, Returns::Void, &scan, none(&branchy)).is_none());
-        let code = stored(&branchy_slots);
-        assert!(wrap_flat(&mut b, Returns::Void, &scan, Injected::Stored(&code)).is_none());
         assert_eq!(format!("{b:?}"), before);
         b.instrs
             .link_after(InstrId(0), Instruction::simple(OpCode::Nop));

@@ -1,15 +1,15 @@
-//! Whole-assembly checks: run the codec, the analyses and the transforms over every
-//! method body of an assembly and report what happened. The corpus tests and the
-//! examples use them; they are public so that users can check this crate against their
-//! own assemblies before trusting it in production.
-#![forbid(unsafe_code)]
+//! Test support for `ilrewrite`, not part of the library users depend on: whole-assembly
+//! checks that run the codec, the analyses and the instrumentation over every method
+//! body of an assembly and report what happened, with made-up hook tokens. The corpus
+//! tests, the examples and the benchmarks use them; a user can run them against their
+//! own assemblies (the `roundtrip` example) before trusting the crate in production.
 
 mod rewrite;
 mod roundtrip;
 
 pub use rewrite::{
     ENTER_HOOK, EXIT_HOOK, HookResolver, NEW_LOCALS_TOKEN, Outcome, RETURN_HOOK, RewriteReport,
-    instrument, rewrite_assembly,
+    hook_instrumenter, instrument, rewrite_assembly,
 };
 pub use roundtrip::{RoundTripReport, round_trip_assembly};
 

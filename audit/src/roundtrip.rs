@@ -1,9 +1,8 @@
 //! Decode and re-encode every method body of an assembly, byte for byte.
-#![forbid(unsafe_code)]
 
-use crate::body::{Decoder, Encoder, MethodBody};
-use crate::pe::Assembly;
-use crate::sig::LocalVarSig;
+use ilrewrite::body::{Decoder, Encoder, MethodBody};
+use ilrewrite::pe::Assembly;
+use ilrewrite::sig::LocalVarSig;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
@@ -101,7 +100,7 @@ pub fn round_trip_assembly(name: &str, asm: &Assembly<'_>) -> RoundTripReport {
     let mut seen_sigs = HashSet::new();
     let mut decoder = Decoder::new();
     let mut encoder = Encoder::new();
-    let mut rederiving = Encoder::rederiving();
+    let mut rederiving = Encoder::deriving_every_byte();
     let mut body = MethodBody::new();
     let mut out = Vec::new();
     let mut sig_out = Vec::new();

@@ -4,27 +4,27 @@
 //! For each distinct body:
 //! 1. the stack analysis runs on the unedited body: it must verify, and its max stack is
 //!    compared with the header's;
-//! 2. the body is instrumented: a return-value local is added to its LocalVarSig (when the
-//!    method returns a value), then it is wrapped in try/finally with entry code before
-//!    the try, exit code in the finally, and epilogue code on the normal exit path
-//!    (`wrap_try_finally` applies single-ret first);
-//! 3. the max stack is computed for the result, the body is encoded, decoded again,
-//!    verified again, and its IL map is checked against the re-decoded code.
+//! 2. the body is instrumented by an [`Instrumenter`] ([`hook_instrumenter`]): a
+//!    return-value local is added to its LocalVarSig (when the method returns a value),
+//!    then it is wrapped in try/finally with entry code before the try, exit code in the
+//!    finally, and epilogue code on the normal exit path, and its max stack computed;
+//! 3. the body is encoded, decoded again, verified again, and its IL map is checked
+//!    against the re-decoded code.
 //!
 //! The injected calls use tokens no assembly defines ([`ENTER_HOOK`], [`EXIT_HOOK`],
 //! [`RETURN_HOOK`]); the resolver used here knows their stack effects.
-#![forbid(unsafe_code)]
 
 use super::Failure;
-use crate::analysis::{CachingResolver, CallEffect, CallSiteResolver, MaxStackMode, StackAnalyzer};
-use crate::body::{Decoder, Encoder, MethodBody};
-use crate::graph::build::stored;
-use crate::ilmap::IlMap;
-use crate::opcode::OpCode;
-use crate::pe::Assembly;
-use crate::sig::{LocalVarSig, summarize_method_sig, summarize_method_sig_and_return_type};
-use crate::transform::{CodeScan, Returns, StoredCode, Wrapped, wrap_scanned_stored};
-use crate::{Error, Result};
+use ilrewrite::analysis::{
+    CachingResolver, CallEffect, CallSiteResolver, MetadataResolver, ReturnKind, StackAnalyzer,
+};
+use ilrewrite::body::{Decoder, MethodBody};
+use ilrewrite::ilmap::IlMap;
+use ilrewrite::opcode::OpCode;
+use ilrewrite::pe::Assembly;
+use ilrewrite::sig::summarize_method_sig;
+use ilrewrite::transform::{InstrumentationCode, Instrumenter, MethodContext, Snippet};
+use ilrewrite::{Error, Instruction, Result};
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 
@@ -142,16 +142,17 @@ impl fmt::Display for RewriteReport {
 /// pops one value, pushes none) itself, and every other call site through the assembly's
 /// metadata behind a [`CachingResolver`], as a profiler would: it knows the effects of
 /// the calls it injects, and caches the module's. Create one per assembly.
+#[derive(Debug)]
 pub struct HookResolver<'r, 'a> {
     /// The assembly's call sites, each resolved once.
-    module: CachingResolver<ModuleCalls<'r, 'a>>,
+    module: CachingResolver<MetadataResolver<&'r Assembly<'a>>>,
 }
 
 impl<'r, 'a> HookResolver<'r, 'a> {
     /// A resolver for the call sites of `asm` and the hooks, with an empty cache.
     pub fn new(asm: &'r Assembly<'a>) -> Self {
         HookResolver {
-            module: CachingResolver::new(ModuleCalls(asm)),
+            module: CachingResolver::for_module(asm),
         }
     }
 }
@@ -166,13 +167,28 @@ impl CallSiteResolver for HookResolver<'_, '_> {
     }
 }
 
-/// The call sites of an assembly, resolved from its metadata.
-struct ModuleCalls<'r, 'a>(&'r Assembly<'a>);
-
-impl CallSiteResolver for ModuleCalls<'_, '_> {
-    fn call_effect(&self, opcode: OpCode, token: u32) -> Result<CallEffect> {
-        self.0.call_effect(opcode, token)
-    }
+/// The instrumenter of the audit, the shape an APM agent injects: `ldc.i4 id; call
+/// ENTER_HOOK` before the try, `ldc.i4 id; call EXIT_HOOK` in the finally, and for
+/// methods that return a value `ldloc r; call RETURN_HOOK` on the normal exit path (the
+/// id is the method's token).
+pub fn hook_instrumenter() -> Instrumenter {
+    let call_with_id = |hook| {
+        let mut b = Snippet::builder();
+        b.method_id();
+        b.push(Instruction::with_token(OpCode::Call, hook));
+        b.finish()
+            .expect("a call with the method's id is a valid snippet")
+    };
+    let mut epilogue = Snippet::builder();
+    epilogue.return_local(OpCode::Ldloc);
+    epilogue.push(Instruction::with_token(OpCode::Call, RETURN_HOOK));
+    Instrumenter::new(InstrumentationCode {
+        entry: call_with_id(ENTER_HOOK),
+        exit: call_with_id(EXIT_HOOK),
+        epilogue_value: epilogue.finish().expect("a valid snippet"),
+        epilogue_void: Snippet::default(),
+    })
+    .expect("only the value epilogue names the return-value local")
 }
 
 /// Analyses and instruments every distinct method body of `asm` (see the module docs).
@@ -189,7 +205,7 @@ pub fn rewrite_assembly(name: &str, asm: &Assembly<'_>) -> RewriteReport {
     let resolver = HookResolver::new(asm);
     let mut seen = HashSet::new();
     let mut decoder = Decoder::new();
-    let mut encoder = Encoder::new();
+    let mut instrumenter = hook_instrumenter();
     let mut analyzer = StackAnalyzer::new();
     let mut body = MethodBody::new();
     let mut again = MethodBody::new();
@@ -218,7 +234,7 @@ pub fn rewrite_assembly(name: &str, asm: &Assembly<'_>) -> RewriteReport {
         };
 
         // 1. The unedited body.
-        match analyzer.analyze(&body, &resolver, Some(returns_value)) {
+        match analyzer.analyze(&body, &resolver, ReturnKind::value_if(returns_value)) {
             Ok(analysis) => {
                 let (computed, header) = (analysis.max_stack(), body.max_stack);
                 if body.has_tiny_format() && computed <= header {
@@ -244,13 +260,14 @@ pub fn rewrite_assembly(name: &str, asm: &Assembly<'_>) -> RewriteReport {
         // 2-3. Instrument, encode, decode, verify, check the IL map.
         let was_tiny = code[0] & 3 == 2;
         let original = body.clone();
-        match instrument(asm, method.signature, token, &mut body).and_then(|outcome| {
+        let outcome = instrument(&mut instrumenter, asm, &resolver, token, &mut body);
+        match outcome.and_then(|outcome| {
             check_rewritten(
                 &resolver,
                 &original,
                 &mut body,
                 &mut again,
-                (&mut encoder, &mut decoder, &mut analyzer, &mut bytes),
+                (&mut instrumenter, &mut decoder, &mut analyzer, &mut bytes),
                 returns_value,
             )
             .map(|entries| (outcome, entries))
@@ -284,111 +301,47 @@ pub struct Outcome {
     pub tails: usize,
 }
 
-/// Instruments one body the way an APM agent does: adds a return-value local to the
-/// LocalVarSig (value-returning methods; the body then names [`NEW_LOCALS_TOKEN`]),
-/// wraps the body in try/finally with `ldc.i4 token; call ENTER_HOOK` before the try and
-/// `ldc.i4 token; call EXIT_HOOK` in the finally, and calls [`RETURN_HOOK`] with the
-/// return value on the normal exit path. `signature` is the method's MethodDefSig, read
-/// once for whether and what it returns ([`Outcome::local_added`] tells the caller, e.g.
-/// for the stack analysis). The max stack is left to the caller. Refuses bodies with
-/// `jmp` ([`Error::Unsupported`]); a refused body is left as it was.
+/// Instruments one body with `instrumenter` (from [`hook_instrumenter`]) the way an APM
+/// agent does, the method's signatures read from `asm` and its id being its token; a
+/// value-returning method's body then names [`NEW_LOCALS_TOKEN`]. Refused bodies
+/// ([`Error::Unsupported`], e.g. with `jmp`) are left as they were.
 pub fn instrument(
+    instrumenter: &mut Instrumenter,
     asm: &Assembly<'_>,
-    signature: &[u8],
+    resolver: &HookResolver<'_, '_>,
     token: u32,
     body: &mut MethodBody,
 ) -> Result<Outcome> {
-    instrument_with(asm, signature, token, body, wrap_scanned_stored)
-}
-
-/// The wrapping step of [`instrument`]: [`wrap_scanned_stored`], or in the tests its
-/// general path alone.
-type WrapStep = fn(&mut MethodBody, Returns, &CodeScan, &StoredCode<'_>) -> Result<Wrapped>;
-
-/// [`instrument`] with the wrapping step given.
-#[inline(always)]
-fn instrument_with(
-    asm: &Assembly<'_>,
-    signature: &[u8],
-    token: u32,
-    body: &mut MethodBody,
-    wrap: WrapStep,
-) -> Result<Outcome> {
-    // One pass: the `ret`s and `tail.` prefixes the wrapping edits, and whether a `jmp`
-    // makes the body unwrappable (checked first: nothing is edited then).
-    let scan = CodeScan::of(&body.instrs);
-    if scan.has_jmp {
-        return Err(Error::Unsupported {
-            what: "jmp cannot be placed inside a try block",
-        });
-    }
-    let rets = scan.rets.len();
-    let (summary, ret_type) = summarize_method_sig_and_return_type(signature)?;
-    let returns_value = summary.returns_value;
-    let returns = if returns_value {
-        // Byte level, without decoding the signatures into trees: the return type's
-        // bytes become the new local's type.
-        let locals = match body.local_var_sig {
-            0 => &[0x07, 0x00][..],
-            sig => asm.standalone_sig(sig)?,
-        };
-        // Check the extended signature encodes (`LocalVarSig::append_to_blob` would now
-        // build it for a profiler to emit for a token).
-        let local = LocalVarSig::check_append_to_blob(locals, ret_type)?;
-        Returns::Value { local }
-    } else {
-        Returns::Void
+    let method = MethodContext::from_metadata(asm, token, body, token as i32)?;
+    let done = instrumenter.instrument(body, &method, resolver)?;
+    let outcome = Outcome {
+        rets: done.rets,
+        local_added: done.new_locals_signature.is_some(),
+        tails: done.tail_prefixes_removed,
     };
-    // The injected code, in stored form: `ldc.i4 token; call hook` (shortest `ldc.i4`
-    // form) on entry and in the finally handler, and `ldloc local; call RETURN_HOOK`
-    // starting the epilogue of value-returning methods, so every normal exit runs it
-    // (what `inject_epilogue` after the wrap would do).
-    let id = stored::ldc_i4(token as i32);
-    let epilogue = match returns {
-        Returns::Value { local } => [
-            stored::ldloc(local),
-            stored::with_token(OpCode::Call, RETURN_HOOK),
-        ],
-        // Not used.
-        Returns::Void => [id; 2],
-    };
-    let code = StoredCode {
-        entry: &[id, stored::with_token(OpCode::Call, ENTER_HOOK)],
-        exit: &[id, stored::with_token(OpCode::Call, EXIT_HOOK)],
-        epilogue: &epilogue[..if returns_value { 2 } else { 0 }],
-    };
-    // The wrap refuses before its first edit; the body names the extended locals only
-    // once it is wrapped, so that a refused body is left as it was.
-    let wrapped = wrap(body, returns, &scan, &code)?;
-    if returns_value {
+    if outcome.local_added {
         body.local_var_sig = NEW_LOCALS_TOKEN;
     }
-    Ok(Outcome {
-        rets,
-        local_added: returns_value,
-        tails: wrapped.tail_prefixes_removed,
-    })
+    Ok(outcome)
 }
 
-/// Computes the max stack, encodes, re-decodes, re-verifies and checks the IL map.
+/// Encodes, re-decodes, re-verifies and checks the IL map of an instrumented body.
 /// Returns the number of IL-map entries checked.
 fn check_rewritten(
     resolver: &impl CallSiteResolver,
     original: &MethodBody,
     body: &mut MethodBody,
     again: &mut MethodBody,
-    (encoder, decoder, analyzer, bytes): (
-        &mut Encoder,
+    (instrumenter, decoder, analyzer, bytes): (
+        &mut Instrumenter,
         &mut Decoder,
         &mut StackAnalyzer,
         &mut Vec<u8>,
     ),
     returns_value: bool,
 ) -> Result<usize> {
-    analyzer.apply_max_stack(body, resolver, MaxStackMode::Compute, Some(returns_value))?;
-    body.validate_clauses()?;
     bytes.clear();
-    encoder.encode(body, bytes)?;
+    let header = instrumenter.encode(body, bytes)?;
     let used = decoder.decode_into(bytes, again)?;
     if used != bytes.len() {
         return Err(Error::Unencodable {
@@ -396,8 +349,8 @@ fn check_rewritten(
         });
     }
     again.validate_clauses()?;
-    let verified = analyzer.analyze(again, resolver, Some(returns_value))?;
-    if verified.max_stack() != again.max_stack {
+    let verified = analyzer.analyze(again, resolver, ReturnKind::value_if(returns_value))?;
+    if verified.max_stack() != again.max_stack || header.max_stack() != again.max_stack {
         return Err(Error::Unencodable {
             what: "re-decoded body's max stack differs from its analysis",
         });
@@ -406,10 +359,17 @@ fn check_rewritten(
     // IL map: one entry per surviving original instruction, in code order, each at an
     // instruction boundary of the re-decoded code, at or before the instruction's new
     // home, with only injected instructions in between.
-    let offsets = encoder.code_offsets(body)?.to_vec();
-    let map = IlMap::from_offsets(body, &offsets);
-    let surviving = (0..original.instrs.len())
-        .filter(|&i| body.instrs.contains(crate::graph::InstrId(i as u32)))
+    let map = instrumenter.il_map(body);
+    let offsets = ilrewrite::body::Encoder::new().code_offsets(body)?.to_vec();
+    if map != IlMap::from_offsets(body, &offsets) {
+        return Err(Error::Unencodable {
+            what: "the instrumenter's IL map differs from the layout's",
+        });
+    }
+    let surviving = original
+        .instrs
+        .ids()
+        .filter(|&id| body.instrs.contains(id))
         .count();
     if map.entries().len() != surviving {
         return Err(Error::Unencodable {
@@ -480,59 +440,4 @@ fn first_section_is_fat(body: &[u8]) -> Option<bool> {
     let code_size = u32::from_le_bytes([body[4], body[5], body[6], body[7]]) as usize;
     let at = (12 + code_size).next_multiple_of(4);
     body.get(at).map(|kind| kind & 0x40 != 0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::transform::wrap_scanned_stored_linked;
-
-    /// [`instrument`] (the one-pass wrap, the hook code in stored form) gives, id for id,
-    /// what the edit-by-edit wrap gives with the same code, with the same outcome or
-    /// refusal, on every distinct body of System.Private.CoreLib.
-    #[test]
-    fn instrument_is_the_edit_by_edit_wrap_on_real_bodies() {
-        let path = ilrewrite_corpus::corelib().expect("a .NET 3.1 runtime");
-        let data = std::fs::read(&path).expect("reads");
-        let asm = Assembly::parse(&data).expect("parses");
-        let (mut seen, mut checked) = (HashSet::new(), 0);
-        let mut decoder = Decoder::new();
-        for method in asm.methods().flatten() {
-            let Some(code) = method.body else { continue };
-            if !method.is_il() || !seen.insert(method.rva) {
-                continue;
-            }
-            let mut fast = MethodBody::new();
-            decoder.decode_into(code, &mut fast).expect("decodes");
-            let mut slow = fast.clone();
-            let (sig, token) = (method.signature, method.token);
-            let a = instrument(&asm, sig, token, &mut fast);
-            let b = instrument_with(&asm, sig, token, &mut slow, wrap_scanned_stored_linked);
-            assert_eq!(a, b, "{token:08x}");
-            assert_eq!(format!("{fast:?}"), format!("{slow:?}"), "{token:08x}");
-            checked += 1;
-        }
-        assert!(checked > 17_000, "{checked}");
-    }
-
-    /// A body the wrap refuses (nothing but `tail.` prefixes, here) is left exactly as it
-    /// was, also when the method returns a value and would have got a return-value local.
-    #[test]
-    fn a_refused_body_of_a_value_returning_method_is_left_as_it_was() {
-        let path = ilrewrite_corpus::corelib().expect("a .NET 3.1 runtime");
-        let data = std::fs::read(&path).expect("reads");
-        let asm = Assembly::parse(&data).expect("parses");
-        // static int32 M(): returns a value, no locals yet.
-        let signature = [0x00, 0x00, 0x08];
-        // Tiny header, code `tail. tail.` (FE 14 FE 14).
-        let mut body =
-            MethodBody::decode(&[(4 << 2) | 2, 0xFE, 0x14, 0xFE, 0x14]).expect("decodes");
-        let before = format!("{body:?}");
-        assert!(matches!(
-            instrument(&asm, &signature, 0x0600_0001, &mut body),
-            Err(Error::Unsupported { .. })
-        ));
-        assert_eq!(body.local_var_sig, 0);
-        assert_eq!(format!("{body:?}"), before);
-    }
 }

@@ -1,0 +1,509 @@
+//! Method entry/exit instrumentation, set up once and applied to every body:
+//! [`Instrumenter`].
+
+use super::Returns;
+use super::return_local::ReturnLocal;
+use super::snippet::Snippet;
+use super::wrap::{CodeScan, StoredCode, wrap_scanned_stored};
+use crate::analysis::{CallSiteResolver, MaxStackMode, ReturnKind, StackAnalyzer};
+use crate::body::{EncodedHeader, Encoder, MethodBody};
+use crate::graph::packed::Slot;
+use crate::ilmap::IlMap;
+use crate::metadata::MetadataSource;
+use crate::opcode::OperandKind;
+use crate::{Error, Result};
+
+/// The code an [`Instrumenter`] injects into every method, given once.
+///
+/// Each method is rewritten to
+///
+/// ```text
+///       <entry>
+///       .try {
+///         <original body, every ret -> (stloc r;) leave EPI>
+///       } finally { <exit> endfinally }
+/// EPI:  <epilogue_value> ldloc r ret        (methods that return a value)
+/// EPI:  <epilogue_void> ret                 (void methods)
+/// ```
+///
+/// `entry` runs once per call, before the protected region (a loop back to the first
+/// instruction does not run it again); `exit` runs on every way out, normal or by an
+/// exception; the epilogue runs on every normal return, after `exit`. All four must
+/// leave the stack as they found it (empty); the stack analysis that ends every rewrite
+/// checks it. Only `epilogue_value` may name the return-value local
+/// ([`crate::transform::SnippetBuilder::return_local`]), which holds the value being
+/// returned (and which it may change with `stloc`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InstrumentationCode {
+    /// Run on entry, before the try block.
+    pub entry: Snippet,
+    /// Run in the finally handler, on every exit.
+    pub exit: Snippet,
+    /// Run on the normal return of a method that returns a value, after `exit`.
+    pub epilogue_value: Snippet,
+    /// Run on the normal return of a `void` method, after `exit`.
+    pub epilogue_void: Snippet,
+}
+
+/// The method an [`Instrumenter`] rewrites: what its body does not say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MethodContext<'a> {
+    /// The method's signature blob (`MethodDefSig`).
+    pub signature: &'a [u8],
+    /// The blob of the body's LocalVarSig, `None` when the body has none
+    /// (`local_var_sig == 0`).
+    pub locals: Option<&'a [u8]>,
+    /// The value [`crate::transform::SnippetBuilder::method_id`] loads for this method.
+    pub id: i32,
+}
+
+impl<'a> MethodContext<'a> {
+    /// The context of MethodDef `method` whose decoded body is `body`, with both
+    /// signatures read from `metadata`.
+    ///
+    /// # Errors
+    /// [`Error::BadToken`] when `method` or the body's LocalVarSig token names nothing
+    /// in `metadata`, or whatever the source reports for malformed metadata.
+    pub fn from_metadata<M: MetadataSource + ?Sized>(
+        metadata: &'a M,
+        method: u32,
+        body: &MethodBody,
+        id: i32,
+    ) -> Result<MethodContext<'a>> {
+        let locals = match body.local_var_sig {
+            0 => None,
+            token => Some(metadata.signature(token)?),
+        };
+        Ok(MethodContext {
+            signature: metadata.signature(method)?,
+            locals,
+            id,
+        })
+    }
+}
+
+/// What [`Instrumenter::instrument`] did to one body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Instrumented<'a> {
+    /// Where the return value goes: [`Returns::Value`] names the new local.
+    pub returns: Returns,
+    /// For a method that returns a value, the LocalVarSig with the return-value local
+    /// added. Get a token for it (`IMetaDataEmit::GetTokenFromSig`) and set it on the
+    /// body ([`MethodBody::local_var_sig`]) before encoding: see
+    /// [`ReturnLocal`](crate::transform::ReturnLocal) for why only now.
+    pub new_locals_signature: Option<&'a [u8]>,
+    /// `ret`s the body had.
+    pub rets: usize,
+    /// `tail.` prefixes removed (a tail call cannot leave a try block).
+    pub tail_prefixes_removed: usize,
+    /// The exact max stack of the rewritten body, now in [`MethodBody::max_stack`].
+    pub max_stack: u16,
+}
+
+/// Method entry/exit instrumentation, set up once and applied to many bodies: the shape
+/// APM agents and tracers inject (see [`InstrumentationCode`]).
+///
+/// For each body it plans the return-value local ([`ReturnLocal`]), wraps the body in
+/// try/finally with the entry, exit and epilogue code (in one pass for a body without
+/// clauses, `tail.` or earlier edits; edit by edit otherwise), computes the exact max
+/// stack (which also verifies the stack of the rewritten body), checks the clauses, and
+/// then encodes it and gives its IL map. Its scratch buffers are kept between bodies:
+/// keep one per thread (it is `Send`, not shared).
+///
+/// ```
+/// use ilrewrite::analysis::{CallEffect, CallSiteResolver};
+/// use ilrewrite::transform::{InstrumentationCode, Instrumenter, MethodContext, Snippet};
+/// use ilrewrite::{Instruction, MethodBody, OpCode};
+///
+/// const ENTER: u32 = 0x0A00_0001; // static void Enter(int32 methodId)
+/// const LEAVE: u32 = 0x0A00_0002; // static void Leave(int32 methodId)
+/// let call_with_id = |hook| {
+///     let mut b = Snippet::builder();
+///     b.method_id();
+///     b.push(Instruction::with_token(OpCode::Call, hook));
+///     b.finish()
+/// };
+/// let mut instrumenter = Instrumenter::new(InstrumentationCode {
+///     entry: call_with_id(ENTER)?,
+///     exit: call_with_id(LEAVE)?,
+///     ..Default::default()
+/// })?;
+///
+/// // static int32 M(int32 x) { if (x != 0) return 1; return 2; }, a tiny body.
+/// let original = [0x1E, 0x02, 0x2C, 0x02, 0x17, 0x2A, 0x18, 0x2A];
+/// let method = MethodContext { signature: &[0x00, 0x01, 0x08, 0x08], locals: None, id: 7 };
+/// // Call sites resolve through metadata (`MetadataResolver`); both hooks pop one value.
+/// let resolver = |_: OpCode, _: u32| Ok(CallEffect { pops: 1, pushes: 0 });
+///
+/// let mut body = MethodBody::decode(&original)?;
+/// let done = instrumenter.instrument(&mut body, &method, &resolver)?;
+/// // The return value now goes through a new local: define its signature now that
+/// // the rewrite succeeded (IMetaDataEmit::GetTokenFromSig), and name it.
+/// assert_eq!(done.new_locals_signature, Some(&[0x07, 0x01, 0x08][..]));
+/// body.local_var_sig = 0x1100_0001;
+///
+/// let mut bytes = Vec::new();
+/// let header = instrumenter.encode(&body, &mut bytes)?; // for SetILFunctionBody
+/// let map = instrumenter.il_map(&body); // for SetILInstrumentedCodeMap
+/// assert_eq!(header.max_stack(), 1);
+/// assert_eq!(map.map(0), Some(0)); // the entry code maps to the first instruction
+/// let again = MethodBody::decode(&bytes)?;
+/// assert_eq!(again.clauses.len(), 1); // the finally
+/// # Ok::<(), ilrewrite::Error>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct Instrumenter {
+    code: InstrumentationCode,
+    /// Whether any snippet branches.
+    branches: bool,
+    entry: Vec<Slot>,
+    exit: Vec<Slot>,
+    epilogue: Vec<Slot>,
+    locals: Vec<u8>,
+    analyzer: StackAnalyzer,
+    encoder: Encoder,
+    /// Whether to wrap edit by edit even where the one-pass wrap applies (for the tests
+    /// that hold one to the other).
+    #[cfg(test)]
+    general_path_only: bool,
+}
+
+impl Instrumenter {
+    /// An instrumenter injecting `code`.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] when `entry`, `exit` or `epilogue_void` names the
+    /// return-value local (only `epilogue_value` runs where it holds the value).
+    pub fn new(code: InstrumentationCode) -> Result<Instrumenter> {
+        if code.entry.uses_return_local()
+            || code.exit.uses_return_local()
+            || code.epilogue_void.uses_return_local()
+        {
+            return Err(Error::Unsupported {
+                what: "only the epilogue of value-returning methods can name the return-value local",
+            });
+        }
+        let branches = [
+            &code.entry,
+            &code.exit,
+            &code.epilogue_value,
+            &code.epilogue_void,
+        ]
+        .iter()
+        .any(|s| s.has_branches());
+        Ok(Instrumenter {
+            code,
+            branches,
+            ..Instrumenter::default()
+        })
+    }
+
+    /// The code it injects.
+    pub fn code(&self) -> &InstrumentationCode {
+        &self.code
+    }
+
+    /// Instruments `body`: return-value local, try/finally wrap with the entry, exit
+    /// and epilogue code, exact max stack (set in the header), clause check.
+    ///
+    /// `method` gives the signatures the body does not hold and the method's id;
+    /// `resolver` the stack effects of the body's call sites and of the calls the
+    /// snippets make (see [`crate::analysis::MetadataResolver`] and
+    /// [`crate::analysis::CachingResolver`]).
+    ///
+    /// On success the body is ready to encode once its new LocalVarSig token is set
+    /// (see [`Instrumented::new_locals_signature`]).
+    ///
+    /// # Errors
+    /// Refusals, made before any edit (the body is left as it was):
+    /// [`Error::Unsupported`] for a body with `jmp` or of nothing but `tail.` prefixes,
+    /// [`Error::EmptyBody`], and the errors of [`ReturnLocal::plan`] for malformed
+    /// signatures. After the wrap, the errors of the stack analysis (a call site the
+    /// resolver cannot resolve, code that does not verify) and of the clause check: the
+    /// body is then left wrapped and must not be used — fall back to the original IL.
+    pub fn instrument<R: CallSiteResolver + ?Sized>(
+        &mut self,
+        body: &mut MethodBody,
+        method: &MethodContext<'_>,
+        resolver: &R,
+    ) -> Result<Instrumented<'_>> {
+        // One pass: the `ret`s and `tail.` prefixes the wrap edits, and whether a `jmp`
+        // makes the body unwrappable (refused before anything is planned).
+        let scan = CodeScan::of(&body.instrs);
+        if scan.has_jmp {
+            return Err(Error::Unsupported {
+                what: "jmp cannot be placed inside a try block",
+            });
+        }
+        self.locals.clear();
+        let plan = ReturnLocal::plan(method.signature, method.locals, &mut self.locals)?;
+        let (local, epilogue) = match plan.returns {
+            Returns::Value { local } => (Some(local), &self.code.epilogue_value),
+            Returns::Void => (None, &self.code.epilogue_void),
+        };
+        for (slots, snippet) in [
+            (&mut self.entry, &self.code.entry),
+            (&mut self.exit, &self.code.exit),
+            (&mut self.epilogue, epilogue),
+        ] {
+            slots.clear();
+            snippet.store_into(method.id, local, slots);
+        }
+        let code = StoredCode {
+            entry: &self.entry,
+            exit: &self.exit,
+            epilogue: &self.epilogue,
+            branches: self.branches,
+        };
+        debug_assert!(
+            self.branches
+                || ![code.entry, code.exit, code.epilogue]
+                    .iter()
+                    .any(|c| c.iter().any(|s| matches!(
+                        s.opcode.operand(),
+                        OperandKind::Branch | OperandKind::ShortBranch
+                    )))
+        );
+        #[cfg(test)]
+        let wrap = match self.general_path_only {
+            true => super::wrap::wrap_scanned_stored_linked,
+            false => wrap_scanned_stored,
+        };
+        #[cfg(not(test))]
+        let wrap = wrap_scanned_stored;
+        let wrapped = wrap(body, plan.returns, &scan, &code)?;
+        let returns = ReturnKind::value_if(plan.extends_locals);
+        let report =
+            self.analyzer
+                .apply_max_stack(body, resolver, MaxStackMode::Compute, returns)?;
+        body.validate_clauses()?;
+        Ok(Instrumented {
+            returns: plan.returns,
+            new_locals_signature: plan.extends_locals.then_some(&self.locals[..]),
+            rets: scan.rets.len(),
+            tail_prefixes_removed: wrapped.tail_prefixes_removed,
+            max_stack: report.max_stack,
+        })
+    }
+
+    /// Appends the encoding of `body` (as [`Encoder::encode`], with this instrumenter's
+    /// reused encoder) to `out`; returns the header chosen.
+    ///
+    /// # Errors
+    /// The errors of [`Encoder::encode`]; `out` is left as it was.
+    pub fn encode(&mut self, body: &MethodBody, out: &mut Vec<u8>) -> Result<EncodedHeader> {
+        self.encoder.encode(body, out)
+    }
+
+    /// The IL map of the body last encoded by [`Instrumenter::encode`] (pass the same
+    /// body): for `SetILInstrumentedCodeMap`.
+    ///
+    /// # Panics
+    /// If `body` has more instructions than the body last encoded (another body).
+    pub fn il_map(&self, body: &MethodBody) -> IlMap {
+        IlMap::from_offsets(body, self.encoder.encoded_offsets())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::CallEffect;
+    use crate::graph::Instruction;
+    use crate::opcode::OpCode;
+
+    const HOOK: u32 = 0x0A00_0001;
+
+    fn hooks(pops: u16) -> impl Fn(OpCode, u32) -> Result<CallEffect> {
+        move |_, _| Ok(CallEffect { pops, pushes: 0 })
+    }
+
+    /// A snippet `if (flag) Hook(id)`, the flag read with `ldc.i4.1` (always true).
+    fn guarded() -> Snippet {
+        let mut b = Snippet::builder();
+        let skip = b.new_label();
+        b.push(Instruction::ldc_i4(1));
+        b.branch(OpCode::BrfalseS, skip);
+        b.method_id();
+        b.push(Instruction::with_token(OpCode::Call, HOOK));
+        b.bind(skip);
+        b.finish().unwrap()
+    }
+
+    #[test]
+    fn the_return_local_is_only_for_the_value_epilogue() {
+        let mut b = Snippet::builder();
+        b.return_local(OpCode::Ldloc);
+        b.push(Instruction::simple(OpCode::Pop));
+        let reads = b.finish().unwrap();
+        for code in [
+            InstrumentationCode {
+                entry: reads.clone(),
+                ..Default::default()
+            },
+            InstrumentationCode {
+                exit: reads.clone(),
+                ..Default::default()
+            },
+            InstrumentationCode {
+                epilogue_void: reads.clone(),
+                ..Default::default()
+            },
+        ] {
+            assert!(matches!(
+                Instrumenter::new(code),
+                Err(Error::Unsupported { .. })
+            ));
+        }
+        assert!(
+            Instrumenter::new(InstrumentationCode {
+                epilogue_value: reads,
+                ..Default::default()
+            })
+            .is_ok()
+        );
+    }
+
+    /// Branching snippets are placed by the one-pass wrap (no clauses) and by the general
+    /// path (a body with a clause) alike: the branches land on the snippet's own
+    /// instructions and, for the end label, on what follows it.
+    #[test]
+    fn branching_snippets_are_placed_on_both_paths() {
+        let mut inst = Instrumenter::new(InstrumentationCode {
+            entry: guarded(),
+            exit: guarded(),
+            epilogue_value: guarded(),
+            epilogue_void: guarded(),
+        })
+        .unwrap();
+        // static int32 M(): ldc.i4.1; ret (tiny)
+        let flat = [0x0A, 0x17, 0x2A];
+        // The same with a try/finally around a nop, by hand (fat header, small EH).
+        // nop; leave.s +1 (try: 0..3); endfinally (handler 3..4); ldc.i4.1; ret
+        let mut fat = vec![0x03, 0x30, 0x01, 0x00, 0x06, 0x00, 0x00, 0x00, 0, 0, 0, 0];
+        fat[0] |= 0x08; // MoreSects
+        fat.extend_from_slice(&[0x00, 0xDE, 0x01, 0xDC, 0x17, 0x2A, 0x00, 0x00]);
+        fat.extend_from_slice(&[0x01, 0x10, 0x00, 0x00]); // small EH section, one clause
+        fat.extend_from_slice(&[0x02, 0x00, 0x00, 0x00, 0x03, 0x03, 0x00, 0x01, 0, 0, 0, 0]);
+        for original in [&flat[..], &fat[..]] {
+            let mut body = MethodBody::decode(original).unwrap();
+            let method = MethodContext {
+                signature: &[0x00, 0x00, 0x08],
+                locals: None,
+                id: 9,
+            };
+            let done = inst.instrument(&mut body, &method, &hooks(1)).unwrap();
+            assert_eq!(done.max_stack, 1);
+            let mut bytes = Vec::new();
+            inst.encode(&body, &mut bytes).unwrap();
+            let again = MethodBody::decode(&bytes).unwrap();
+            // Every branch of the snippets lands on an instruction of the body, three
+            // guards jump over their call, and the analysis of the re-decoded body
+            // agrees.
+            let text = crate::disasm::disassemble(&again, &crate::disasm::HexTokens).unwrap();
+            assert_eq!(text.matches("brfalse.s").count(), 3, "{text}");
+            let mut analyzer = StackAnalyzer::new();
+            let a = analyzer
+                .analyze(&again, &hooks(1), ReturnKind::Value)
+                .unwrap();
+            assert_eq!(a.max_stack(), 1);
+            for (id, instr) in again.instrs.iter() {
+                if instr.opcode == OpCode::BrfalseS {
+                    let crate::graph::Operand::Target(t) = instr.operand else {
+                        panic!()
+                    };
+                    // Skips `ldc.i4.s 9; call`: lands three instructions on.
+                    let mut n = again.instrs.next(id);
+                    for _ in 0..2 {
+                        n = n.and_then(|n| again.instrs.next(n));
+                    }
+                    assert_eq!(n, Some(t), "{text}");
+                }
+            }
+        }
+    }
+
+    /// The one-pass wrap gives, id for id, what the edit-by-edit wrap gives with the same
+    /// code, with the same outcome or refusal, on every distinct body of
+    /// System.Private.CoreLib: with straight-line snippets and with branching ones.
+    #[cfg(feature = "pe")]
+    #[test]
+    fn the_one_pass_wrap_is_the_edit_by_edit_wrap_on_real_bodies() {
+        use crate::analysis::CachingResolver;
+        use crate::pe::Assembly;
+        let path = ilrewrite_corpus::corelib().expect("a .NET 3.1 runtime");
+        let data = std::fs::read(&path).expect("reads");
+        let asm = Assembly::parse(&data).expect("parses");
+        let module = CachingResolver::for_module(&asm);
+        let resolver = |op: OpCode, token: u32| match token {
+            HOOK => Ok(CallEffect { pops: 1, pushes: 0 }),
+            _ => module.call_effect(op, token),
+        };
+        let plain = {
+            let mut b = Snippet::builder();
+            b.method_id();
+            b.push(Instruction::with_token(OpCode::Call, HOOK));
+            b.finish().unwrap()
+        };
+        let mut epilogue = Snippet::builder();
+        epilogue.return_local(OpCode::Ldloc);
+        epilogue.push(Instruction::with_token(OpCode::Call, HOOK));
+        let epilogue = epilogue.finish().unwrap();
+        for (entry, exit) in [(plain.clone(), plain), (guarded(), guarded())] {
+            let code = InstrumentationCode {
+                entry,
+                exit,
+                epilogue_value: epilogue.clone(),
+                epilogue_void: guarded(),
+            };
+            let mut fast = Instrumenter::new(code.clone()).unwrap();
+            let mut slow = Instrumenter::new(code).unwrap();
+            slow.general_path_only = true;
+            let (mut seen, mut checked) = (std::collections::HashSet::new(), 0);
+            let mut decoder = crate::body::Decoder::new();
+            for method in asm.methods().flatten() {
+                let Some(bytes) = method.body else { continue };
+                if !method.is_il() || !seen.insert(method.rva) {
+                    continue;
+                }
+                let mut a = MethodBody::new();
+                decoder.decode_into(bytes, &mut a).expect("decodes");
+                let mut b = a.clone();
+                let token = method.token;
+                let context = MethodContext::from_metadata(&asm, token, &a, token as i32).unwrap();
+                let x = fast
+                    .instrument(&mut a, &context, &resolver)
+                    .map(|d| (d.returns, d.max_stack));
+                let y = slow
+                    .instrument(&mut b, &context, &resolver)
+                    .map(|d| (d.returns, d.max_stack));
+                assert_eq!(x, y, "{token:08x}");
+                assert_eq!(format!("{a:?}"), format!("{b:?}"), "{token:08x}");
+                checked += 1;
+            }
+            assert!(checked > 17_000, "{checked}");
+        }
+    }
+
+    #[test]
+    fn a_refused_body_is_left_as_it_was() {
+        let mut inst = Instrumenter::new(InstrumentationCode {
+            entry: guarded(),
+            ..Default::default()
+        })
+        .unwrap();
+        // jmp 0x06000001 (tiny)
+        let mut body = MethodBody::decode(&[0x16, 0x27, 0x01, 0x00, 0x00, 0x06]).unwrap();
+        let before = format!("{body:?}");
+        let method = MethodContext {
+            signature: &[0x00, 0x00, 0x08],
+            locals: None,
+            id: 1,
+        };
+        assert!(matches!(
+            inst.instrument(&mut body, &method, &hooks(1)),
+            Err(Error::Unsupported { .. })
+        ));
+        assert_eq!(format!("{body:?}"), before);
+    }
+}

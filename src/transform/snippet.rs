@@ -1,0 +1,444 @@
+//! Code to inject, given once and placed into many bodies: [`Snippet`].
+
+use crate::graph::build::stored;
+use crate::graph::packed::{Slot, operand_bits};
+use crate::graph::{InstrId, Instruction, Operand};
+use crate::opcode::{Flow, OpCode, OperandKind};
+use crate::{Error, Result};
+
+/// A piece of code to inject into many method bodies, built once: straight-line
+/// instructions, branches within the snippet, and two values that differ per method and
+/// are filled in when the snippet is placed (see [`SnippetBuilder::method_id`] and
+/// [`SnippetBuilder::return_local`]).
+///
+/// A snippet guarantees, when built: every instruction encodes (its operand fits its
+/// opcode), every branch targets an instruction of the snippet or the end of the snippet
+/// (the instruction that follows it where it is placed), and control never leaves it
+/// other than by falling off its end (no `ret`, `jmp`, `leave`, `endfinally`,
+/// `endfilter`, `rethrow`, `switch`, `tail.`, and the last instruction falls through).
+/// Whether it keeps the stack balanced is checked with the whole body by the stack
+/// analysis that follows every rewrite.
+///
+/// ```
+/// use ilrewrite::transform::Snippet;
+/// use ilrewrite::{Instruction, OpCode};
+///
+/// // if (Probe.Enabled) Probe.Enter(methodId);
+/// const ENABLED: u32 = 0x0A00_0010; // static bool Enabled (a MemberRef to a field)
+/// const ENTER: u32 = 0x0A00_0011; // static void Enter(int32)
+/// let mut b = Snippet::builder();
+/// let skip = b.new_label();
+/// b.push(Instruction::with_token(OpCode::Ldsfld, ENABLED));
+/// b.branch(OpCode::BrfalseS, skip);
+/// b.method_id();
+/// b.push(Instruction::with_token(OpCode::Call, ENTER));
+/// b.bind(skip);
+/// let entry = b.finish()?;
+/// assert_eq!(entry.len(), 4);
+/// # Ok::<(), ilrewrite::Error>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Snippet {
+    parts: Vec<Part>,
+    /// Whether any part is a branch (its slot holds a position in the snippet).
+    branches: bool,
+    /// Whether any part names the return-value local.
+    uses_return_local: bool,
+}
+
+/// One instruction of a snippet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// An instruction in stored form; for a branch, the bits are the target's position
+    /// in the snippet (the snippet's length for its end).
+    Fixed(Slot),
+    /// `ldc.i4` of the method's id, in its shortest form.
+    MethodId,
+    /// `ldloc`, `ldloca` or `stloc` of the return-value local, in its shortest form.
+    ReturnLocal(OpCode),
+}
+
+/// A position in a [`Snippet`] being built, for branches; see [`SnippetBuilder::bind`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Label(u32);
+
+/// Builds a [`Snippet`]; see its example.
+#[derive(Debug, Clone, Default)]
+pub struct SnippetBuilder {
+    parts: Vec<Part>,
+    /// Per label, the position it is bound to.
+    labels: Vec<Option<u32>>,
+    /// The first problem met, reported by [`SnippetBuilder::finish`].
+    error: Option<Error>,
+}
+
+impl Snippet {
+    /// A builder for a snippet with branches or per-method values.
+    pub fn builder() -> SnippetBuilder {
+        SnippetBuilder::default()
+    }
+
+    /// A snippet of straight-line instructions.
+    ///
+    /// # Errors
+    /// As [`SnippetBuilder::finish`]; instructions with branch targets are refused
+    /// ([`Error::BadOperand`]): use a builder and its labels.
+    pub fn from_instructions(code: &[Instruction]) -> Result<Snippet> {
+        let mut b = Snippet::builder();
+        for &i in code {
+            b.push(i);
+        }
+        b.finish()
+    }
+
+    /// The number of instructions.
+    pub fn len(&self) -> usize {
+        self.parts.len()
+    }
+
+    /// Whether the snippet has no instructions.
+    pub fn is_empty(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    /// Whether it names the return-value local ([`SnippetBuilder::return_local`]).
+    pub fn uses_return_local(&self) -> bool {
+        self.uses_return_local
+    }
+
+    /// Whether it branches (within itself).
+    pub(crate) fn has_branches(&self) -> bool {
+        self.branches
+    }
+
+    /// Appends the stored form of the snippet to `out`, with `method_id` and the
+    /// return-value local `local` filled in. Branch slots keep their positions in the
+    /// snippet (see [`relocate`]).
+    pub(crate) fn store_into(&self, method_id: i32, local: Option<u16>, out: &mut Vec<Slot>) {
+        out.extend(self.parts.iter().map(|part| match *part {
+            Part::Fixed(slot) => slot,
+            Part::MethodId => stored::ldc_i4(method_id),
+            Part::ReturnLocal(op) => {
+                // Checked by the instrumenter: only value-returning methods get here.
+                let local = local.unwrap_or(0);
+                match op {
+                    OpCode::Stloc => stored::stloc(local),
+                    OpCode::Ldloca => stored::ldloca(local),
+                    _ => stored::ldloc(local),
+                }
+            }
+        }));
+    }
+}
+
+/// The slot of a snippet instruction placed with its first instruction at id `base`:
+/// a branch to position `p` goes to `base + p`, and one to the snippet's end (`p ==
+/// len`) to `end`. Other slots are returned as they are.
+#[inline]
+pub(crate) fn relocate(slot: Slot, len: u32, base: u32, end: InstrId) -> Slot {
+    match slot.opcode.operand() {
+        OperandKind::Branch | OperandKind::ShortBranch => {
+            let p = slot.bits as u32;
+            let target = if p >= len { end.0 } else { base + p };
+            Slot::new(slot.opcode, u64::from(target))
+        }
+        _ => slot,
+    }
+}
+
+/// Opcodes that transfer control out of a snippet, or that a snippet must not hold.
+fn leaves_snippet(op: OpCode) -> bool {
+    matches!(
+        op,
+        OpCode::Ret
+            | OpCode::Jmp
+            | OpCode::Leave
+            | OpCode::LeaveS
+            | OpCode::Endfinally
+            | OpCode::Endfilter
+            | OpCode::Rethrow
+            | OpCode::Switch
+            | OpCode::Tail
+    )
+}
+
+impl SnippetBuilder {
+    fn fail(&mut self, error: Error) {
+        self.error.get_or_insert(error);
+    }
+
+    /// Appends an instruction. Branches, `switch` and instructions that leave the
+    /// snippet are refused (reported by [`SnippetBuilder::finish`]); use
+    /// [`SnippetBuilder::branch`] for branches.
+    pub fn push(&mut self, instr: Instruction) -> &mut Self {
+        let op = instr.opcode;
+        if matches!(instr.operand, Operand::Target(_) | Operand::Switch(_))
+            || matches!(op.operand(), OperandKind::Branch | OperandKind::ShortBranch)
+        {
+            self.fail(Error::BadOperand {
+                opcode: op.name(),
+                what: "a snippet branches to its labels only (SnippetBuilder::branch)",
+            });
+        } else if leaves_snippet(op) {
+            self.fail(Error::Unsupported {
+                what: "a snippet cannot hold ret, jmp, leave, endfinally, endfilter, rethrow, switch or tail.",
+            });
+        } else {
+            match operand_bits(&instr) {
+                Some(bits) => self.parts.push(Part::Fixed(Slot::new(op, bits))),
+                None => self.fail(Error::BadOperand {
+                    opcode: op.name(),
+                    what: "the operand does not match the opcode or does not fit it",
+                }),
+            }
+        }
+        self
+    }
+
+    /// A new label, bound later with [`SnippetBuilder::bind`].
+    pub fn new_label(&mut self) -> Label {
+        self.labels.push(None);
+        Label(self.labels.len() as u32 - 1)
+    }
+
+    /// Binds `label` to the next instruction appended, or to the end of the snippet
+    /// (the instruction that follows the snippet where it is placed) if none follows.
+    /// Binding a label twice is an error reported by [`SnippetBuilder::finish`].
+    pub fn bind(&mut self, label: Label) -> &mut Self {
+        let here = self.parts.len() as u32;
+        match self.labels.get_mut(label.0 as usize) {
+            Some(slot @ None) => *slot = Some(here),
+            _ => self.fail(Error::Unsupported {
+                what: "a snippet label bound twice, or from another builder",
+            }),
+        }
+        self
+    }
+
+    /// Appends a branch (`br`, `brtrue`, `beq.s`, ...: any opcode with a branch operand
+    /// but `leave`) to `label`. Short forms are widened by the encoder when the target
+    /// is out of their range.
+    pub fn branch(&mut self, opcode: OpCode, label: Label) -> &mut Self {
+        if !matches!(
+            opcode.operand(),
+            OperandKind::Branch | OperandKind::ShortBranch
+        ) || leaves_snippet(opcode)
+        {
+            self.fail(Error::BadOperand {
+                opcode: opcode.name(),
+                what: "not a branch a snippet can hold",
+            });
+            return self;
+        }
+        // The label's number for now; `finish` turns it into its position.
+        self.parts
+            .push(Part::Fixed(Slot::new(opcode, u64::from(label.0))));
+        self
+    }
+
+    /// Appends `ldc.i4` of the method's id: the value given for each method when the
+    /// snippet is placed (e.g. a profiler's own index of the method, or its token), in
+    /// the shortest form for that value.
+    pub fn method_id(&mut self) -> &mut Self {
+        self.parts.push(Part::MethodId);
+        self
+    }
+
+    /// Appends `ldloc`, `ldloca` or `stloc` (any form: the shortest is chosen where it
+    /// is placed) of the return-value local, the local that holds a value-returning
+    /// method's return value on its way out. Only code that runs on return may name it
+    /// (see [`crate::transform::InstrumentationCode`]).
+    pub fn return_local(&mut self, opcode: OpCode) -> &mut Self {
+        use OpCode::*;
+        let op = match opcode {
+            Ldloc | LdlocS | Ldloc0 | Ldloc1 | Ldloc2 | Ldloc3 => Ldloc,
+            Ldloca | LdlocaS => Ldloca,
+            Stloc | StlocS | Stloc0 | Stloc1 | Stloc2 | Stloc3 => Stloc,
+            _ => {
+                self.fail(Error::BadOperand {
+                    opcode: opcode.name(),
+                    what: "the return-value local is read with ldloc/ldloca or set with stloc",
+                });
+                return self;
+            }
+        };
+        self.parts.push(Part::ReturnLocal(op));
+        self
+    }
+
+    /// The snippet.
+    ///
+    /// # Errors
+    /// The first problem met while building: [`Error::BadOperand`] for an instruction
+    /// that does not encode or a bad branch, [`Error::Unsupported`] for an instruction
+    /// that leaves the snippet, a label bound twice, a branch to a label never bound, or
+    /// a last instruction that does not fall through (`br`, `throw`).
+    pub fn finish(mut self) -> Result<Snippet> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        let mut branches = false;
+        for part in &mut self.parts {
+            if let Part::Fixed(slot) = part
+                && matches!(
+                    slot.opcode.operand(),
+                    OperandKind::Branch | OperandKind::ShortBranch
+                )
+            {
+                let at = self.labels.get(slot.bits as usize).copied().flatten();
+                let Some(at) = at else {
+                    return Err(Error::Unsupported {
+                        what: "a snippet branches to a label that was never bound",
+                    });
+                };
+                slot.bits = u64::from(at);
+                branches = true;
+            }
+        }
+        let last_falls_through = match self.parts.last() {
+            Some(Part::Fixed(slot)) => !matches!(slot.opcode.flow(), Flow::Branch | Flow::Throw),
+            _ => true,
+        };
+        if !last_falls_through {
+            return Err(Error::Unsupported {
+                what: "a snippet must end with an instruction that falls through",
+            });
+        }
+        let uses_return_local = self.parts.iter().any(|p| matches!(p, Part::ReturnLocal(_)));
+        Ok(Snippet {
+            parts: self.parts,
+            branches,
+            uses_return_local,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_become_positions_and_the_end_is_the_length() {
+        let mut b = Snippet::builder();
+        let (top, end) = (b.new_label(), b.new_label());
+        b.bind(top);
+        b.push(Instruction::simple(OpCode::Nop));
+        b.branch(OpCode::BrtrueS, end);
+        b.branch(OpCode::Br, top);
+        b.push(Instruction::simple(OpCode::Nop));
+        b.bind(end);
+        let s = b.finish().unwrap();
+        assert!(s.has_branches());
+        let mut slots = Vec::new();
+        s.store_into(0, None, &mut slots);
+        assert_eq!(slots[1], Slot::new(OpCode::BrtrueS, 4));
+        assert_eq!(slots[2], Slot::new(OpCode::Br, 0));
+        let placed = relocate(slots[1], 4, 100, InstrId(7));
+        assert_eq!(placed, Slot::new(OpCode::BrtrueS, 7));
+        assert_eq!(
+            relocate(slots[2], 4, 100, InstrId(7)),
+            Slot::new(OpCode::Br, 100)
+        );
+        assert_eq!(relocate(slots[0], 4, 100, InstrId(7)), slots[0]);
+    }
+
+    #[test]
+    fn placeholders_take_their_shortest_forms() {
+        let mut b = Snippet::builder();
+        b.method_id();
+        b.return_local(OpCode::LdlocS);
+        b.return_local(OpCode::Stloc0);
+        b.return_local(OpCode::Ldloca);
+        let s = b.finish().unwrap();
+        assert!(s.uses_return_local() && !s.has_branches());
+        let mut slots = Vec::new();
+        s.store_into(5, Some(2), &mut slots);
+        s.store_into(1000, Some(300), &mut slots);
+        let ops: Vec<OpCode> = slots.iter().map(|s| s.opcode).collect();
+        use OpCode::*;
+        assert_eq!(
+            ops,
+            [LdcI45, Ldloc2, Stloc2, LdlocaS, LdcI4, Ldloc, Stloc, Ldloca]
+        );
+        assert_eq!(slots[3].bits, 2);
+        assert_eq!(slots[4].bits, 1000);
+        assert_eq!(slots[5].bits, 300);
+    }
+
+    #[test]
+    fn what_a_snippet_refuses() {
+        let refused = |f: &dyn Fn(&mut SnippetBuilder)| {
+            let mut b = Snippet::builder();
+            f(&mut b);
+            b.finish().unwrap_err()
+        };
+        assert!(matches!(
+            refused(&|b| {
+                b.push(Instruction::branch(OpCode::Br, InstrId(0)));
+            }),
+            Error::BadOperand { .. }
+        ));
+        for op in [
+            OpCode::Ret,
+            OpCode::Endfinally,
+            OpCode::Rethrow,
+            OpCode::Tail,
+        ] {
+            assert!(matches!(
+                refused(&|b| {
+                    b.push(Instruction::simple(op));
+                }),
+                Error::Unsupported { .. }
+            ));
+        }
+        assert!(matches!(
+            refused(&|b| {
+                b.push(Instruction::new(OpCode::LdcI4S, Operand::Int(300)));
+            }),
+            Error::BadOperand { .. }
+        ));
+        assert!(matches!(
+            refused(&|b| {
+                let l = b.new_label();
+                b.branch(OpCode::Br, l);
+                b.push(Instruction::simple(OpCode::Nop));
+            }),
+            Error::Unsupported { .. }
+        ));
+        assert!(matches!(
+            refused(&|b| {
+                let l = b.new_label();
+                b.bind(l);
+                b.push(Instruction::simple(OpCode::Nop));
+                b.bind(l);
+            }),
+            Error::Unsupported { .. }
+        ));
+        assert!(matches!(
+            refused(&|b| {
+                let l = b.new_label();
+                b.branch(OpCode::LeaveS, l);
+            }),
+            Error::BadOperand { .. }
+        ));
+        assert!(matches!(
+            refused(&|b| {
+                b.push(Instruction::simple(OpCode::Ldnull));
+                b.push(Instruction::simple(OpCode::Throw));
+            }),
+            Error::Unsupported { .. }
+        ));
+        assert!(matches!(
+            refused(&|b| {
+                b.return_local(OpCode::Ldarg);
+            }),
+            Error::BadOperand { .. }
+        ));
+        // A throw in the middle is fine.
+        let mut b = Snippet::builder();
+        b.push(Instruction::simple(OpCode::Ldnull));
+        b.push(Instruction::simple(OpCode::Throw));
+        b.push(Instruction::simple(OpCode::Nop));
+        assert!(b.finish().is_ok());
+    }
+}
