@@ -21,6 +21,7 @@
 #![forbid(unsafe_code)]
 
 pub mod decode;
+mod edit;
 pub mod encode;
 mod header;
 pub mod scan;

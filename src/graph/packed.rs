@@ -14,7 +14,7 @@
 //! and the slot holds their index there.
 #![forbid(unsafe_code)]
 
-use super::list::{InstrId, Instruction, Operand, SwitchTargets};
+use super::instr::{InstrId, Instruction, Operand, SwitchTargets};
 use crate::opcode::{OpCode, OperandKind};
 
 /// One stored instruction. 16 bytes.

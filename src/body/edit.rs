@@ -11,26 +11,10 @@
 //! except by [`MethodBody::append`]).
 #![forbid(unsafe_code)]
 
-use super::{InstrId, Instruction, Operand};
 use crate::body::{ClauseKind, ExceptionClause, MethodBody, SpanError};
+use crate::graph::{Incoming, InstrId, Instruction, Operand};
 use crate::{Error, Result};
 use smallvec::SmallVec;
-
-/// What happens to references (branch targets, EH region starts) that name the
-/// instruction before which new code is inserted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Incoming {
-    /// They keep naming the old instruction: branches jump over the new code, and regions
-    /// starting at the old instruction do not include it. This is what a method prologue
-    /// needs when a loop branches back to the first instruction.
-    Keep,
-    /// They name the first inserted instruction instead: every path that reached the old
-    /// instruction now runs the new code first, and regions starting at the old instruction
-    /// start at the new code. This is what single-ret needs before a `ret`. Branches in
-    /// the inserted code itself keep their targets (a branch to the old instruction
-    /// skips the rest of the new code).
-    Redirect,
-}
 
 /// Which part of a clause a region is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
