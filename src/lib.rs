@@ -10,9 +10,10 @@
 //! * [`opcode`]: the ECMA-335 opcode table, the one source of truth for decoder, encoder
 //!   and stack analysis.
 //! * [`body`]: method bodies (tiny/fat headers, EH clauses) decoded from and encoded to
-//!   bytes, keeping the original encoding choices unless an edit forces a change.
-//! * [`graph`]: the editable instruction graph: stable [`InstrId`]s, branch targets that
-//!   are ids, and editing operations that keep branches and EH regions consistent.
+//!   bytes, keeping the original encoding choices unless an edit forces a change, and the
+//!   editing operations that keep branches and EH regions consistent.
+//! * [`graph`]: the editable instruction graph: stable [`InstrId`]s and branch targets
+//!   that are ids.
 //! * [`analysis`]: control flow, stack verification and the exact max stack.
 //! * [`transform`]: single-ret, try/finally wrapping, prologue/epilogue injection.
 //! * [`ilmap`]: `COR_IL_MAP` offset maps, composable across rewrite stages.

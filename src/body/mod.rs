@@ -1,5 +1,7 @@
 //! Method bodies: header, instructions and exception-handling clauses, decoded from and
-//! encoded to the ECMA-335 II.25.4 byte format.
+//! encoded to the ECMA-335 II.25.4 byte format, and the checked edits of a body (the
+//! [`MethodBody`] methods that insert, replace, remove, retarget and add clauses), which
+//! keep branches and exception regions consistent.
 //!
 //! # Region convention
 //!

@@ -5,7 +5,7 @@
 use crate::opcode::{OpCode, OperandKind};
 use std::fmt;
 
-/// Stable handle of an instruction inside one [`InstrList`].
+/// Stable handle of an instruction inside one [`InstrList`](super::InstrList).
 ///
 /// Ids are dense indexes into the arena; they are not reused until the list is cleared, so
 /// an id handed out before an edit still names the same instruction after it. An id is
@@ -27,7 +27,7 @@ impl fmt::Debug for InstrId {
     }
 }
 
-/// A range of the switch-target pool owned by an [`InstrList`].
+/// A range of the switch-target pool owned by an [`InstrList`](super::InstrList).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SwitchTargets {
     pub(crate) start: u32,

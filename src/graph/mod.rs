@@ -3,6 +3,20 @@
 //! Branch and switch operands hold [`InstrId`]s, never offsets, so inserting or removing
 //! code never invalidates them. Editing operations that must also keep exception-handling
 //! regions consistent live on [`crate::MethodBody`].
+//!
+//! # Layout
+//!
+//! Dependencies run one way, from the lower modules to the higher ones:
+//!
+//! 1. `instr`: the instruction types ([`InstrId`], [`Instruction`], [`Operand`],
+//!    [`SwitchTargets`]); needs only [`crate::opcode`].
+//! 2. `packed`: the stored form of an instruction (a slot of opcode and operand bits).
+//! 3. `list`: the arena, [`InstrList`], which stores packed instructions.
+//! 4. `build`: the builders of [`Instruction`] that pick the shortest form.
+//!
+//! This module itself defines [`Incoming`]. The graph depends on nothing of the crate
+//! but the opcode table; [`crate::body`] (whose `edit` module holds the checked edits of
+//! a [`crate::MethodBody`]), [`crate::analysis`] and [`crate::transform`] build on it.
 #![forbid(unsafe_code)]
 
 pub(crate) mod build;

@@ -6,8 +6,7 @@
 
 use crate::error::Result;
 use crate::sig::compressed::{SigReader, bad};
-use crate::sig::method::callconv;
-use crate::sig::types::{Ctx, TypeSig, encode_atomic, read_type, write_type};
+use crate::sig::types::{Ctx, TypeSig, callconv, encode_atomic, read_type, write_type};
 
 /// An owned field signature.
 ///

@@ -14,8 +14,9 @@
 
 use crate::error::Result;
 use crate::sig::compressed::{SigReader, bad, unencodable, write_compressed_u32};
-use crate::sig::method::callconv;
-use crate::sig::types::{Ctx, TypeSig, encode_atomic, read_type, skip_type_at, write_type};
+use crate::sig::types::{
+    Ctx, TypeSig, callconv, encode_atomic, read_type, skip_type_at, write_type,
+};
 
 /// One custom modifier (`CMOD_REQD`/`CMOD_OPT` + token).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

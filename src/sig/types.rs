@@ -26,6 +26,11 @@
 //! runtime; signatures from a 32-bit runtime that contain it mis-parse (and almost
 //! surely fail later). `ELEMENT_TYPE_CMOD_INTERNAL` (`0x22`) and the obsolete or
 //! custom-attribute-only element types are rejected.
+//!
+//! **Method signatures** appear inside types (`FNPTR`), and types inside them, so the
+//! method-signature grammar ([`MethodSig`], [`CallingConvention`], [`callconv`] and the
+//! walks over them) is defined here too; [`crate::sig::method`] has the rest of the
+//! method-signature API and re-exports these items.
 #![forbid(unsafe_code)]
 
 use crate::error::Result;
@@ -889,7 +894,7 @@ pub struct MethodSig {
 }
 
 /// What stack analysis needs to know about a method signature, computed without
-/// allocating by [`summarize_method_sig`].
+/// allocating by [`summarize_method_sig`](crate::sig::summarize_method_sig).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MethodSigSummary {
     /// The calling-convention kind.
