@@ -8,7 +8,6 @@
 //! injected IL is attributed to `X`. Removed instructions have no entry.
 //!
 //! Maps from successive rewrite stages compose with [`IlMap::then`].
-#![forbid(unsafe_code)]
 
 use crate::Result;
 use crate::body::{Encoder, MethodBody};

@@ -58,8 +58,6 @@
 //! assert_eq!(MethodBody::decode(&bytes)?.instrs.iter().filter(|(_, i)| i.opcode == OpCode::Ret).count(), 1);
 //! # Ok::<(), ilrewrite::Error>(())
 //! ```
-#![cfg_attr(not(feature = "clr"), forbid(unsafe_code))]
-#![warn(missing_docs)]
 
 pub mod analysis;
 #[cfg(feature = "pe")]

@@ -20,7 +20,6 @@
 //! [`ControlFlowGraph::graph`] for petgraph's algorithms (dominators, strongly connected
 //! components, ...); a block's node there is [`BlockId::node`], and
 //! [`BlockId::from_node`] converts back.
-#![forbid(unsafe_code)]
 
 use super::layout::{Layout, NONE};
 use crate::body::MethodBody;

@@ -1,5 +1,4 @@
 //! Unit tests of the analyses, on bodies written in a tiny assembly syntax.
-#![forbid(unsafe_code)]
 
 use super::*;
 use crate::body::{ClauseKind, ExceptionClause, MethodBody};

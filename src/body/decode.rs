@@ -5,7 +5,6 @@
 //! boundary is the start of an instruction (EH ends may also be the end of the code).
 //! Errors carry the offset: code offsets for instructions, body offsets for header and
 //! sections.
-#![forbid(unsafe_code)]
 // Errors are built only on the error path (`let ... else`, `ok_or_else`): `Error` has drop
 // glue, so `ok_or(Error::..)` would build and drop one on every instruction.
 

@@ -9,7 +9,6 @@
 //! Operations that would break an invariant are refused with a typed error and leave the
 //! body untouched. New instructions must branch to instructions of this body (checked,
 //! except by [`MethodBody::append`]).
-#![forbid(unsafe_code)]
 
 use crate::body::{ClauseKind, ExceptionClause, MethodBody, SpanError};
 use crate::graph::{Incoming, InstrId, Instruction, Operand};

@@ -13,7 +13,6 @@
 //! Uses: finding the size of a body in a PE image (the metadata records only its start),
 //! counting instructions cheaply, and serving as the baseline the codec's speed is
 //! measured against (`benches/codec.rs`, `examples/throughput.rs`).
-#![forbid(unsafe_code)]
 // Errors are built only where they are returned (`let ... else`, `ok_or_else`), never
 // with `ok_or(Error::..)`: `Error` has drop glue, so an eagerly built error costs a
 // construction and a `drop_in_place` on every instruction.

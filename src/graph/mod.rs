@@ -17,7 +17,6 @@
 //! This module itself defines [`Incoming`]. The graph depends on nothing of the crate
 //! but the opcode table; [`crate::body`] (whose `edit` module holds the checked edits of
 //! a [`crate::MethodBody`]), [`crate::analysis`] and [`crate::transform`] build on it.
-#![forbid(unsafe_code)]
 
 pub(crate) mod build;
 mod instr;

@@ -12,7 +12,6 @@
 //! size, e.g. `ldc.i4.s` with 300) cannot be encoded, but the API lets a user build them
 //! and the encoder reports them; such *odd* instructions are kept whole in a side table
 //! and the slot holds their index there.
-#![forbid(unsafe_code)]
 
 use super::instr::{InstrId, Instruction, Operand, SwitchTargets};
 use crate::opcode::{OpCode, OperandKind};

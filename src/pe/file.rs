@@ -4,7 +4,6 @@
 //! Everything is parsed once by [`PeFile::parse`]; afterwards every lookup is a bounds
 //! checked view into the caller's buffer. Parsing guarantees that every section's raw
 //! data lies inside the file, so any slice handed out by this module is in bounds.
-#![forbid(unsafe_code)]
 
 use super::read::{bad_pe, bytes_at, u16_at, u32_at, u64_at};
 use crate::error::Result;

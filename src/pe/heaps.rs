@@ -5,7 +5,6 @@
 //! bounds checked and never allocate; errors are [`Error::BadPe`] whose offset is the
 //! file offset where the requested item starts (heap start + index, which may lie past
 //! the heap when the index is out of range).
-#![forbid(unsafe_code)]
 
 use super::read::{bad_pe, compressed_u32_at};
 use crate::error::{Error, Result};

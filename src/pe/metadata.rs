@@ -1,6 +1,5 @@
 //! The CLI header (ECMA-335 §II.25.3.3) and the metadata root with its stream headers
 //! (§II.24.2.1-24.2.2).
-#![forbid(unsafe_code)]
 
 use super::file::{CLI_HEADER_DIRECTORY, DataDirectory, PeFile};
 use super::heaps::{BlobHeap, GuidHeap, StringsHeap, UserStringsHeap};

@@ -24,7 +24,6 @@
 //! }
 //! # Ok(()) }
 //! ```
-#![forbid(unsafe_code)]
 
 pub mod file;
 pub mod heaps;

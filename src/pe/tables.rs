@@ -8,7 +8,6 @@
 //!
 //! [`Tables::parse`] guarantees that every table of a known kind lies entirely inside the
 //! stream, so row and cell access afterwards only has to check the row number.
-#![forbid(unsafe_code)]
 
 use super::read::{bad_pe, bytes_at, u32_at, u64_at, uint_at};
 use crate::error::{Error, Result};

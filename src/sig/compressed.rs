@@ -15,7 +15,6 @@
 //! them; such inputs re-encode in canonical form (so they do not round-trip byte for
 //! byte). Signed integers are not affected: their width is part of their value (see
 //! [`SigReader::read_compressed_i32`]).
-#![forbid(unsafe_code)]
 
 use crate::error::{Error, Result};
 

@@ -2,7 +2,6 @@
 //!
 //! The custom modifiers are [`TypeSig::Modified`] wrappers on the field's type. A
 //! `BYREF` type is accepted (ref fields of ref structs, .NET 7+).
-#![forbid(unsafe_code)]
 
 use crate::error::Result;
 use crate::sig::compressed::{SigReader, bad};

@@ -10,7 +10,6 @@
 //! interleaving of modifiers and `PINNED` round-trips exactly. The accessors on
 //! [`LocalType`] answer the usual questions (pinned? by-ref? modifiers?) without
 //! caring about that order.
-#![forbid(unsafe_code)]
 
 use crate::error::Result;
 use crate::sig::compressed::{SigReader, bad, unencodable, write_compressed_u32};

@@ -19,7 +19,6 @@
 //! trailing bytes are errors.
 //!
 //! [`summarize_method_sig`] gives the facts stack analysis needs without allocating.
-#![forbid(unsafe_code)]
 
 use crate::error::Result;
 use crate::sig::compressed::SigReader;

@@ -28,7 +28,6 @@
 //! accept, as the CLR does) re-encodes canonically, i.e. shorter. A failing encoder
 //! returns [`Error::Unencodable`](crate::Error::Unencodable) and leaves its output
 //! buffer as it was.
-#![forbid(unsafe_code)]
 
 pub mod compressed;
 pub mod field;

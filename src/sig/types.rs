@@ -31,7 +31,6 @@
 //! method-signature grammar ([`MethodSig`], [`CallingConvention`], [`callconv`] and the
 //! walks over them) is defined here too; [`crate::sig::method`] has the rest of the
 //! method-signature API and re-exports these items.
-#![forbid(unsafe_code)]
 
 use crate::error::Result;
 use crate::sig::compressed::{
