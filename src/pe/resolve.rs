@@ -1,5 +1,4 @@
 //! Call-site stack effects from an assembly's metadata.
-#![forbid(unsafe_code)]
 
 use super::Assembly;
 use crate::Result;
