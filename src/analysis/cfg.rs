@@ -109,11 +109,13 @@ pub struct ControlFlowGraph {
 impl ControlFlowGraph {
     /// Builds the graph of `body`.
     ///
-    /// Fails if a branch, switch or leave names an id that is not in the body, if an
-    /// operand does not match its branching opcode, or if an exception clause's regions
-    /// are not ranges of the body's instructions. Anything else (stack errors, code that
-    /// falls off the end) is left to the stack analysis; see
-    /// [`ControlFlowGraph::falls_off_end`].
+    /// # Errors
+    ///
+    /// [`Error::BadBranchTarget`] if a branch, switch or leave names an id that is not in
+    /// the body, [`Error::MalformedInstruction`] if an operand does not match its
+    /// branching opcode, [`Error::BadEhClause`] if an exception clause's regions are not
+    /// ranges of the body's instructions. Anything else (stack errors, code that falls off
+    /// the end) is left to the stack analysis; see [`ControlFlowGraph::falls_off_end`].
     pub fn build(body: &MethodBody) -> Result<ControlFlowGraph> {
         let mut layout = Layout::default();
         layout.build(body)?;

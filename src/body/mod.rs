@@ -270,6 +270,10 @@ impl MethodBody {
     /// Decodes a body from `bytes`, which start at the header and may extend past the body.
     ///
     /// Allocates fresh buffers; use a [`Decoder`] to reuse them across bodies.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Decoder::decode_into`]: the structural faults of the bytes.
     pub fn decode(bytes: &[u8]) -> crate::Result<MethodBody> {
         let mut body = MethodBody::new();
         Decoder::new().decode_into(bytes, &mut body)?;
@@ -280,6 +284,14 @@ impl MethodBody {
     /// byte of the code from the instructions, even when the list is unedited (the
     /// reference path: a reusable [`Encoder`] copies unedited code instead, with the same
     /// result).
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Encoder::encode`]: [`crate::Error::BadOperand`] for an operand that does
+    /// not match or fit its opcode (or a `switch` table of another body),
+    /// [`crate::Error::Unencodable`] for a branch target or EH boundary that is not an
+    /// instruction of the body, an EH region that ends before it starts, or code or EH
+    /// sections too large for the format.
     pub fn encode(&self) -> crate::Result<Vec<u8>> {
         let mut out = Vec::new();
         Encoder::rederiving().encode(self, &mut out)?;

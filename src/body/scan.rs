@@ -45,6 +45,13 @@ pub struct BodyExtent {
 ///
 /// Never panics and never allocates. Errors are the ones the decoder reports for the
 /// same structural fault (see the module documentation for what is not checked).
+///
+/// # Errors
+///
+/// [`Error::Truncated`], [`Error::BadHeaderFormat`], [`Error::BadHeaderSize`] and
+/// [`Error::CodeSizePastEnd`] for the header, those of [`scan_code`] for the code, and
+/// [`Error::Truncated`], [`Error::BadSectionKind`] and [`Error::BadSectionSize`] for the
+/// section headers.
 pub fn scan_body(bytes: &[u8]) -> Result<BodyExtent> {
     let header = read_header(bytes)?;
     let code = header.code(bytes)?;
@@ -76,6 +83,11 @@ pub fn scan_body(bytes: &[u8]) -> Result<BodyExtent> {
 /// every opcode is defined and that every operand and switch table lies inside `code`.
 ///
 /// Code offsets in errors are relative to the start of `code`.
+///
+/// # Errors
+///
+/// [`Error::Truncated`] for a two-byte opcode cut short, [`Error::UnknownOpcode`],
+/// [`Error::OperandPastEnd`] and [`Error::SwitchTablePastEnd`].
 pub fn scan_code(code: &[u8]) -> Result<u32> {
     let size = code.len();
     let mut pos = 0usize;

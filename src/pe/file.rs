@@ -104,7 +104,9 @@ impl<'a> PeFile<'a> {
     /// Parses the DOS header, PE signature, COFF header, optional header, data
     /// directories and section table.
     ///
-    /// Errors ([`crate::Error::BadPe`], with the offset of the offending field) when a
+    /// # Errors
+    ///
+    /// [`crate::Error::BadPe`], with the offset of the offending field, when a
     /// signature or magic is wrong, a structure is truncated, the optional header is too
     /// small for its data directories, or a section's raw data lies outside the file.
     pub fn parse(data: &'a [u8]) -> Result<Self> {

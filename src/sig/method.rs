@@ -43,6 +43,11 @@ impl MethodSig {
     }
 
     /// Parses a blob holding exactly one method signature; trailing bytes are an error.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::BadSignature`] for a malformed signature (see the [module
+    /// documentation](self)) or trailing bytes.
     pub fn parse(blob: &[u8]) -> Result<MethodSig> {
         let mut r = SigReader::new(blob);
         let m = MethodSig::read(&mut r)?;
@@ -51,11 +56,17 @@ impl MethodSig {
     }
 
     /// Reads one method signature, leaving `r` just past it.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::BadSignature`] for a malformed signature.
     pub fn read(r: &mut SigReader<'_>) -> Result<MethodSig> {
         read_method_sig(r, 0)
     }
 
     /// Appends this signature's encoding to `out`.
+    ///
+    /// # Errors
     ///
     /// Any flag combination encodes. Fails with [`crate::Error::Unencodable`], leaving
     /// `out` as it was, if a type does not encode (see [`TypeSig::encode`]; the return
@@ -66,6 +77,10 @@ impl MethodSig {
     }
 
     /// This signature's encoding as a new vector; see [`MethodSig::encode`].
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::Unencodable`] where [`MethodSig::encode`] fails.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         let mut out = Vec::new();
         self.encode(&mut out)?;
@@ -115,6 +130,10 @@ impl MethodSigSummary {
 /// Accepts exactly the blobs [`MethodSig::parse`] accepts (every parameter type is
 /// checked, and trailing bytes are an error), and reports the same facts as
 /// [`MethodSig::summary`] would.
+///
+/// # Errors
+///
+/// [`crate::Error::BadSignature`] where [`MethodSig::parse`] fails.
 pub fn summarize_method_sig(blob: &[u8]) -> Result<MethodSigSummary> {
     if let Some((s, _)) = summarize_plain(blob) {
         return Ok(s);
@@ -132,11 +151,19 @@ pub fn summarize_method_sig(blob: &[u8]) -> Result<MethodSigSummary> {
 /// checked, trailing bytes are an error); the slice is what
 /// [`MethodSig::return_type`] was parsed from, byte for byte (so compressed tokens keep
 /// whatever width the blob used).
+///
+/// # Errors
+///
+/// [`crate::Error::BadSignature`] where [`MethodSig::parse`] fails.
 pub fn return_type_bytes(blob: &[u8]) -> Result<&[u8]> {
     summarize_method_sig_and_return_type(blob).map(|(_, ret)| ret)
 }
 
 /// [`summarize_method_sig`] and [`return_type_bytes`] in one walk over the blob.
+///
+/// # Errors
+///
+/// [`crate::Error::BadSignature`] where [`MethodSig::parse`] fails.
 #[inline]
 pub fn summarize_method_sig_and_return_type(blob: &[u8]) -> Result<(MethodSigSummary, &[u8])> {
     if let Some((s, ret)) = summarize_plain(blob) {

@@ -295,6 +295,11 @@ impl TypeSig {
     ///
     /// `VOID` and `PINNED` are rejected at the top level (they belong in return types
     /// and locals); bytes left after the type are an error.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::BadSignature`] for a malformed type (see the [module
+    /// documentation](self)), `VOID` or `PINNED` at the top level, or trailing bytes.
     pub fn parse(blob: &[u8]) -> Result<TypeSig> {
         let mut r = SigReader::new(blob);
         let t = TypeSig::read(&mut r)?;
@@ -304,11 +309,17 @@ impl TypeSig {
 
     /// Reads one type in an ordinary position (not a return type, not a local) and
     /// leaves `r` just past it.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::BadSignature`] for a malformed type.
     pub fn read(r: &mut SigReader<'_>) -> Result<TypeSig> {
         read_type(r, 0, Ctx::PLAIN)
     }
 
     /// Appends this type's encoding (as in an ordinary position) to `out`.
+    ///
+    /// # Errors
     ///
     /// Fails with [`crate::Error::Unencodable`] if a token belongs to the wrong
     /// table, an integer exceeds its compressed range, an array shape or generic
@@ -319,6 +330,10 @@ impl TypeSig {
     }
 
     /// This type's encoding as a new vector; see [`TypeSig::encode`].
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::Unencodable`] where [`TypeSig::encode`] fails.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         let mut out = Vec::new();
         self.encode(&mut out)?;
@@ -377,6 +392,10 @@ impl TypeSig {
 
 /// Skips one type in an ordinary position without allocating, leaving `r` just past
 /// it. Accepts exactly the inputs [`TypeSig::read`] accepts.
+///
+/// # Errors
+///
+/// [`crate::Error::BadSignature`] where [`TypeSig::read`] fails.
 pub fn skip_type(r: &mut SigReader<'_>) -> Result<()> {
     skip_type_at(r, 0, Ctx::PLAIN).map(|_| ())
 }
