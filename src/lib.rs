@@ -58,9 +58,11 @@
 //! assert_eq!(MethodBody::decode(&bytes)?.instrs.iter().filter(|(_, i)| i.opcode == OpCode::Ret).count(), 1);
 //! # Ok::<(), ilrewrite::Error>(())
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod analysis;
 #[cfg(feature = "pe")]
+#[cfg_attr(docsrs, doc(cfg(feature = "pe")))]
 pub mod audit;
 pub mod body;
 pub mod disasm;
@@ -69,6 +71,7 @@ pub mod graph;
 pub mod ilmap;
 pub mod opcode;
 #[cfg(feature = "pe")]
+#[cfg_attr(docsrs, doc(cfg(feature = "pe")))]
 pub mod pe;
 pub mod sig;
 pub mod transform;
