@@ -11,26 +11,24 @@
 //!
 //! `rewrite` is what a profiler does in its JIT callback (DESIGN.md §4b: within 6x of the
 //! scan): decode, add a return-value local to the LocalVarSig, single-ret + try/finally
-//! wrap with entry/exit/epilogue calls (`audit::instrument`), exact max stack, encode.
+//! wrap with entry/exit/epilogue calls (the `Instrumenter` of `ilrewrite_audit`), exact max
+//! stack, encode.
 //!
 //! Run with `cargo bench --features pe --bench codec`.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ilrewrite::MethodBody;
-use ilrewrite::analysis::{MaxStackMode, ReturnKind, StackAnalyzer};
 use ilrewrite::body::{Decoder, Encoder, scan_body};
 use ilrewrite::pe::Assembly;
-use ilrewrite_audit::{HookResolver, instrument};
+use ilrewrite_audit::{HookResolver, hook_instrumenter, instrument};
 use std::collections::HashSet;
 use std::hint::black_box;
 use std::time::Duration;
 
-/// A distinct IL body (cut to its own length) with the token and signature of its first
-/// method.
+/// A distinct IL body (cut to its own length) with the token of its first method.
 struct Method<'a> {
     body: &'a [u8],
     token: u32,
-    signature: &'a [u8],
 }
 
 /// The distinct IL bodies of `asm` (by RVA).
@@ -44,7 +42,6 @@ fn distinct_methods<'a>(asm: &Assembly<'a>) -> Vec<Method<'a>> {
             Some(Method {
                 body: &bytes[..scan_body(bytes).expect("body scans").len],
                 token: m.token,
-                signature: m.signature,
             })
         })
         .collect()
@@ -143,8 +140,7 @@ fn codec(c: &mut Criterion) {
 
     group.bench_function("rewrite", |b| {
         let mut decoder = Decoder::new();
-        let mut encoder = Encoder::new();
-        let mut analyzer = StackAnalyzer::new();
+        let mut instrumenter = hook_instrumenter();
         let resolver = HookResolver::new(&asm);
         let mut body = MethodBody::new();
         let mut out = Vec::new();
@@ -153,18 +149,9 @@ fn codec(c: &mut Criterion) {
             for m in &methods {
                 decoder.decode_into(black_box(m.body), &mut body).unwrap();
                 // Bodies with `jmp` are refused and left as they are, as a profiler would.
-                if let Ok(outcome) = instrument(&asm, m.signature, m.token, &mut body) {
-                    analyzer
-                        .apply_max_stack(
-                            &mut body,
-                            &resolver,
-                            MaxStackMode::Compute,
-                            ReturnKind::value_if(outcome.local_added),
-                        )
-                        .unwrap();
-                }
+                let _ = instrument(&mut instrumenter, &asm, &resolver, m.token, &mut body);
                 out.clear();
-                encoder.encode(&body, &mut out).unwrap();
+                instrumenter.encode(&body, &mut out).unwrap();
                 written += black_box(&out).len();
             }
             written

@@ -3,7 +3,6 @@
 //! Labels are the offsets the body has *as it would be encoded now*, so an edited body
 //! lists consistently. Tokens are printed by a [`TokenNames`] implementation; the default
 //! prints them in hex.
-#![forbid(unsafe_code)]
 
 use crate::body::{ClauseKind, Encoder, MethodBody};
 use crate::graph::Operand;
@@ -25,8 +24,10 @@ pub struct HexTokens;
 
 impl TokenNames for HexTokens {}
 
-/// Lists `body` in ilasm syntax. Fails only if the body cannot be laid out (see
-/// [`Encoder::code_offsets`]).
+/// Lists `body` in ilasm syntax.
+///
+/// # Errors
+/// Only if the body cannot be laid out: the errors of [`Encoder::code_offsets`].
 pub fn disassemble(body: &MethodBody, names: &dyn TokenNames) -> crate::Result<String> {
     let mut encoder = Encoder::new();
     let offsets = encoder.code_offsets(body)?.to_vec();

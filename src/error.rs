@@ -3,7 +3,6 @@
 //! Every error raised while decoding bytes names what was wrong and the byte offset at
 //! which it was found. Offsets are relative to the start of the input the decoder was
 //! given (the method body, the signature blob, or the PE file), as each variant documents.
-#![forbid(unsafe_code)]
 
 use crate::graph::InstrId;
 use crate::opcode::OpCode;

@@ -8,7 +8,6 @@
 //! injected IL is attributed to `X`. Removed instructions have no entry.
 //!
 //! Maps from successive rewrite stages compose with [`IlMap::then`].
-#![forbid(unsafe_code)]
 
 use crate::Result;
 use crate::body::{Encoder, MethodBody};
@@ -33,6 +32,13 @@ pub struct IlMap {
 impl IlMap {
     /// The map of `body` as it would be encoded now, relative to the bytes it was decoded
     /// from.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Encoder::code_offsets`], which lays the body out:
+    /// [`crate::Error::BadOperand`] for a `switch` or short branch whose operand is of
+    /// another kind, [`crate::Error::Unencodable`] for a short branch to an instruction not
+    /// in the body, or a `switch` table or code too large.
     pub fn of(body: &MethodBody) -> Result<IlMap> {
         let mut encoder = Encoder::new();
         let offsets = encoder.code_offsets(body)?;

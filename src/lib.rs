@@ -10,9 +10,10 @@
 //! * [`opcode`]: the ECMA-335 opcode table, the one source of truth for decoder, encoder
 //!   and stack analysis.
 //! * [`body`]: method bodies (tiny/fat headers, EH clauses) decoded from and encoded to
-//!   bytes, keeping the original encoding choices unless an edit forces a change.
-//! * [`graph`]: the editable instruction graph: stable [`InstrId`]s, branch targets that
-//!   are ids, and editing operations that keep branches and EH regions consistent.
+//!   bytes, keeping the original encoding choices unless an edit forces a change, and the
+//!   editing operations that keep branches and EH regions consistent.
+//! * [`graph`]: the editable instruction graph: stable [`InstrId`]s and branch targets
+//!   that are ids.
 //! * [`analysis`]: control flow, stack verification and the exact max stack.
 //! * [`transform`]: single-ret, try/finally wrapping, prologue/epilogue injection.
 //! * [`ilmap`]: `COR_IL_MAP` offset maps, composable across rewrite stages.
@@ -57,8 +58,7 @@
 //! assert_eq!(MethodBody::decode(&bytes)?.instrs.iter().filter(|(_, i)| i.opcode == OpCode::Ret).count(), 1);
 //! # Ok::<(), ilrewrite::Error>(())
 //! ```
-#![cfg_attr(not(feature = "clr"), forbid(unsafe_code))]
-#![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod analysis;
 pub mod body;
@@ -69,6 +69,7 @@ pub mod ilmap;
 pub mod metadata;
 pub mod opcode;
 #[cfg(feature = "pe")]
+#[cfg_attr(docsrs, doc(cfg(feature = "pe")))]
 pub mod pe;
 pub mod sig;
 pub mod transform;

@@ -272,7 +272,7 @@ mod tests {
             Err(Error::BadToken { .. })
         ));
         assert!(matches!(
-            (&Tiny).type_name(0x0200_0001),
+            Tiny.type_name(0x0200_0001),
             Err(Error::BadToken { .. })
         ));
         assert_eq!(Tiny.generic_param_name(0x0200_0001, 0), None);

@@ -5,7 +5,6 @@
 //! analysis all read this table; nothing else in the crate restates an opcode's properties.
 //! Short/long branch and variable forms are paired in [`OpCode::long_form`] /
 //! [`OpCode::short_form`], derived from one list of pairs.
-#![forbid(unsafe_code)]
 
 use std::fmt;
 

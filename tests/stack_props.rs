@@ -6,7 +6,6 @@
 //!    find dead code unreachable, and agree with the CFG on reachability.
 //! 2. Arbitrary instruction soup with arbitrary clauses: the analyses never panic, always
 //!    terminate, and when the stack analysis succeeds its result is consistent.
-#![forbid(unsafe_code)]
 
 use ilrewrite::analysis::{CallEffect, ControlFlowGraph, MaxStackMode, ReturnKind, StackAnalyzer};
 use ilrewrite::{

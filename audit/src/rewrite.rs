@@ -305,6 +305,9 @@ pub struct Outcome {
 /// agent does, the method's signatures read from `asm` and its id being its token; a
 /// value-returning method's body then names [`NEW_LOCALS_TOKEN`]. Refused bodies
 /// ([`Error::Unsupported`], e.g. with `jmp`) are left as they were.
+///
+/// # Errors
+/// The errors of [`MethodContext::from_metadata`] and [`Instrumenter::instrument`].
 pub fn instrument(
     instrumenter: &mut Instrumenter,
     asm: &Assembly<'_>,

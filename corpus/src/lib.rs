@@ -90,8 +90,6 @@
 //! # Ok::<(), ilrewrite_corpus::Error>(())
 //! ```
 
-#![warn(missing_docs)]
-
 use std::ffi::OsStr;
 use std::fmt;
 use std::fs::{self, File};

@@ -15,9 +15,11 @@
 //! handler, already reached through the exceptional edge, or a `leave` target, already
 //! reached from the `leave`).
 //!
-//! The graph is a [`petgraph::graph::DiGraph`]; block ids are its node indexes, numbered
-//! in code order.
-#![forbid(unsafe_code)]
+//! Blocks are named by [`BlockId`]s, numbered `0..block_count()` in code order. The graph
+//! itself is a [`petgraph::graph::DiGraph`], available through
+//! [`ControlFlowGraph::graph`] for petgraph's algorithms (dominators, strongly connected
+//! components, ...); a block's node there is [`BlockId::node`], and
+//! [`BlockId::from_node`] converts back.
 
 use super::layout::{Layout, NONE};
 use crate::body::MethodBody;
@@ -28,9 +30,38 @@ use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
 
-/// Index of a basic block: a node of [`ControlFlowGraph::graph`]. Blocks are numbered
+/// The id of a basic block of a [`ControlFlowGraph`]. Blocks are numbered
 /// `0..block_count()` in code order.
-pub type BlockId = NodeIndex<u32>;
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BlockId(u32);
+
+impl BlockId {
+    /// The id of the block numbered `index` (blocks are numbered `0..block_count()` in
+    /// code order). An index past the last block names no block: the graph's lookups
+    /// then answer `None` or nothing.
+    #[inline]
+    pub fn new(index: usize) -> Self {
+        BlockId(u32::try_from(index).unwrap_or(u32::MAX))
+    }
+
+    /// The block's number, in code order; indexes [`ControlFlowGraph::reachable`].
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// The block's node in [`ControlFlowGraph::graph`].
+    #[inline]
+    pub fn node(self) -> NodeIndex<u32> {
+        NodeIndex::new(self.index())
+    }
+
+    /// The block whose node in [`ControlFlowGraph::graph`] is `node`.
+    #[inline]
+    pub fn from_node(node: NodeIndex<u32>) -> Self {
+        BlockId::new(node.index())
+    }
+}
 
 /// A maximal straight-line run of instructions, entered only at its first instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -78,11 +109,13 @@ pub struct ControlFlowGraph {
 impl ControlFlowGraph {
     /// Builds the graph of `body`.
     ///
-    /// Fails if a branch, switch or leave names an id that is not in the body, if an
-    /// operand does not match its branching opcode, or if an exception clause's regions
-    /// are not ranges of the body's instructions. Anything else (stack errors, code that
-    /// falls off the end) is left to the stack analysis; see
-    /// [`ControlFlowGraph::falls_off_end`].
+    /// # Errors
+    ///
+    /// [`Error::BadBranchTarget`] if a branch, switch or leave names an id that is not in
+    /// the body, [`Error::MalformedInstruction`] if an operand does not match its
+    /// branching opcode, [`Error::BadEhClause`] if an exception clause's regions are not
+    /// ranges of the body's instructions. Anything else (stack errors, code that falls off
+    /// the end) is left to the stack analysis; see [`ControlFlowGraph::falls_off_end`].
     pub fn build(body: &MethodBody) -> Result<ControlFlowGraph> {
         let mut layout = Layout::default();
         layout.build(body)?;
@@ -147,7 +180,7 @@ impl ControlFlowGraph {
             };
             let instr = body.instrs.get(block.last);
             let flow = instr.opcode.flow();
-            let from = NodeIndex::new(b);
+            let from = BlockId::new(b);
             for_each_target(body, &layout, last, instr.operand, flow, |case, t| {
                 let kind = match flow {
                     Flow::Switch => EdgeKind::Switch { case },
@@ -164,7 +197,7 @@ impl ControlFlowGraph {
                 }
             }
             for (to, kind) in targets.drain(..) {
-                graph.add_edge(from, NodeIndex::new(to as usize), kind);
+                graph.add_edge(from.node(), NodeIndex::new(to as usize), kind);
             }
         }
         for (index, c) in layout.clauses.iter().enumerate() {
@@ -194,7 +227,26 @@ impl ControlFlowGraph {
         })
     }
 
-    /// The graph: nodes are blocks, edges carry their kind.
+    /// The petgraph graph, for its algorithms: nodes are blocks (the node of block `b` is
+    /// [`BlockId::node`], and [`BlockId::from_node`] converts back), edges carry their
+    /// kind. For example the dominators of every block:
+    ///
+    /// ```
+    /// use ilrewrite::MethodBody;
+    /// use ilrewrite::analysis::{BlockId, ControlFlowGraph};
+    /// use petgraph::algo::dominators::simple_fast;
+    ///
+    /// // ldarg.0; brfalse.s +2; ldc.i4.1; ret; ldc.i4.2; ret
+    /// let body = MethodBody::decode(&[0x1E, 0x02, 0x2C, 0x02, 0x17, 0x2A, 0x18, 0x2A])?;
+    /// let cfg = ControlFlowGraph::build(&body)?;
+    /// let entry = cfg.entry().expect("not empty");
+    /// let dominators = simple_fast(cfg.graph(), entry.node());
+    /// for (b, _) in cfg.blocks() {
+    ///     let idom = dominators.immediate_dominator(b.node()).map(BlockId::from_node);
+    ///     assert_eq!(idom, (b != entry).then_some(entry));
+    /// }
+    /// # Ok::<(), ilrewrite::Error>(())
+    /// ```
     #[inline]
     pub fn graph(&self) -> &DiGraph<BasicBlock, EdgeKind, u32> {
         &self.graph
@@ -209,25 +261,27 @@ impl ControlFlowGraph {
     /// The entry block (holding the first instruction); `None` for an empty body.
     #[inline]
     pub fn entry(&self) -> Option<BlockId> {
-        (self.graph.node_count() > 0).then(|| NodeIndex::new(0))
+        (self.graph.node_count() > 0).then_some(BlockId(0))
     }
 
     /// The block `b`, if it exists.
     #[inline]
     pub fn block(&self, b: BlockId) -> Option<&BasicBlock> {
-        self.graph.node_weight(b)
+        self.graph.node_weight(b.node())
     }
 
     /// Every block with its id, in code order.
     pub fn blocks(&self) -> impl Iterator<Item = (BlockId, &BasicBlock)> + '_ {
-        self.graph.node_indices().map(move |b| (b, &self.graph[b]))
+        self.graph
+            .node_indices()
+            .map(move |n| (BlockId::from_node(n), &self.graph[n]))
     }
 
     /// The block holding instruction `id`; `None` if `id` is not in the body.
     #[inline]
     pub fn block_of(&self, id: InstrId) -> Option<BlockId> {
         match self.block_of.get(id.index()) {
-            Some(&b) if b != NONE => Some(NodeIndex::new(b as usize)),
+            Some(&b) if b != NONE => Some(BlockId(b)),
             _ => None,
         }
     }
@@ -239,8 +293,8 @@ impl ControlFlowGraph {
         valid
             .then(|| {
                 self.graph
-                    .edges_directed(b, Direction::Outgoing)
-                    .map(|e| (e.target(), *e.weight()))
+                    .edges_directed(b.node(), Direction::Outgoing)
+                    .map(|e| (BlockId::from_node(e.target()), *e.weight()))
             })
             .into_iter()
             .flatten()
@@ -252,8 +306,8 @@ impl ControlFlowGraph {
         valid
             .then(|| {
                 self.graph
-                    .edges_directed(b, Direction::Incoming)
-                    .map(|e| (e.source(), *e.weight()))
+                    .edges_directed(b.node(), Direction::Incoming)
+                    .map(|e| (BlockId::from_node(e.source()), *e.weight()))
             })
             .into_iter()
             .flatten()
@@ -277,10 +331,10 @@ impl ControlFlowGraph {
             stack.push(entry);
         }
         while let Some(b) = stack.pop() {
-            for succ in self.graph.neighbors_directed(b, Direction::Outgoing) {
+            for succ in self.graph.neighbors_directed(b.node(), Direction::Outgoing) {
                 if !seen[succ.index()] {
                     seen[succ.index()] = true;
-                    stack.push(succ);
+                    stack.push(BlockId::from_node(succ));
                 }
             }
         }

@@ -1,5 +1,4 @@
 //! The linear view the analyses share: instruction positions and clause spans.
-#![forbid(unsafe_code)]
 
 use crate::body::{ClauseKind, MethodBody, SpanError};
 use crate::error::InstrSite;

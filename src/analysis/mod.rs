@@ -10,7 +10,6 @@
 //!
 //! Both analyses agree on what is reachable: the entry, everything reached from it, and
 //! each handler (with its filter) whose try region holds a reachable instruction.
-#![forbid(unsafe_code)]
 
 pub mod cfg;
 mod layout;

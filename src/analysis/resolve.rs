@@ -4,7 +4,6 @@
 //! `callvirt`, `newobj` and `calli`, which depend on the callee's signature. A
 //! [`CallSiteResolver`] supplies them; [`CallEffect::from_parts`] applies the ECMA-335
 //! rules to the facts a signature decoder extracts, so every resolver agrees on them.
-#![forbid(unsafe_code)]
 
 use crate::metadata::MetadataSource;
 use crate::opcode::OpCode;
@@ -39,8 +38,10 @@ impl CallEffect {
     /// * `jmp`: pops and pushes nothing (it requires an empty stack).
     ///
     /// `param_count` counts every parameter of the call-site signature, including the
-    /// variable arguments after a vararg sentinel. Fails with [`Error::BadCallSite`] for
-    /// any other opcode, or when the pop count exceeds 65,535.
+    /// variable arguments after a vararg sentinel.
+    ///
+    /// # Errors
+    /// [`Error::BadCallSite`] for any other opcode, or when the pop count exceeds 65,535.
     pub fn from_parts(
         has_this: bool,
         explicit_this: bool,
@@ -83,6 +84,11 @@ impl CallEffect {
 /// instruction. Unreachable calls are asked about but never fail the analysis.
 pub trait CallSiteResolver {
     /// The stack effect of `opcode` with operand `token`.
+    ///
+    /// # Errors
+    /// Whatever the implementation reports for a token it cannot resolve: typically
+    /// [`Error::BadToken`], [`Error::BadSignature`] or [`Error::UnresolvedCall`], and
+    /// [`Error::BadCallSite`] from [`CallEffect::from_parts`].
     fn call_effect(&self, opcode: OpCode, token: u32) -> Result<CallEffect>;
 }
 
@@ -189,9 +195,12 @@ const CHUNK: usize = 1 << CHUNK_BITS;
 /// Chunks per slot: rows `0..=MAX_CACHED_ROW`.
 const CHUNKS: usize = ((1 << 20) >> CHUNK_BITS) + 1;
 
+/// One chunk of cached rows: the packed effect of each (0 = unknown).
+type Chunk = Box<[AtomicU32]>;
+
 /// The cached rows of one slot: a directory of chunks, both allocated on first use.
 #[derive(Default)]
-struct Rows(OnceLock<Box<[OnceLock<Box<[AtomicU32]>>]>>);
+struct Rows(OnceLock<Box<[OnceLock<Chunk>]>>);
 
 impl Rows {
     /// The packed effect of row `rid`, or 0.

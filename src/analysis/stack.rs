@@ -43,7 +43,6 @@
 //! `ret` and the like leave that path. Scratch buffers live in the [`StackAnalyzer`] and
 //! are reused across bodies: analysing a body allocates nothing once the buffers have
 //! grown to the largest body seen.
-#![forbid(unsafe_code)]
 
 use super::layout::{HandlerKind, Layout, NONE as LAYOUT_NONE, build_clause_spans, site};
 use super::resolve::{CallEffect, CallSiteResolver};
@@ -337,7 +336,17 @@ impl StackAnalyzer {
     ///
     /// `returns` says whether `ret` pops a value ([`ReturnKind::Value`]) or not
     /// ([`ReturnKind::Void`]); with [`ReturnKind::Infer`] it is inferred from the
-    /// reachable `ret`s, which must then agree. Errors name the offending instruction; the body is not modified.
+    /// reachable `ret`s, which must then agree. The body is not modified.
+    ///
+    /// # Errors
+    /// The first rule the code breaks, naming the offending instruction:
+    /// [`Error::StackUnderflow`], [`Error::StackMismatch`], [`Error::StackOverflow`],
+    /// [`Error::NonEmptyStackAtTryEntry`], [`Error::BadReturnStack`],
+    /// [`Error::NonEmptyStackAtJmp`], [`Error::BadEndfilterStack`],
+    /// [`Error::FallsOffEnd`], [`Error::BadBranchTarget`],
+    /// [`Error::MalformedInstruction`], [`Error::IllegalControlFlow`],
+    /// [`Error::BadEhClause`], and [`Error::CallResolution`] for a reachable call the
+    /// resolver cannot resolve.
     pub fn analyze<R: CallSiteResolver + ?Sized>(
         &mut self,
         body: &MethodBody,
@@ -356,8 +365,10 @@ impl StackAnalyzer {
 
     /// Sets (or keeps) `body.max_stack` according to `mode`; see [`MaxStackMode`].
     ///
-    /// With [`MaxStackMode::Compute`] an analysis error is returned and the body is left
-    /// unchanged; [`MaxStackMode::ComputeOrFallback`] never fails.
+    /// # Errors
+    /// With [`MaxStackMode::Compute`], the errors of [`StackAnalyzer::analyze`]; the
+    /// body is then left unchanged. [`MaxStackMode::ComputeOrFallback`] and
+    /// [`MaxStackMode::KeepOriginal`] never fail.
     pub fn apply_max_stack<R: CallSiteResolver + ?Sized>(
         &mut self,
         body: &mut MethodBody,

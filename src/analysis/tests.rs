@@ -1,5 +1,4 @@
 //! Unit tests of the analyses, on bodies written in a tiny assembly syntax.
-#![forbid(unsafe_code)]
 
 use super::*;
 use crate::body::{ClauseKind, ExceptionClause, MethodBody};
@@ -1316,6 +1315,24 @@ fn cfg_blocks_and_edges() {
     assert!(cfg.reachable().iter().all(|&r| r));
     assert_eq!(cfg.successors(BlockId::new(99)).count(), 0);
     assert_eq!(cfg.block(BlockId::new(99)), None);
+    assert_eq!(cfg.block(BlockId::new(usize::MAX)), None);
+    // The petgraph graph has a node per block, with the block as its weight, and the
+    // same edges.
+    use petgraph::visit::EdgeRef;
+    let graph = cfg.graph();
+    assert_eq!(graph.node_count(), cfg.block_count());
+    for (b, block) in cfg.blocks() {
+        assert_eq!(BlockId::from_node(b.node()), b);
+        assert_eq!(graph[b.node()], *block);
+        let mut edges: Vec<(BlockId, EdgeKind)> = graph
+            .edges(b.node())
+            .map(|e| (BlockId::from_node(e.target()), *e.weight()))
+            .collect();
+        let mut succs: Vec<(BlockId, EdgeKind)> = cfg.successors(b).collect();
+        edges.sort_by_key(|&(t, k)| (t, format!("{k:?}")));
+        succs.sort_by_key(|&(t, k)| (t, format!("{k:?}")));
+        assert_eq!(edges, succs);
+    }
 }
 
 #[test]

@@ -5,7 +5,6 @@
 //! boundary is the start of an instruction (EH ends may also be the end of the code).
 //! Errors carry the offset: code offsets for instructions, body offsets for header and
 //! sections.
-#![forbid(unsafe_code)]
 // Errors are built only on the error path (`let ... else`, `ok_or_else`): `Error` has drop
 // glue, so `ok_or(Error::..)` would build and drop one on every instruction.
 
@@ -49,6 +48,16 @@ impl Decoder {
     /// `bytes` may extend past the end of the body. Returns the number of bytes the body
     /// occupies (header, code, padding and EH sections). On error `body` is left in an
     /// unspecified but valid state.
+    ///
+    /// # Errors
+    ///
+    /// The structural faults of the bytes, at their offset: [`Error::Truncated`],
+    /// [`Error::BadHeaderFormat`], [`Error::BadHeaderSize`] and [`Error::CodeSizePastEnd`]
+    /// in the header; [`Error::UnknownOpcode`], [`Error::OperandPastEnd`],
+    /// [`Error::SwitchTablePastEnd`], [`Error::BranchOutsideCode`] and
+    /// [`Error::BranchIntoInstruction`] in the code; [`Error::BadSectionKind`],
+    /// [`Error::BadSectionSize`], [`Error::BadEhKind`], [`Error::EhClauseOutOfRange`] and
+    /// [`Error::EhClauseNotOnBoundary`] in the EH sections.
     pub fn decode_into(&mut self, bytes: &[u8], body: &mut MethodBody) -> Result<usize> {
         let header = read_header(bytes)?;
         let code = header.code(bytes)?;

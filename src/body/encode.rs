@@ -17,7 +17,6 @@
 //!   without clauses.
 //! * **Padding** between code and sections, up to a 4-byte boundary, is the padding of
 //!   the decoded body when it needs as many bytes, zero bytes otherwise.
-#![forbid(unsafe_code)]
 
 use super::header::{
     FAT_HEADER_SIZE, FatHeader, TINY_MAX_CODE_SIZE, TINY_MAX_STACK, fat_header, tiny_header,
@@ -279,6 +278,11 @@ impl Encoder {
     /// Checks only what decides the layout (switch and short-branch operands, and the
     /// targets of short branches), so it also lays out bodies that `encode` refuses for
     /// an operand value, e.g. to disassemble them.
+    ///
+    /// # Errors
+    /// [`Error::BadOperand`] for a `switch` or short branch whose operand does not
+    /// match its opcode, [`Error::NotInBody`] for a branch target that is not in the
+    /// body, [`Error::Unencodable`] for code too large for the format.
     pub fn code_offsets(&mut self, body: &MethodBody) -> Result<&[u32]> {
         if !self.copy_unedited(body) {
             self.write_code(&body.instrs, Check::Layout)?;

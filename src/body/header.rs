@@ -1,5 +1,4 @@
 //! Tiny and fat method headers (ECMA-335 II.25.4.2, II.25.4.3).
-#![forbid(unsafe_code)]
 
 use super::HeaderFormat;
 use crate::{Error, Result};

@@ -1,5 +1,7 @@
 //! Method bodies: header, instructions and exception-handling clauses, decoded from and
-//! encoded to the ECMA-335 II.25.4 byte format.
+//! encoded to the ECMA-335 II.25.4 byte format, and the checked edits of a body (the
+//! [`MethodBody`] methods that insert, replace, remove, retarget and add clauses), which
+//! keep branches and exception regions consistent.
 //!
 //! # Region convention
 //!
@@ -18,9 +20,9 @@
 //! bytes exactly: any input the decoder accepts comes back byte for byte.
 //! After edits, the original choices are kept unless they became illegal; new code takes
 //! the smallest legal form (see [`encode`] for the rules).
-#![forbid(unsafe_code)]
 
 pub mod decode;
+mod edit;
 pub mod encode;
 mod header;
 pub mod scan;
@@ -268,6 +270,10 @@ impl MethodBody {
     /// Decodes a body from `bytes`, which start at the header and may extend past the body.
     ///
     /// Allocates fresh buffers; use a [`Decoder`] to reuse them across bodies.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Decoder::decode_into`]: the structural faults of the bytes.
     pub fn decode(bytes: &[u8]) -> crate::Result<MethodBody> {
         let mut body = MethodBody::new();
         Decoder::new().decode_into(bytes, &mut body)?;
@@ -278,6 +284,14 @@ impl MethodBody {
     /// byte of the code from the instructions, even when the list is unedited (the
     /// reference path: a reusable [`Encoder`] copies unedited code instead, with the same
     /// result).
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Encoder::encode`]: [`crate::Error::BadOperand`] for an operand that does
+    /// not match or fit its opcode (or a `switch` table of another body),
+    /// [`crate::Error::Unencodable`] for a branch target or EH boundary that is not an
+    /// instruction of the body, an EH region that ends before it starts, or code or EH
+    /// sections too large for the format.
     pub fn encode(&self) -> crate::Result<Vec<u8>> {
         let mut out = Vec::new();
         Encoder::deriving_every_byte().encode(self, &mut out)?;

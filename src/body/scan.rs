@@ -13,7 +13,6 @@
 //! Uses: finding the size of a body in a PE image (the metadata records only its start),
 //! counting instructions cheaply, and serving as the baseline the codec's speed is
 //! measured against (`benches/codec.rs`, `examples/throughput.rs`).
-#![forbid(unsafe_code)]
 // Errors are built only where they are returned (`let ... else`, `ok_or_else`), never
 // with `ok_or(Error::..)`: `Error` has drop glue, so an eagerly built error costs a
 // construction and a `drop_in_place` on every instruction.
@@ -46,6 +45,13 @@ pub struct BodyExtent {
 ///
 /// Never panics and never allocates. Errors are the ones the decoder reports for the
 /// same structural fault (see the module documentation for what is not checked).
+///
+/// # Errors
+///
+/// [`Error::Truncated`], [`Error::BadHeaderFormat`], [`Error::BadHeaderSize`] and
+/// [`Error::CodeSizePastEnd`] for the header, those of [`scan_code`] for the code, and
+/// [`Error::Truncated`], [`Error::BadSectionKind`] and [`Error::BadSectionSize`] for the
+/// section headers.
 pub fn scan_body(bytes: &[u8]) -> Result<BodyExtent> {
     let header = read_header(bytes)?;
     let code = header.code(bytes)?;
@@ -77,6 +83,11 @@ pub fn scan_body(bytes: &[u8]) -> Result<BodyExtent> {
 /// every opcode is defined and that every operand and switch table lies inside `code`.
 ///
 /// Code offsets in errors are relative to the start of `code`.
+///
+/// # Errors
+///
+/// [`Error::Truncated`] for a two-byte opcode cut short, [`Error::UnknownOpcode`],
+/// [`Error::OperandPastEnd`] and [`Error::SwitchTablePastEnd`].
 pub fn scan_code(code: &[u8]) -> Result<u32> {
     let size = code.len();
     let mut pos = 0usize;

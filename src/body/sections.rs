@@ -1,5 +1,4 @@
 //! Extra data sections after the code: EH tables, small and fat (ECMA-335 II.25.4.5-6).
-#![forbid(unsafe_code)]
 
 use super::SectionFormat;
 use crate::{Error, Result};

@@ -1,5 +1,4 @@
 //! Instruction builders that pick the shortest encoding for the operand.
-#![forbid(unsafe_code)]
 
 use super::packed::Slot;
 use super::{InstrId, Instruction, Operand};

@@ -4,141 +4,15 @@
 //! arena (so stale ids are detectable) until the list is cleared: [`InstrList::clear`] —
 //! and therefore decoding into a reused body — starts ids from 0 again, so ids from before
 //! name other instructions afterwards.
-#![forbid(unsafe_code)]
 
+use super::instr::{InstrId, Instruction, Operand, SwitchTargets};
 use super::packed::{Slot, instruction, operand_bits};
 use crate::opcode::{OpCode, OperandKind};
 use std::fmt;
 
-/// Stable handle of an instruction inside one [`InstrList`].
-///
-/// Ids are dense indexes into the arena; they are not reused until the list is cleared, so
-/// an id handed out before an edit still names the same instruction after it. An id is
-/// only meaningful for the list (body) that handed it out.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct InstrId(pub(crate) u32);
-
-impl InstrId {
-    /// The arena index of this id.
-    #[inline]
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
-
-impl fmt::Debug for InstrId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "i{}", self.0)
-    }
-}
-
-/// A range of the switch-target pool owned by an [`InstrList`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct SwitchTargets {
-    pub(crate) start: u32,
-    pub(crate) len: u32,
-}
-
-impl SwitchTargets {
-    /// Number of targets.
-    #[inline]
-    pub fn len(self) -> usize {
-        self.len as usize
-    }
-
-    /// Whether the switch has no targets.
-    #[inline]
-    pub fn is_empty(self) -> bool {
-        self.len == 0
-    }
-}
-
-/// The operand of an instruction, independent of its encoded width.
-///
-/// The opcode decides the encoding: `Int` is written as `int8` for `ldc.i4.s`, `uint8` for
-/// `unaligned.`/`no.` and `int32` for `ldc.i4`; `Var` as `uint8` or `uint16`; `Target` as a
-/// one- or four-byte displacement. Floats are kept as raw bits so NaN payloads survive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Operand {
-    /// No operand.
-    None,
-    /// `ldc.i4.s`, `ldc.i4`, `unaligned.`, `no.`.
-    Int(i32),
-    /// `ldc.i8`.
-    Long(i64),
-    /// `ldc.r4`, as IEEE-754 bits.
-    Float32(u32),
-    /// `ldc.r8`, as IEEE-754 bits.
-    Float64(u64),
-    /// An argument or local index.
-    Var(u16),
-    /// A metadata token.
-    Token(u32),
-    /// A branch target.
-    Target(InstrId),
-    /// `switch` targets, stored in the list's target pool.
-    Switch(SwitchTargets),
-}
-
 pub(crate) const NIL: u32 = u32::MAX;
 /// The `prev` link of a node that is not in the list. Like `NIL`, never a valid id.
 const UNLINKED: u32 = u32::MAX - 1;
-
-/// One IL instruction: an opcode and its operand.
-///
-/// Where it came from (its original code offset) is known by the body that holds it, see
-/// [`crate::MethodBody::original_offset`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Instruction {
-    /// The opcode; its table row fixes the operand encoding.
-    pub opcode: OpCode,
-    /// The operand; must match `opcode.operand()` (checked when encoding).
-    pub operand: Operand,
-}
-
-impl Instruction {
-    /// A new instruction.
-    #[inline]
-    pub fn new(opcode: OpCode, operand: Operand) -> Self {
-        Instruction { opcode, operand }
-    }
-
-    /// An instruction without an operand.
-    #[inline]
-    pub fn simple(opcode: OpCode) -> Self {
-        Self::new(opcode, Operand::None)
-    }
-
-    /// Whether the operand's variant agrees with the opcode's operand kind.
-    pub fn operand_matches_opcode(&self) -> bool {
-        matches!(
-            (self.opcode.operand(), self.operand),
-            (OperandKind::None, Operand::None)
-                | (
-                    OperandKind::ShortI | OperandKind::ShortU | OperandKind::I,
-                    Operand::Int(_)
-                )
-                | (OperandKind::I8, Operand::Long(_))
-                | (OperandKind::ShortR, Operand::Float32(_))
-                | (OperandKind::R, Operand::Float64(_))
-                | (OperandKind::ShortVar | OperandKind::Var, Operand::Var(_))
-                | (
-                    OperandKind::ShortBranch | OperandKind::Branch,
-                    Operand::Target(_)
-                )
-                | (OperandKind::Switch, Operand::Switch(_))
-                | (
-                    OperandKind::Method
-                        | OperandKind::Field
-                        | OperandKind::Type
-                        | OperandKind::String
-                        | OperandKind::Sig
-                        | OperandKind::Tok,
-                    Operand::Token(_)
-                )
-        )
-    }
-}
 
 /// The links of an arena slot. `prev` is `UNLINKED` for nodes removed from the list.
 #[derive(Debug, Clone, Copy)]
@@ -1004,6 +878,15 @@ impl Iterator for Ids<'_> {
     }
 }
 
+/// Shows the id the iterator yields next.
+impl fmt::Debug for Ids<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ids")
+            .field("next", &wrap(self.cur))
+            .finish_non_exhaustive()
+    }
+}
+
 /// Iterator over the `(id, instruction)` pairs of an [`InstrList`], in order.
 pub struct Iter<'a> {
     list: &'a InstrList,
@@ -1035,9 +918,39 @@ impl Iterator for Iter<'_> {
     }
 }
 
+/// Shows the id the iterator yields next.
+impl fmt::Debug for Iter<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let next = match &self.state {
+            IterState::Flat(slots) => slots.clone().next().map(|(i, _)| InstrId(i as u32)),
+            IterState::Linked(ids) => wrap(ids.cur),
+        };
+        f.debug_struct("Iter")
+            .field("next", &next)
+            .finish_non_exhaustive()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn iterators_show_the_next_id() {
+        let mut list = InstrList::new();
+        let a = list.push_back(Instruction::simple(OpCode::Nop));
+        list.push_back(Instruction::simple(OpCode::Ret));
+        assert_eq!(format!("{:?}", list.ids()), "Ids { next: Some(i0), .. }");
+        assert_eq!(format!("{:?}", list.iter()), "Iter { next: Some(i0), .. }");
+        list.link_after(a, Instruction::simple(OpCode::Dup));
+        let mut iter = list.iter();
+        iter.next();
+        assert_eq!(format!("{iter:?}"), "Iter { next: Some(i2), .. }");
+        assert_eq!(
+            format!("{:?}", InstrList::new().ids()),
+            "Ids { next: None, .. }"
+        );
+    }
 
     #[test]
     fn default_list_is_empty_and_links_correctly() {

@@ -12,9 +12,8 @@
 //! size, e.g. `ldc.i4.s` with 300) cannot be encoded, but the API lets a user build them
 //! and the encoder reports them; such *odd* instructions are kept whole in a side table
 //! and the slot holds their index there.
-#![forbid(unsafe_code)]
 
-use super::list::{InstrId, Instruction, Operand, SwitchTargets};
+use super::instr::{InstrId, Instruction, Operand, SwitchTargets};
 use crate::opcode::{OpCode, OperandKind};
 
 /// One stored instruction. 16 bytes.

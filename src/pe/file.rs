@@ -4,7 +4,6 @@
 //! Everything is parsed once by [`PeFile::parse`]; afterwards every lookup is a bounds
 //! checked view into the caller's buffer. Parsing guarantees that every section's raw
 //! data lies inside the file, so any slice handed out by this module is in bounds.
-#![forbid(unsafe_code)]
 
 use super::read::{bad_pe, bytes_at, u16_at, u32_at, u64_at};
 use crate::error::Result;
@@ -105,7 +104,9 @@ impl<'a> PeFile<'a> {
     /// Parses the DOS header, PE signature, COFF header, optional header, data
     /// directories and section table.
     ///
-    /// Errors ([`crate::Error::BadPe`], with the offset of the offending field) when a
+    /// # Errors
+    ///
+    /// [`crate::Error::BadPe`], with the offset of the offending field, when a
     /// signature or magic is wrong, a structure is truncated, the optional header is too
     /// small for its data directories, or a section's raw data lies outside the file.
     pub fn parse(data: &'a [u8]) -> Result<Self> {

@@ -5,7 +5,6 @@
 //! bounds checked and never allocate; errors are [`Error::BadPe`] whose offset is the
 //! file offset where the requested item starts (heap start + index, which may lie past
 //! the heap when the index is out of range).
-#![forbid(unsafe_code)]
 
 use super::read::{bad_pe, compressed_u32_at};
 use crate::error::{Error, Result};
@@ -35,8 +34,12 @@ impl<'a> StringsHeap<'a> {
 
     /// The bytes of the string at `index`, without its NUL terminator.
     ///
-    /// Index 0 is the empty string even when the heap is absent. Errors when `index` is
-    /// past the heap or the string has no terminator inside the heap.
+    /// Index 0 is the empty string even when the heap is absent.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadPe`] when `index` is past the heap or the string has no terminator
+    /// inside the heap.
     pub fn get_bytes(&self, index: u32) -> Result<&'a [u8]> {
         let at = self.file_offset.saturating_add(index as usize);
         if index == 0 && self.data.is_empty() {
@@ -54,8 +57,12 @@ impl<'a> StringsHeap<'a> {
         Ok(&tail[..len])
     }
 
-    /// The string at `index` as UTF-8; errors as [`get_bytes`](Self::get_bytes) does,
-    /// and when the bytes are not valid UTF-8.
+    /// The string at `index` as UTF-8.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadPe`] as [`get_bytes`](Self::get_bytes), and when the bytes are not
+    /// valid UTF-8.
     pub fn get(&self, index: u32) -> Result<&'a str> {
         let bytes = self.get_bytes(index)?;
         std::str::from_utf8(bytes).map_err(|e| {
@@ -136,8 +143,12 @@ impl<'a> BlobHeap<'a> {
 
     /// The blob at `index`, without its length prefix.
     ///
-    /// Index 0 is the empty blob even when the heap is absent. Errors when `index` is
-    /// past the heap, the length prefix is malformed, or the blob runs past the heap.
+    /// Index 0 is the empty blob even when the heap is absent.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadPe`] when `index` is past the heap, the length prefix is malformed, or
+    /// the blob runs past the heap.
     pub fn get(&self, index: u32) -> Result<&'a [u8]> {
         prefixed_item(self.data, self.file_offset, index, &BLOB_ERRORS)
     }
@@ -211,7 +222,9 @@ impl<'a> UserStringsHeap<'a> {
 
     /// The user string at byte `index` (the low 24 bits of an `ldstr` token).
     ///
-    /// Errors as [`BlobHeap::get`] does.
+    /// # Errors
+    ///
+    /// [`Error::BadPe`] as [`BlobHeap::get`].
     pub fn get(&self, index: u32) -> Result<UserString<'a>> {
         let raw = prefixed_item(self.data, self.file_offset, index, &US_ERRORS)?;
         Ok(if raw.len() % 2 == 1 {
@@ -263,7 +276,11 @@ impl<'a> GuidHeap<'a> {
     }
 
     /// The GUID at 1-based `index` in its on-disk byte order; `None` for index 0 (the
-    /// null GUID). Errors when the entry lies past the heap.
+    /// null GUID).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadPe`] when the entry lies past the heap.
     pub fn get(&self, index: u32) -> Result<Option<&'a [u8; 16]>> {
         if index == 0 {
             return Ok(None);

@@ -1,6 +1,5 @@
 //! The CLI header (ECMA-335 §II.25.3.3) and the metadata root with its stream headers
 //! (§II.24.2.1-24.2.2).
-#![forbid(unsafe_code)]
 
 use super::file::{CLI_HEADER_DIRECTORY, DataDirectory, PeFile};
 use super::heaps::{BlobHeap, GuidHeap, StringsHeap, UserStringsHeap};
@@ -64,8 +63,12 @@ pub struct CliHeader {
 impl CliHeader {
     /// Reads the CLI header named by data directory 14.
     ///
-    /// Errors when the directory is missing or empty, or when its 72 bytes are not all
-    /// in one section's raw data. The header's `cb` is reported as stored.
+    /// The header's `cb` is reported as stored.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::BadPe`] when the directory is missing or empty, or when its 72
+    /// bytes are not all in one section's raw data.
     pub fn parse(pe: &PeFile<'_>) -> Result<Self> {
         let dir_offset = pe.data_directory_offset(CLI_HEADER_DIRECTORY);
         let dir = pe
@@ -141,9 +144,11 @@ pub struct MetadataRoot<'a> {
 impl<'a> MetadataRoot<'a> {
     /// Parses the root at the start of `data`, which lies at `file_offset` in the file.
     ///
-    /// Errors when the signature is not `BSJB`, the version string or a stream header is
-    /// truncated or not UTF-8, a stream name has no NUL within 32 bytes, or a stream
-    /// lies outside `data`.
+    /// # Errors
+    ///
+    /// [`crate::Error::BadPe`] when the signature is not `BSJB`, the version string or a
+    /// stream header is truncated or not UTF-8, a stream name has no NUL within 32 bytes,
+    /// or a stream lies outside `data`.
     pub fn parse(data: &'a [u8], file_offset: usize) -> Result<Self> {
         let at = |o: usize| file_offset.saturating_add(o);
         if u32_at(data, 0) != Some(METADATA_SIGNATURE) {
@@ -235,8 +240,10 @@ impl<'a> Metadata<'a> {
     /// Parses the metadata the CLI header names: the root, the heaps and the table
     /// stream (`#~` or `#-`; if both are present the later one wins).
     ///
-    /// Errors when the metadata is not inside one section's raw data, the root is
-    /// malformed, or there is no table stream or it is malformed.
+    /// # Errors
+    ///
+    /// [`crate::Error::BadPe`] when the metadata is not inside one section's raw data,
+    /// the root is malformed, or there is no table stream or it is malformed.
     pub fn parse(pe: &PeFile<'a>, cli: &CliHeader) -> Result<Self> {
         let md = cli.metadata;
         let file_offset = pe.rva_to_offset(md.rva).ok_or_else(|| {

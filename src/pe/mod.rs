@@ -24,7 +24,6 @@
 //! }
 //! # Ok(()) }
 //! ```
-#![forbid(unsafe_code)]
 
 pub mod file;
 pub mod heaps;
@@ -155,7 +154,9 @@ impl<'a> Assembly<'a> {
     /// Parses the PE headers, CLI header, metadata root, heaps and table stream of
     /// `data`.
     ///
-    /// Errors ([`Error::BadPe`]) when any of them is malformed or truncated, when the
+    /// # Errors
+    ///
+    /// [`Error::BadPe`] when any of them is malformed or truncated, when the
     /// image has no CLI header, or when a table runs past the end of the table stream.
     pub fn parse(data: &'a [u8]) -> Result<Self> {
         let pe = PeFile::parse(data)?;
@@ -199,12 +200,21 @@ impl<'a> Assembly<'a> {
         self.md.tables.rows(table)
     }
 
-    /// Row `rid` of `table`; errors ([`Error::BadToken`]) when it does not exist.
+    /// Row `rid` of `table`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadToken`] when it does not exist.
     pub fn row(&self, table: TableId, rid: u32) -> Result<Row<'a>> {
         self.md.tables.row(table, rid)
     }
 
     /// The row a token names, for tokens of any known table.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadToken`] when the token names no metadata table or a row that does not
+    /// exist.
     pub fn row_of_token(&self, token: u32) -> Result<Row<'a>> {
         let table = TableId::of_token(token).ok_or(Error::BadToken {
             token,
@@ -265,12 +275,21 @@ impl<'a> Assembly<'a> {
     }
 
     /// The name of the module (Module row 1).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadToken`] when there is no Module row, [`Error::BadPe`] when the name is
+    /// not a valid `#Strings` entry.
     pub fn module_name(&self) -> Result<&'a str> {
         self.string_cell(TableId::Module, 1, col::MODULE_NAME)
     }
 
     /// The assembly's simple name (Assembly row 1), or `None` for a module without an
     /// assembly manifest.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadPe`] when the name is not a valid `#Strings` entry.
     pub fn assembly_name(&self) -> Result<Option<&'a str>> {
         if self.row_count(TableId::Assembly) == 0 {
             return Ok(None);
@@ -280,6 +299,8 @@ impl<'a> Assembly<'a> {
     }
 
     /// The user string an `ldstr` token (`0x70xxxxxx`) names.
+    ///
+    /// # Errors
     ///
     /// Errors with [`Error::BadToken`] when the token is not a user-string token or its
     /// index lies past `#US`, and [`Error::BadPe`] when the entry is malformed.
@@ -302,24 +323,44 @@ impl<'a> Assembly<'a> {
 
     /// The LocalVarSig or StandAloneMethodSig blob of a StandAloneSig token
     /// (`0x11xxxxxx`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadToken`] for a token of another table or a row that does not exist,
+    /// [`Error::BadPe`] for a malformed `#Blob` entry.
     pub fn standalone_sig(&self, token: u32) -> Result<&'a [u8]> {
         let rid = Self::rid_in(token, TableId::StandAloneSig, "not a StandAloneSig token")?;
         self.blob_cell(TableId::StandAloneSig, rid, col::STANDALONESIG_SIGNATURE)
     }
 
     /// The TypeSpec signature blob of a TypeSpec token (`0x1Bxxxxxx`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadToken`] for a token of another table or a row that does not exist,
+    /// [`Error::BadPe`] for a malformed `#Blob` entry.
     pub fn type_spec(&self, token: u32) -> Result<&'a [u8]> {
         let rid = Self::rid_in(token, TableId::TypeSpec, "not a TypeSpec token")?;
         self.blob_cell(TableId::TypeSpec, rid, col::TYPESPEC_SIGNATURE)
     }
 
     /// The instantiation blob (`GenericInst` signature) of a MethodSpec token.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadToken`] for a token of another table or a row that does not exist,
+    /// [`Error::BadPe`] for a malformed `#Blob` entry.
     pub fn method_spec_instantiation(&self, token: u32) -> Result<&'a [u8]> {
         let rid = Self::rid_in(token, TableId::MethodSpec, "not a MethodSpec token")?;
         self.blob_cell(TableId::MethodSpec, rid, col::METHODSPEC_INSTANTIATION)
     }
 
     /// The MethodDef or MemberRef token a MethodSpec instantiates.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadToken`] for a token of another table or a row that does not exist,
+    /// [`Error::BadPe`] when the Method column is not a valid MethodDefOrRef coded index.
     pub fn method_spec_method(&self, token: u32) -> Result<u32> {
         let rid = Self::rid_in(token, TableId::MethodSpec, "not a MethodSpec token")?;
         let value = self.cell(TableId::MethodSpec, rid, col::METHODSPEC_METHOD)?;
@@ -337,6 +378,11 @@ impl<'a> Assembly<'a> {
     }
 
     /// The namespace and name of a TypeDef (0x02) or TypeRef (0x01) token.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadToken`] for a token of another table or a row that does not exist,
+    /// [`Error::BadPe`] for a malformed `#Strings` entry.
     pub fn type_name(&self, token: u32) -> Result<TypeName<'a>> {
         let rid = token & tables::MAX_ROWS;
         let (table, ns_col, name_col) = match TableId::of_token(token) {
@@ -358,6 +404,12 @@ impl<'a> Assembly<'a> {
 
     /// The name of a MethodDef (0x06), MemberRef (0x0A) or Field (0x04) token; for a
     /// MethodSpec (0x2B), the name of the method it instantiates.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadToken`] for a token of another table or a row that does not exist (or a
+    /// MethodSpec that instantiates neither a MethodDef nor a MemberRef), [`Error::BadPe`]
+    /// for a malformed `#Strings` entry or MethodSpec.
     pub fn member_name(&self, token: u32) -> Result<&'a str> {
         let rid = token & tables::MAX_ROWS;
         match TableId::of_token(token) {
@@ -387,6 +439,11 @@ impl<'a> Assembly<'a> {
 
     /// The TypeDef token of the type enclosing nested type `typedef` (from the
     /// NestedClass table), or `None` when it is not nested.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadToken`] when `typedef` is not a TypeDef token or names a row that does
+    /// not exist.
     pub fn enclosing_type(&self, typedef: u32) -> Result<Option<u32>> {
         let rid = Self::rid_in(typedef, TableId::TypeDef, "not a TypeDef token")?;
         self.row(TableId::TypeDef, rid)?;
@@ -457,6 +514,11 @@ impl<'a> Assembly<'a> {
     /// Follows MethodPtr indirection when present (a linear scan of MethodPtr). When
     /// the MethodList column is not non-decreasing (invalid metadata) the answer is
     /// deterministic but unspecified.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadToken`] when `method` is not a MethodDef token or names a row that does
+    /// not exist.
     pub fn declaring_type(&self, method: u32) -> Result<Option<u32>> {
         let rid = Self::rid_in(method, TableId::MethodDef, "not a MethodDef token")?;
         self.row(TableId::MethodDef, rid)?;
@@ -525,6 +587,12 @@ impl<'a> Assembly<'a> {
     }
 
     /// The MethodDef a token names, resolved as [`methods`](Self::methods) would yield it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadToken`] when `token` is not a MethodDef token or names a row that does
+    /// not exist, [`Error::BadPe`] for a malformed name or signature entry, a method RVA
+    /// outside every section, or a malformed declaring type name.
     pub fn method(&self, token: u32) -> Result<MethodDefInfo<'a>> {
         let owner = self
             .declaring_type(token)?

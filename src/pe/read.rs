@@ -2,7 +2,6 @@
 //!
 //! Every reader returns `None` instead of reading out of bounds; offsets are computed
 //! with checked arithmetic, so no input can make them overflow.
-#![forbid(unsafe_code)]
 
 use crate::error::Error;
 

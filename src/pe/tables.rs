@@ -8,7 +8,6 @@
 //!
 //! [`Tables::parse`] guarantees that every table of a known kind lies entirely inside the
 //! stream, so row and cell access afterwards only has to check the row number.
-#![forbid(unsafe_code)]
 
 use super::read::{bad_pe, bytes_at, u32_at, u64_at, uint_at};
 use crate::error::{Error, Result};
@@ -658,7 +657,9 @@ impl<'a> Tables<'a> {
     /// are tolerated: their row counts are read and skipped, and since they follow every
     /// known table they do not move them; they cannot be accessed.
     ///
-    /// Errors when the header or row counts are truncated, a row count exceeds
+    /// # Errors
+    ///
+    /// [`Error::BadPe`] when the header or row counts are truncated, a row count exceeds
     /// [`MAX_ROWS`], or the tables run past the end of the stream.
     pub fn parse(data: &'a [u8], file_offset: usize) -> Result<Self> {
         let at = |o: usize| file_offset.saturating_add(o);
@@ -847,8 +848,11 @@ impl<'a> Tables<'a> {
         Ok(l.offset + (rid as usize - 1) * l.row_size())
     }
 
-    /// Row `rid` (1-based) of `table`; errors ([`Error::BadToken`]) unless
-    /// `1 <= rid <= rows(table)`.
+    /// Row `rid` (1-based) of `table`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadToken`] unless `1 <= rid <= rows(table)`.
     pub fn row(&self, table: TableId, rid: u32) -> Result<Row<'a>> {
         let off = self.row_offset(table, rid)?;
         let layout = self.layouts[table as usize];
@@ -869,8 +873,9 @@ impl<'a> Tables<'a> {
 
     /// The value of column `col` of row `rid` of `table`, zero-extended.
     ///
-    /// Errors ([`Error::BadToken`]) when the row does not exist or the table has no
-    /// column `col`.
+    /// # Errors
+    ///
+    /// [`Error::BadToken`] when the row does not exist or the table has no column `col`.
     pub fn cell(&self, table: TableId, rid: u32, col: usize) -> Result<u32> {
         let off = self.row_offset(table, rid)?;
         let l = &self.layouts[table as usize];

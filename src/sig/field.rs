@@ -2,12 +2,10 @@
 //!
 //! The custom modifiers are [`TypeSig::Modified`] wrappers on the field's type. A
 //! `BYREF` type is accepted (ref fields of ref structs, .NET 7+).
-#![forbid(unsafe_code)]
 
 use crate::error::Result;
 use crate::sig::compressed::{SigReader, bad};
-use crate::sig::method::callconv;
-use crate::sig::types::{Ctx, TypeSig, encode_atomic, read_type, write_type};
+use crate::sig::types::{Ctx, TypeSig, callconv, encode_atomic, read_type, write_type};
 
 /// An owned field signature.
 ///
@@ -22,6 +20,11 @@ pub struct FieldSig {
 impl FieldSig {
     /// Parses a blob holding exactly one field signature (first byte `0x06`); trailing
     /// bytes are an error.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::BadSignature`] if the blob does not start with `FIELD`, its type is
+    /// malformed, or bytes follow the type.
     pub fn parse(blob: &[u8]) -> Result<FieldSig> {
         let mut r = SigReader::new(blob);
         let at = r.position();
@@ -35,6 +38,8 @@ impl FieldSig {
 
     /// Appends this signature's encoding to `out`.
     ///
+    /// # Errors
+    ///
     /// Fails with [`crate::Error::Unencodable`], leaving `out` as it was, if the type
     /// does not encode (see [`TypeSig::encode`]).
     pub fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
@@ -45,6 +50,10 @@ impl FieldSig {
     }
 
     /// This signature's encoding as a new vector; see [`FieldSig::encode`].
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::Unencodable`] if the type does not encode, as [`FieldSig::encode`].
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         let mut out = Vec::new();
         self.encode(&mut out)?;

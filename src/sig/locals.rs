@@ -10,12 +10,12 @@
 //! interleaving of modifiers and `PINNED` round-trips exactly. The accessors on
 //! [`LocalType`] answer the usual questions (pinned? by-ref? modifiers?) without
 //! caring about that order.
-#![forbid(unsafe_code)]
 
 use crate::error::Result;
 use crate::sig::compressed::{SigReader, bad, unencodable, write_compressed_u32};
-use crate::sig::method::callconv;
-use crate::sig::types::{Ctx, TypeSig, encode_atomic, read_type, skip_type_at, write_type};
+use crate::sig::types::{
+    Ctx, TypeSig, callconv, encode_atomic, read_type, skip_type_at, write_type,
+};
 
 /// One custom modifier (`CMOD_REQD`/`CMOD_OPT` + token).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -133,6 +133,11 @@ impl LocalVarSig {
     }
 
     /// Builds a signature from `locals`, checking each as [`LocalVarSig::push`] does.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::Unencodable`] for more than [`LocalVarSig::MAX_LOCALS`] locals or a
+    /// local that does not encode, as [`LocalVarSig::push`].
     pub fn from_locals(locals: impl IntoIterator<Item = LocalType>) -> Result<Self> {
         let mut sig = LocalVarSig::empty();
         for l in locals {
@@ -159,6 +164,12 @@ impl LocalVarSig {
 
     /// Parses a blob holding exactly one local variable signature (first byte `0x07`);
     /// trailing bytes are an error, as is a count above [`LocalVarSig::MAX_LOCALS`].
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::BadSignature`] if the blob does not start with `LOCAL_SIG`, counts
+    /// more than [`LocalVarSig::MAX_LOCALS`] locals, holds a malformed type, or has
+    /// trailing bytes.
     pub fn parse(blob: &[u8]) -> Result<Self> {
         let mut r = SigReader::new(blob);
         let count = Self::read_head(&mut r)?;
@@ -174,6 +185,8 @@ impl LocalVarSig {
     }
 
     /// Appends this signature's encoding to `out`.
+    ///
+    /// # Errors
     ///
     /// Cannot fail for signatures built by [`LocalVarSig::parse`] or
     /// [`LocalVarSig::push`]; the `Result` is kept for uniformity with the other
@@ -191,6 +204,11 @@ impl LocalVarSig {
     }
 
     /// This signature's encoding as a new vector; see [`LocalVarSig::encode`].
+    ///
+    /// # Errors
+    ///
+    /// None for signatures built by [`LocalVarSig::parse`] or [`LocalVarSig::push`], as
+    /// [`LocalVarSig::encode`].
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         let mut out = Vec::new();
         self.encode(&mut out)?;
@@ -226,13 +244,16 @@ impl LocalVarSig {
     /// LocalVarSig (every local is checked, trailing bytes are an error; `07 00` is the
     /// empty signature), `local_type_bytes` exactly one type valid as a local (as
     /// [`LocalType`] allows: custom modifiers, `PINNED`, `BYREF`; not `VOID`), and the
-    /// result may hold at most [`LocalVarSig::MAX_LOCALS`] locals. Errors:
-    /// [`crate::Error::BadSignature`] for a malformed `blob`,
-    /// [`crate::Error::Unencodable`] for a bad `local_type_bytes` or too many locals.
+    /// result may hold at most [`LocalVarSig::MAX_LOCALS`] locals.
     ///
     /// The count prefix is rewritten in its shortest form; the existing locals and the
     /// new type are copied verbatim (a blob using wider-than-needed compressed integers
-    /// keeps them, where [`LocalVarSig::encode`] would write them canonically). On
+    /// keeps them, where [`LocalVarSig::encode`] would write them canonically).
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::BadSignature`] for a malformed `blob`,
+    /// [`crate::Error::Unencodable`] for a bad `local_type_bytes` or too many locals. On
     /// failure `out` is left as it was.
     pub fn append_to_blob(blob: &[u8], local_type_bytes: &[u8], out: &mut Vec<u8>) -> Result<u16> {
         let (index, locals_start) = Self::check_append(blob, local_type_bytes)?;
@@ -250,6 +271,12 @@ impl LocalVarSig {
     /// The checks of [`LocalVarSig::append_to_blob`] without writing anything: returns
     /// the index the new local would get. When this succeeds, `append_to_blob` with the
     /// same arguments succeeds too.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`LocalVarSig::append_to_blob`]: [`crate::Error::BadSignature`] for a
+    /// malformed `blob`, [`crate::Error::Unencodable`] for a bad `local_type_bytes` or too
+    /// many locals.
     pub fn check_append_to_blob(blob: &[u8], local_type_bytes: &[u8]) -> Result<u16> {
         Self::check_append(blob, local_type_bytes).map(|(index, _)| index)
     }
@@ -277,6 +304,8 @@ impl LocalVarSig {
     }
 
     /// Appends a local and returns its index (for `ldloc`/`stloc`).
+    ///
+    /// # Errors
     ///
     /// Fails with [`crate::Error::Unencodable`], leaving the signature unchanged, if it
     /// already holds [`LocalVarSig::MAX_LOCALS`] locals or `local` does not encode as

@@ -19,122 +19,14 @@
 //! trailing bytes are errors.
 //!
 //! [`summarize_method_sig`] gives the facts stack analysis needs without allocating.
-#![forbid(unsafe_code)]
 
 use crate::error::Result;
-use crate::sig::compressed::{SigReader, bad, unencodable, write_compressed_u32};
+use crate::sig::compressed::SigReader;
+pub use crate::sig::types::{CallingConvention, MethodSig, MethodSigSummary, callconv};
 use crate::sig::types::{
-    Ctx, TypeSig, compressed_at, element_type, encode_atomic, read_type, skip_plain_type,
-    skip_type_at, write_type,
+    Ctx, TypeSig, compressed_at, encode_atomic, read_method_sig, skip_method_sig,
+    skip_method_sig_spanning, skip_plain_type, write_method_sig,
 };
-
-/// Calling-convention byte values and flags (`CorCallingConvention`, II.23.2.3).
-pub mod callconv {
-    /// Managed default.
-    pub const DEFAULT: u8 = 0x0;
-    /// Unmanaged cdecl.
-    pub const C: u8 = 0x1;
-    /// Unmanaged stdcall.
-    pub const STDCALL: u8 = 0x2;
-    /// Unmanaged thiscall.
-    pub const THISCALL: u8 = 0x3;
-    /// Unmanaged fastcall.
-    pub const FASTCALL: u8 = 0x4;
-    /// Managed varargs.
-    pub const VARARG: u8 = 0x5;
-    /// A field signature.
-    pub const FIELD: u8 = 0x6;
-    /// A local variable signature.
-    pub const LOCAL_SIG: u8 = 0x7;
-    /// A property signature.
-    pub const PROPERTY: u8 = 0x8;
-    /// Unmanaged, convention given by modifiers on the return type (.NET 5+).
-    pub const UNMANAGED: u8 = 0x9;
-    /// A MethodSpec instantiation blob.
-    pub const GENERICINST: u8 = 0xA;
-    /// Mask of the calling-convention kind.
-    pub const KIND_MASK: u8 = 0x0F;
-    /// Flag: generic method; a generic parameter count follows.
-    pub const GENERIC: u8 = 0x10;
-    /// Flag: instance method.
-    pub const HASTHIS: u8 = 0x20;
-    /// Flag: the `this` parameter is listed explicitly as the first parameter.
-    pub const EXPLICITTHIS: u8 = 0x40;
-}
-
-/// The calling-convention kind of a method signature (low nibble of its first byte).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum CallingConvention {
-    /// `DEFAULT` (0x0): managed.
-    #[default]
-    Default,
-    /// `C` (0x1): unmanaged cdecl.
-    C,
-    /// `STDCALL` (0x2).
-    StdCall,
-    /// `THISCALL` (0x3).
-    ThisCall,
-    /// `FASTCALL` (0x4).
-    FastCall,
-    /// `VARARG` (0x5): managed varargs.
-    VarArg,
-    /// `UNMANAGED` (0x9): unmanaged, convention given by return-type modifiers.
-    Unmanaged,
-}
-
-impl CallingConvention {
-    /// The convention for a kind nibble, or `None` if it is not a method-signature
-    /// kind.
-    pub const fn from_kind(kind: u8) -> Option<Self> {
-        Some(match kind {
-            callconv::DEFAULT => CallingConvention::Default,
-            callconv::C => CallingConvention::C,
-            callconv::STDCALL => CallingConvention::StdCall,
-            callconv::THISCALL => CallingConvention::ThisCall,
-            callconv::FASTCALL => CallingConvention::FastCall,
-            callconv::VARARG => CallingConvention::VarArg,
-            callconv::UNMANAGED => CallingConvention::Unmanaged,
-            _ => return None,
-        })
-    }
-
-    /// The kind nibble of this convention.
-    pub const fn kind(self) -> u8 {
-        match self {
-            CallingConvention::Default => callconv::DEFAULT,
-            CallingConvention::C => callconv::C,
-            CallingConvention::StdCall => callconv::STDCALL,
-            CallingConvention::ThisCall => callconv::THISCALL,
-            CallingConvention::FastCall => callconv::FASTCALL,
-            CallingConvention::VarArg => callconv::VARARG,
-            CallingConvention::Unmanaged => callconv::UNMANAGED,
-        }
-    }
-}
-
-/// An owned method signature (MethodDefSig, MethodRefSig, StandAloneMethodSig, or the
-/// signature inside a function-pointer type).
-///
-/// Parsing then encoding reproduces a canonical blob byte for byte; encoding then
-/// parsing gives back an equal value.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct MethodSig {
-    /// The calling-convention kind.
-    pub calling_convention: CallingConvention,
-    /// `HASTHIS`: an instance method (a `this` argument is passed).
-    pub has_this: bool,
-    /// `EXPLICITTHIS`: `this` is listed as the first of [`MethodSig::params`].
-    pub explicit_this: bool,
-    /// The number of generic parameters; nonzero exactly when the `GENERIC` flag is set.
-    pub generic_param_count: u32,
-    /// The return type ([`TypeSig::Void`] for none, possibly under modifiers).
-    pub return_type: TypeSig,
-    /// All parameters, fixed ones first, then varargs (if any).
-    pub params: Vec<TypeSig>,
-    /// Where a `SENTINEL` precedes `params[i]`: `Some(i)` with `i < params.len()`
-    /// (vararg call sites), else `None`.
-    pub sentinel: Option<usize>,
-}
 
 impl MethodSig {
     /// A static, non-generic, managed (`DEFAULT`) signature without sentinel.
@@ -151,6 +43,11 @@ impl MethodSig {
     }
 
     /// Parses a blob holding exactly one method signature; trailing bytes are an error.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::BadSignature`] for a malformed signature (see the [module
+    /// documentation](self)) or trailing bytes.
     pub fn parse(blob: &[u8]) -> Result<MethodSig> {
         let mut r = SigReader::new(blob);
         let m = MethodSig::read(&mut r)?;
@@ -159,11 +56,17 @@ impl MethodSig {
     }
 
     /// Reads one method signature, leaving `r` just past it.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::BadSignature`] for a malformed signature.
     pub fn read(r: &mut SigReader<'_>) -> Result<MethodSig> {
         read_method_sig(r, 0)
     }
 
     /// Appends this signature's encoding to `out`.
+    ///
+    /// # Errors
     ///
     /// Any flag combination encodes. Fails with [`crate::Error::Unencodable`], leaving
     /// `out` as it was, if a type does not encode (see [`TypeSig::encode`]; the return
@@ -174,6 +77,10 @@ impl MethodSig {
     }
 
     /// This signature's encoding as a new vector; see [`MethodSig::encode`].
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::Unencodable`] where [`MethodSig::encode`] fails.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         let mut out = Vec::new();
         self.encode(&mut out)?;
@@ -207,25 +114,6 @@ impl MethodSig {
     }
 }
 
-/// What stack analysis needs to know about a method signature, computed without
-/// allocating by [`summarize_method_sig`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct MethodSigSummary {
-    /// The calling-convention kind.
-    pub calling_convention: CallingConvention,
-    /// `HASTHIS`: an instance method.
-    pub has_this: bool,
-    /// `EXPLICITTHIS`: `this` is counted in `param_count`.
-    pub explicit_this: bool,
-    /// The number of generic parameters (0 if not generic).
-    pub generic_param_count: u32,
-    /// The number of parameters, fixed and vararg (not counting the sentinel, nor an
-    /// implicit `this`).
-    pub param_count: u32,
-    /// False only when the return type is `VOID` (possibly under custom modifiers).
-    pub returns_value: bool,
-}
-
 impl MethodSigSummary {
     /// The number of arguments a `call`/`callvirt`/`calli` pops: the parameters plus an
     /// implicit `this` (`HASTHIS` without `EXPLICITTHIS`). For `newobj`, which pushes
@@ -242,6 +130,10 @@ impl MethodSigSummary {
 /// Accepts exactly the blobs [`MethodSig::parse`] accepts (every parameter type is
 /// checked, and trailing bytes are an error), and reports the same facts as
 /// [`MethodSig::summary`] would.
+///
+/// # Errors
+///
+/// [`crate::Error::BadSignature`] where [`MethodSig::parse`] fails.
 pub fn summarize_method_sig(blob: &[u8]) -> Result<MethodSigSummary> {
     if let Some((s, _)) = summarize_plain(blob) {
         return Ok(s);
@@ -252,102 +144,6 @@ pub fn summarize_method_sig(blob: &[u8]) -> Result<MethodSigSummary> {
     Ok(s)
 }
 
-/// The fixed part of a method signature.
-struct Head {
-    calling_convention: CallingConvention,
-    has_this: bool,
-    explicit_this: bool,
-    generic_param_count: u32,
-    param_count: u32,
-}
-
-fn read_head(r: &mut SigReader<'_>) -> Result<Head> {
-    let at = r.position();
-    let b = r.read_u8()?;
-    if b & 0x80 != 0 {
-        return Err(bad(at, "reserved calling convention bit 0x80 set"));
-    }
-    let kind = b & callconv::KIND_MASK;
-    let calling_convention = CallingConvention::from_kind(kind).ok_or_else(|| {
-        bad(
-            at,
-            match kind {
-                callconv::FIELD => "field signature where a method signature was expected",
-                callconv::LOCAL_SIG => {
-                    "local variable signature where a method signature was expected"
-                }
-                callconv::PROPERTY => "property signature where a method signature was expected",
-                callconv::GENERICINST => {
-                    "MethodSpec instantiation where a method signature was expected"
-                }
-                _ => "unknown calling convention",
-            },
-        )
-    })?;
-    let generic_param_count = if b & callconv::GENERIC != 0 {
-        let at = r.position();
-        let n = r.read_compressed_u32()?;
-        if n == 0 {
-            return Err(bad(
-                at,
-                "GENERIC method signature with zero generic parameters",
-            ));
-        }
-        n
-    } else {
-        0
-    };
-    let param_count = r.read_compressed_u32()?;
-    Ok(Head {
-        calling_convention,
-        has_this: b & callconv::HASTHIS != 0,
-        explicit_this: b & callconv::EXPLICITTHIS != 0,
-        generic_param_count,
-        param_count,
-    })
-}
-
-/// Consumes a `SENTINEL` before parameter `index` if there is one, recording it.
-fn read_sentinel(r: &mut SigReader<'_>, sentinel: &mut Option<usize>, index: usize) -> Result<()> {
-    if r.peek_u8()? == element_type::SENTINEL {
-        if sentinel.is_some() {
-            return Err(bad(r.position(), "second SENTINEL in parameter list"));
-        }
-        r.read_u8()?;
-        *sentinel = Some(index);
-    }
-    Ok(())
-}
-
-/// Reads a method signature whose types nest at `depth`.
-pub(crate) fn read_method_sig(r: &mut SigReader<'_>, depth: usize) -> Result<MethodSig> {
-    let head = read_head(r)?;
-    let return_type = read_type(r, depth, Ctx::RET)?;
-    // Every parameter takes at least one byte, so this bounds the allocation.
-    let count = head.param_count as usize;
-    let mut params = Vec::with_capacity(count.min(r.remaining()));
-    let mut sentinel = None;
-    for i in 0..count {
-        read_sentinel(r, &mut sentinel, i)?;
-        params.push(read_type(r, depth, Ctx::PLAIN)?);
-    }
-    Ok(MethodSig {
-        calling_convention: head.calling_convention,
-        has_this: head.has_this,
-        explicit_this: head.explicit_this,
-        generic_param_count: head.generic_param_count,
-        return_type,
-        params,
-        sentinel,
-    })
-}
-
-/// Skips a method signature whose types nest at `depth`, summarizing it; accepts
-/// exactly what [`read_method_sig`] accepts.
-pub(crate) fn skip_method_sig(r: &mut SigReader<'_>, depth: usize) -> Result<MethodSigSummary> {
-    skip_method_sig_spanning(r, depth).map(|(s, _)| s)
-}
-
 /// The bytes of a method signature's return type (with its custom modifiers, and `BYREF`
 /// if any), without allocating.
 ///
@@ -355,11 +151,19 @@ pub(crate) fn skip_method_sig(r: &mut SigReader<'_>, depth: usize) -> Result<Met
 /// checked, trailing bytes are an error); the slice is what
 /// [`MethodSig::return_type`] was parsed from, byte for byte (so compressed tokens keep
 /// whatever width the blob used).
+///
+/// # Errors
+///
+/// [`crate::Error::BadSignature`] where [`MethodSig::parse`] fails.
 pub fn return_type_bytes(blob: &[u8]) -> Result<&[u8]> {
     summarize_method_sig_and_return_type(blob).map(|(_, ret)| ret)
 }
 
 /// [`summarize_method_sig`] and [`return_type_bytes`] in one walk over the blob.
+///
+/// # Errors
+///
+/// [`crate::Error::BadSignature`] where [`MethodSig::parse`] fails.
 #[inline]
 pub fn summarize_method_sig_and_return_type(blob: &[u8]) -> Result<(MethodSigSummary, &[u8])> {
     if let Some((s, ret)) = summarize_plain(blob) {
@@ -415,66 +219,6 @@ fn summarize_plain(blob: &[u8]) -> Option<(MethodSigSummary, std::ops::Range<usi
         returns_value: !returns_void,
     };
     Some((summary, ret))
-}
-
-/// [`skip_method_sig`], also giving the return type's byte range in the reader's data.
-fn skip_method_sig_spanning(
-    r: &mut SigReader<'_>,
-    depth: usize,
-) -> Result<(MethodSigSummary, std::ops::Range<usize>)> {
-    let head = read_head(r)?;
-    let ret_start = r.position();
-    let returns_void = skip_type_at(r, depth, Ctx::RET)?;
-    let ret = ret_start..r.position();
-    let mut sentinel = None;
-    for i in 0..head.param_count as usize {
-        read_sentinel(r, &mut sentinel, i)?;
-        skip_type_at(r, depth, Ctx::PLAIN)?;
-    }
-    let summary = MethodSigSummary {
-        calling_convention: head.calling_convention,
-        has_this: head.has_this,
-        explicit_this: head.explicit_this,
-        generic_param_count: head.generic_param_count,
-        param_count: head.param_count,
-        returns_value: !returns_void,
-    };
-    Ok((summary, ret))
-}
-
-/// Writes a method signature whose types nest at `depth`; fails exactly where
-/// [`read_method_sig`] would fail to read the result back.
-pub(crate) fn write_method_sig(m: &MethodSig, out: &mut Vec<u8>, depth: usize) -> Result<()> {
-    let mut b = m.calling_convention.kind();
-    if m.generic_param_count != 0 {
-        b |= callconv::GENERIC;
-    }
-    if m.has_this {
-        b |= callconv::HASTHIS;
-    }
-    if m.explicit_this {
-        b |= callconv::EXPLICITTHIS;
-    }
-    out.push(b);
-    if m.generic_param_count != 0 {
-        write_compressed_u32(m.generic_param_count, out)?;
-    }
-    if let Some(s) = m.sentinel
-        && s >= m.params.len()
-    {
-        return Err(unencodable("sentinel not followed by a parameter"));
-    }
-    let count = u32::try_from(m.params.len())
-        .map_err(|_| unencodable("compressed unsigned integer exceeds 0x1FFFFFFF"))?;
-    write_compressed_u32(count, out)?;
-    write_type(&m.return_type, out, depth, Ctx::RET)?;
-    for (i, p) in m.params.iter().enumerate() {
-        if m.sentinel == Some(i) {
-            out.push(element_type::SENTINEL);
-        }
-        write_type(p, out, depth, Ctx::PLAIN)?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -2,11 +2,20 @@
 //!
 //! * [`compressed`]: compressed integers and `TypeDefOrRefOrSpecEncoded` tokens, and
 //!   the [`SigReader`] cursor the parsers share.
-//! * [`types`]: the type grammar, [`TypeSig`].
+//! * [`types`]: the type grammar, [`TypeSig`], and with it the grammar of method
+//!   signatures ([`MethodSig`]), which a function-pointer type contains.
 //! * [`method`]: method signatures, [`MethodSig`], and the allocation-free
 //!   [`summarize_method_sig`] used on every call instruction.
 //! * [`field`]: field signatures, [`FieldSig`].
 //! * [`locals`]: local variable signatures, [`LocalVarSig`].
+//!
+//! Dependencies run one way: [`compressed`] needs nothing of the other modules;
+//! [`types`] builds on it; [`method`], [`field`] and [`locals`] build on both and not on
+//! each other. The grammar is recursive (a `FNPTR` type holds a method signature, whose
+//! parameters are types), so the data types and the read, skip and write walks of both
+//! types and method signatures live together in [`types`]; [`method`] adds the public
+//! API of [`MethodSig`] and the summaries, and re-exports the method-signature items
+//! defined in [`types`] under their usual paths.
 //!
 //! Guarantees common to all parsers: malformed input yields
 //! [`Error::BadSignature`](crate::Error::BadSignature) with the offset in the blob,
@@ -19,7 +28,6 @@
 //! accept, as the CLR does) re-encodes canonically, i.e. shorter. A failing encoder
 //! returns [`Error::Unencodable`](crate::Error::Unencodable) and leaves its output
 //! buffer as it was.
-#![forbid(unsafe_code)]
 
 pub mod compressed;
 pub mod field;

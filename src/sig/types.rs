@@ -26,14 +26,17 @@
 //! runtime; signatures from a 32-bit runtime that contain it mis-parse (and almost
 //! surely fail later). `ELEMENT_TYPE_CMOD_INTERNAL` (`0x22`) and the obsolete or
 //! custom-attribute-only element types are rejected.
-#![forbid(unsafe_code)]
+//!
+//! **Method signatures** appear inside types (`FNPTR`), and types inside them, so the
+//! method-signature grammar ([`MethodSig`], [`CallingConvention`], [`callconv`] and the
+//! walks over them) is defined here too; [`crate::sig::method`] has the rest of the
+//! method-signature API and re-exports these items.
 
 use crate::error::Result;
 use crate::sig::compressed::{
     SigReader, bad, decode_type_def_or_ref, unencodable, write_compressed_i32,
     write_compressed_u32, write_type_def_or_ref,
 };
-use crate::sig::method::{MethodSig, read_method_sig, skip_method_sig, write_method_sig};
 
 /// The deepest nesting of types (and function-pointer signatures) the parser and the
 /// encoder accept; deeper input fails with "type nesting deeper than 64 levels".
@@ -292,6 +295,11 @@ impl TypeSig {
     ///
     /// `VOID` and `PINNED` are rejected at the top level (they belong in return types
     /// and locals); bytes left after the type are an error.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::BadSignature`] for a malformed type (see the [module
+    /// documentation](self)), `VOID` or `PINNED` at the top level, or trailing bytes.
     pub fn parse(blob: &[u8]) -> Result<TypeSig> {
         let mut r = SigReader::new(blob);
         let t = TypeSig::read(&mut r)?;
@@ -301,11 +309,17 @@ impl TypeSig {
 
     /// Reads one type in an ordinary position (not a return type, not a local) and
     /// leaves `r` just past it.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::BadSignature`] for a malformed type.
     pub fn read(r: &mut SigReader<'_>) -> Result<TypeSig> {
         read_type(r, 0, Ctx::PLAIN)
     }
 
     /// Appends this type's encoding (as in an ordinary position) to `out`.
+    ///
+    /// # Errors
     ///
     /// Fails with [`crate::Error::Unencodable`] if a token belongs to the wrong
     /// table, an integer exceeds its compressed range, an array shape or generic
@@ -316,6 +330,10 @@ impl TypeSig {
     }
 
     /// This type's encoding as a new vector; see [`TypeSig::encode`].
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::Unencodable`] where [`TypeSig::encode`] fails.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         let mut out = Vec::new();
         self.encode(&mut out)?;
@@ -374,6 +392,10 @@ impl TypeSig {
 
 /// Skips one type in an ordinary position without allocating, leaving `r` just past
 /// it. Accepts exactly the inputs [`TypeSig::read`] accepts.
+///
+/// # Errors
+///
+/// [`crate::Error::BadSignature`] where [`TypeSig::read`] fails.
 pub fn skip_type(r: &mut SigReader<'_>) -> Result<()> {
     skip_type_at(r, 0, Ctx::PLAIN).map(|_| ())
 }
@@ -777,6 +799,289 @@ pub(crate) fn write_type(t: &TypeSig, out: &mut Vec<u8>, depth: usize, ctx: Ctx)
             write_type(inner, out, next, Ctx::LOCAL)?;
         }
         TypeSig::Internal(handle) => out.extend_from_slice(&handle.to_le_bytes()),
+    }
+    Ok(())
+}
+
+/// Calling-convention byte values and flags (`CorCallingConvention`, II.23.2.3).
+pub mod callconv {
+    /// Managed default.
+    pub const DEFAULT: u8 = 0x0;
+    /// Unmanaged cdecl.
+    pub const C: u8 = 0x1;
+    /// Unmanaged stdcall.
+    pub const STDCALL: u8 = 0x2;
+    /// Unmanaged thiscall.
+    pub const THISCALL: u8 = 0x3;
+    /// Unmanaged fastcall.
+    pub const FASTCALL: u8 = 0x4;
+    /// Managed varargs.
+    pub const VARARG: u8 = 0x5;
+    /// A field signature.
+    pub const FIELD: u8 = 0x6;
+    /// A local variable signature.
+    pub const LOCAL_SIG: u8 = 0x7;
+    /// A property signature.
+    pub const PROPERTY: u8 = 0x8;
+    /// Unmanaged, convention given by modifiers on the return type (.NET 5+).
+    pub const UNMANAGED: u8 = 0x9;
+    /// A MethodSpec instantiation blob.
+    pub const GENERICINST: u8 = 0xA;
+    /// Mask of the calling-convention kind.
+    pub const KIND_MASK: u8 = 0x0F;
+    /// Flag: generic method; a generic parameter count follows.
+    pub const GENERIC: u8 = 0x10;
+    /// Flag: instance method.
+    pub const HASTHIS: u8 = 0x20;
+    /// Flag: the `this` parameter is listed explicitly as the first parameter.
+    pub const EXPLICITTHIS: u8 = 0x40;
+}
+
+/// The calling-convention kind of a method signature (low nibble of its first byte).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum CallingConvention {
+    /// `DEFAULT` (0x0): managed.
+    #[default]
+    Default,
+    /// `C` (0x1): unmanaged cdecl.
+    C,
+    /// `STDCALL` (0x2).
+    StdCall,
+    /// `THISCALL` (0x3).
+    ThisCall,
+    /// `FASTCALL` (0x4).
+    FastCall,
+    /// `VARARG` (0x5): managed varargs.
+    VarArg,
+    /// `UNMANAGED` (0x9): unmanaged, convention given by return-type modifiers.
+    Unmanaged,
+}
+
+impl CallingConvention {
+    /// The convention for a kind nibble, or `None` if it is not a method-signature
+    /// kind.
+    pub const fn from_kind(kind: u8) -> Option<Self> {
+        Some(match kind {
+            callconv::DEFAULT => CallingConvention::Default,
+            callconv::C => CallingConvention::C,
+            callconv::STDCALL => CallingConvention::StdCall,
+            callconv::THISCALL => CallingConvention::ThisCall,
+            callconv::FASTCALL => CallingConvention::FastCall,
+            callconv::VARARG => CallingConvention::VarArg,
+            callconv::UNMANAGED => CallingConvention::Unmanaged,
+            _ => return None,
+        })
+    }
+
+    /// The kind nibble of this convention.
+    pub const fn kind(self) -> u8 {
+        match self {
+            CallingConvention::Default => callconv::DEFAULT,
+            CallingConvention::C => callconv::C,
+            CallingConvention::StdCall => callconv::STDCALL,
+            CallingConvention::ThisCall => callconv::THISCALL,
+            CallingConvention::FastCall => callconv::FASTCALL,
+            CallingConvention::VarArg => callconv::VARARG,
+            CallingConvention::Unmanaged => callconv::UNMANAGED,
+        }
+    }
+}
+
+/// An owned method signature (MethodDefSig, MethodRefSig, StandAloneMethodSig, or the
+/// signature inside a function-pointer type).
+///
+/// Parsing then encoding reproduces a canonical blob byte for byte; encoding then
+/// parsing gives back an equal value.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct MethodSig {
+    /// The calling-convention kind.
+    pub calling_convention: CallingConvention,
+    /// `HASTHIS`: an instance method (a `this` argument is passed).
+    pub has_this: bool,
+    /// `EXPLICITTHIS`: `this` is listed as the first of [`MethodSig::params`].
+    pub explicit_this: bool,
+    /// The number of generic parameters; nonzero exactly when the `GENERIC` flag is set.
+    pub generic_param_count: u32,
+    /// The return type ([`TypeSig::Void`] for none, possibly under modifiers).
+    pub return_type: TypeSig,
+    /// All parameters, fixed ones first, then varargs (if any).
+    pub params: Vec<TypeSig>,
+    /// Where a `SENTINEL` precedes `params[i]`: `Some(i)` with `i < params.len()`
+    /// (vararg call sites), else `None`.
+    pub sentinel: Option<usize>,
+}
+
+/// What stack analysis needs to know about a method signature, computed without
+/// allocating by [`summarize_method_sig`](crate::sig::summarize_method_sig).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MethodSigSummary {
+    /// The calling-convention kind.
+    pub calling_convention: CallingConvention,
+    /// `HASTHIS`: an instance method.
+    pub has_this: bool,
+    /// `EXPLICITTHIS`: `this` is counted in `param_count`.
+    pub explicit_this: bool,
+    /// The number of generic parameters (0 if not generic).
+    pub generic_param_count: u32,
+    /// The number of parameters, fixed and vararg (not counting the sentinel, nor an
+    /// implicit `this`).
+    pub param_count: u32,
+    /// False only when the return type is `VOID` (possibly under custom modifiers).
+    pub returns_value: bool,
+}
+
+/// The fixed part of a method signature.
+struct Head {
+    calling_convention: CallingConvention,
+    has_this: bool,
+    explicit_this: bool,
+    generic_param_count: u32,
+    param_count: u32,
+}
+
+fn read_head(r: &mut SigReader<'_>) -> Result<Head> {
+    let at = r.position();
+    let b = r.read_u8()?;
+    if b & 0x80 != 0 {
+        return Err(bad(at, "reserved calling convention bit 0x80 set"));
+    }
+    let kind = b & callconv::KIND_MASK;
+    let calling_convention = CallingConvention::from_kind(kind).ok_or_else(|| {
+        bad(
+            at,
+            match kind {
+                callconv::FIELD => "field signature where a method signature was expected",
+                callconv::LOCAL_SIG => {
+                    "local variable signature where a method signature was expected"
+                }
+                callconv::PROPERTY => "property signature where a method signature was expected",
+                callconv::GENERICINST => {
+                    "MethodSpec instantiation where a method signature was expected"
+                }
+                _ => "unknown calling convention",
+            },
+        )
+    })?;
+    let generic_param_count = if b & callconv::GENERIC != 0 {
+        let at = r.position();
+        let n = r.read_compressed_u32()?;
+        if n == 0 {
+            return Err(bad(
+                at,
+                "GENERIC method signature with zero generic parameters",
+            ));
+        }
+        n
+    } else {
+        0
+    };
+    let param_count = r.read_compressed_u32()?;
+    Ok(Head {
+        calling_convention,
+        has_this: b & callconv::HASTHIS != 0,
+        explicit_this: b & callconv::EXPLICITTHIS != 0,
+        generic_param_count,
+        param_count,
+    })
+}
+
+/// Consumes a `SENTINEL` before parameter `index` if there is one, recording it.
+fn read_sentinel(r: &mut SigReader<'_>, sentinel: &mut Option<usize>, index: usize) -> Result<()> {
+    if r.peek_u8()? == element_type::SENTINEL {
+        if sentinel.is_some() {
+            return Err(bad(r.position(), "second SENTINEL in parameter list"));
+        }
+        r.read_u8()?;
+        *sentinel = Some(index);
+    }
+    Ok(())
+}
+
+/// Reads a method signature whose types nest at `depth`.
+pub(crate) fn read_method_sig(r: &mut SigReader<'_>, depth: usize) -> Result<MethodSig> {
+    let head = read_head(r)?;
+    let return_type = read_type(r, depth, Ctx::RET)?;
+    // Every parameter takes at least one byte, so this bounds the allocation.
+    let count = head.param_count as usize;
+    let mut params = Vec::with_capacity(count.min(r.remaining()));
+    let mut sentinel = None;
+    for i in 0..count {
+        read_sentinel(r, &mut sentinel, i)?;
+        params.push(read_type(r, depth, Ctx::PLAIN)?);
+    }
+    Ok(MethodSig {
+        calling_convention: head.calling_convention,
+        has_this: head.has_this,
+        explicit_this: head.explicit_this,
+        generic_param_count: head.generic_param_count,
+        return_type,
+        params,
+        sentinel,
+    })
+}
+
+/// Skips a method signature whose types nest at `depth`, summarizing it; accepts
+/// exactly what [`read_method_sig`] accepts.
+pub(crate) fn skip_method_sig(r: &mut SigReader<'_>, depth: usize) -> Result<MethodSigSummary> {
+    skip_method_sig_spanning(r, depth).map(|(s, _)| s)
+}
+
+/// [`skip_method_sig`], also giving the return type's byte range in the reader's data.
+pub(crate) fn skip_method_sig_spanning(
+    r: &mut SigReader<'_>,
+    depth: usize,
+) -> Result<(MethodSigSummary, std::ops::Range<usize>)> {
+    let head = read_head(r)?;
+    let ret_start = r.position();
+    let returns_void = skip_type_at(r, depth, Ctx::RET)?;
+    let ret = ret_start..r.position();
+    let mut sentinel = None;
+    for i in 0..head.param_count as usize {
+        read_sentinel(r, &mut sentinel, i)?;
+        skip_type_at(r, depth, Ctx::PLAIN)?;
+    }
+    let summary = MethodSigSummary {
+        calling_convention: head.calling_convention,
+        has_this: head.has_this,
+        explicit_this: head.explicit_this,
+        generic_param_count: head.generic_param_count,
+        param_count: head.param_count,
+        returns_value: !returns_void,
+    };
+    Ok((summary, ret))
+}
+
+/// Writes a method signature whose types nest at `depth`; fails exactly where
+/// [`read_method_sig`] would fail to read the result back.
+pub(crate) fn write_method_sig(m: &MethodSig, out: &mut Vec<u8>, depth: usize) -> Result<()> {
+    let mut b = m.calling_convention.kind();
+    if m.generic_param_count != 0 {
+        b |= callconv::GENERIC;
+    }
+    if m.has_this {
+        b |= callconv::HASTHIS;
+    }
+    if m.explicit_this {
+        b |= callconv::EXPLICITTHIS;
+    }
+    out.push(b);
+    if m.generic_param_count != 0 {
+        write_compressed_u32(m.generic_param_count, out)?;
+    }
+    if let Some(s) = m.sentinel
+        && s >= m.params.len()
+    {
+        return Err(unencodable("sentinel not followed by a parameter"));
+    }
+    let count = u32::try_from(m.params.len())
+        .map_err(|_| unencodable("compressed unsigned integer exceeds 0x1FFFFFFF"))?;
+    write_compressed_u32(count, out)?;
+    write_type(&m.return_type, out, depth, Ctx::RET)?;
+    for (i, p) in m.params.iter().enumerate() {
+        if m.sentinel == Some(i) {
+            out.push(element_type::SENTINEL);
+        }
+        write_type(p, out, depth, Ctx::PLAIN)?;
     }
     Ok(())
 }

@@ -1,5 +1,4 @@
 //! Prologue and epilogue injection.
-#![forbid(unsafe_code)]
 
 use crate::body::MethodBody;
 use crate::graph::{Incoming, InstrId, Instruction};
@@ -9,6 +8,11 @@ use smallvec::SmallVec;
 /// Inserts `code` before the first instruction. Branches to the first instruction (a loop
 /// jumping back to offset 0) keep going to it, so the prologue runs once per call; regions
 /// starting at the first instruction do not include the prologue. Returns the new ids.
+///
+/// # Errors
+/// The errors of [`MethodBody::insert_all_before`]: [`Error::NotInBody`] for a branch
+/// of `code` to an instruction not in the body, [`Error::BadEhNesting`] when code
+/// before a filter's handler would make the filter overlap another region.
 pub fn inject_prologue(
     body: &mut MethodBody,
     code: &[Instruction],
@@ -22,6 +26,10 @@ pub fn inject_prologue(
 /// Inserts `code` before `epilogue` (from [`super::single_ret`]) so that every jump to
 /// the epilogue runs it first. The stack is as it was at the original `ret`s minus the
 /// return value, which is in the return-value local.
+///
+/// # Errors
+/// [`Error::NotInBody`] when `epilogue` or a branch target of `code` is not an
+/// instruction of the body.
 pub fn inject_epilogue(
     body: &mut MethodBody,
     epilogue: InstrId,

@@ -1,5 +1,4 @@
 //! Single-ret: every `ret` becomes a jump to one epilogue at the end of the method.
-#![forbid(unsafe_code)]
 
 use crate::body::{ClauseKind, MethodBody};
 use crate::graph::{InstrId, Instruction};
@@ -45,6 +44,10 @@ pub struct SingleRet {
 /// therefore land on code that completes the return. Inside a try block or a catch/filter
 /// handler the jump is a `leave`; elsewhere a `br`. A `ret` inside a finally, fault or
 /// filter block is invalid IL (ECMA-335 III.3.56) and is refused.
+///
+/// # Errors
+/// [`Error::Unsupported`] for a `ret` inside a finally, fault or filter block; the
+/// body is then left as it was.
 pub fn single_ret(body: &mut MethodBody, returns: Returns) -> Result<SingleRet> {
     rewrite_rets(body, returns, false)
 }

@@ -1,6 +1,5 @@
 //! Wrapping a whole method body in try/finally (and optionally try/catch/rethrow), the
 //! shape APM agents use for method entry/exit instrumentation.
-#![forbid(unsafe_code)]
 
 use super::single_ret::{Returns, rewrite_rets_at};
 use super::snippet::relocate;
@@ -67,6 +66,13 @@ pub struct Wrapped {
 /// Branches back to the first original instruction stay inside the try (the entry code
 /// runs once). `tail.` prefixes are removed, since a tail call cannot leave a protected
 /// region. The max stack is not recomputed here; run the stack analysis afterwards.
+///
+/// # Errors
+/// Refusals made before any edit, leaving the body as it was: [`Error::EmptyBody`],
+/// [`Error::Unsupported`] for a body with `jmp` (it cannot sit in a try block), of
+/// nothing but `tail.` prefixes, or with a `ret` inside a finally, fault or filter
+/// block. [`Error::NotInBody`] for entry, exit or catch code that branches to an
+/// instruction not in the body.
 pub fn wrap_try_finally(body: &mut MethodBody, opts: &WrapOptions<'_>) -> Result<Wrapped> {
     let scan = CodeScan::of(&body.instrs);
     wrap_scanned(body, opts, &scan, &[])

@@ -9,28 +9,11 @@
 //! Operations that would break an invariant are refused with a typed error and leave the
 //! body untouched. New instructions must branch to instructions of this body (checked,
 //! except by [`MethodBody::append`]).
-#![forbid(unsafe_code)]
 
-use super::{InstrId, Instruction, Operand};
 use crate::body::{ClauseKind, ExceptionClause, MethodBody, SpanError};
+use crate::graph::{Incoming, InstrId, Instruction, Operand};
 use crate::{Error, Result};
 use smallvec::SmallVec;
-
-/// What happens to references (branch targets, EH region starts) that name the
-/// instruction before which new code is inserted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Incoming {
-    /// They keep naming the old instruction: branches jump over the new code, and regions
-    /// starting at the old instruction do not include it. This is what a method prologue
-    /// needs when a loop branches back to the first instruction.
-    Keep,
-    /// They name the first inserted instruction instead: every path that reached the old
-    /// instruction now runs the new code first, and regions starting at the old instruction
-    /// start at the new code. This is what single-ret needs before a `ret`. Branches in
-    /// the inserted code itself keep their targets (a branch to the old instruction
-    /// skips the rest of the new code).
-    Redirect,
-}
 
 /// Which part of a clause a region is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +56,14 @@ impl MethodBody {
     /// Inserts `instr` right before `at` and returns its id; see [`Incoming`] for what
     /// happens to references to `at`. Cost: O(1) with [`Incoming::Keep`], O(code) with
     /// [`Incoming::Redirect`] (every branch operand is checked).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotInBody`] if `at` or a branch or switch target of the new code is not an
+    /// instruction of the body, [`Error::BadOperand`] for a `switch` table of another body,
+    /// and [`Error::BadEhNesting`] (body untouched) if code inserted with
+    /// [`Incoming::Keep`] joins a filter that would then no longer nest (see
+    /// [`MethodBody::insert_after`]).
     pub fn insert_before(
         &mut self,
         at: InstrId,
@@ -94,6 +85,10 @@ impl MethodBody {
 
     /// Inserts `instrs` in order right before `at`; returns the ids in order. With
     /// [`Incoming::Redirect`], references to `at` move to the first inserted instruction.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`MethodBody::insert_before`], with the body untouched.
     pub fn insert_all_before(
         &mut self,
         at: InstrId,
@@ -136,10 +131,14 @@ impl MethodBody {
     /// [`Incoming::Redirect`] (quadratic when every block gets a probe, as in
     /// code-coverage instrumentation).
     ///
-    /// All or nothing: every site and every new branch target is checked first (they must
-    /// be instructions of the body before the call), and with [`Incoming::Keep`] code that
-    /// joins a filter (see [`MethodBody::insert_after`]) is checked once all is linked. On
-    /// an error the body is left as it was.
+    /// # Errors
+    ///
+    /// Those of [`MethodBody::insert_before`] ([`Error::NotInBody`],
+    /// [`Error::BadOperand`], [`Error::BadEhNesting`]), all or nothing: every site and
+    /// every new branch target is checked first (they must be instructions of the body
+    /// before the call), and with [`Incoming::Keep`] code that joins a filter (see
+    /// [`MethodBody::insert_after`]) is checked once all is linked. On an error the body
+    /// is left as it was.
     ///
     /// A probe before every basic block, as a code-coverage tool inserts them:
     ///
@@ -261,8 +260,14 @@ impl MethodBody {
     /// changes, and regions whose last instruction is `at` do not grow to include the new
     /// instruction, with one exception forced by the format: a filter region has no end of
     /// its own (it runs up to its handler), so code inserted between a filter and its
-    /// handler joins the filter. Such an insertion is refused with
-    /// [`Error::BadEhNesting`], body untouched, if the longer filter would no longer nest.
+    /// handler joins the filter.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotInBody`] if `at` or a branch or switch target of `instr` is not an
+    /// instruction of the body, [`Error::BadOperand`] for a `switch` table of another
+    /// body, and [`Error::BadEhNesting`], body untouched, if the longer filter would no
+    /// longer nest.
     pub fn insert_after(&mut self, at: InstrId, instr: Instruction) -> Result<InstrId> {
         self.expect_linked(at, "insertion point")?;
         self.check_targets(&instr)?;
@@ -272,6 +277,10 @@ impl MethodBody {
     }
 
     /// Inserts `instrs` in order right after `at` (see [`MethodBody::insert_after`]).
+    ///
+    /// # Errors
+    ///
+    /// Those of [`MethodBody::insert_after`], with the body untouched.
     pub fn insert_all_after(
         &mut self,
         at: InstrId,
@@ -325,6 +334,11 @@ impl MethodBody {
 
     /// Replaces the instruction `at` in place and returns the old one. The id is kept, so
     /// branches and regions that named the old instruction name the new one.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotInBody`] if `at` or a branch or switch target of `instr` is not an
+    /// instruction of the body, [`Error::BadOperand`] for a `switch` table of another body.
     pub fn replace(&mut self, at: InstrId, instr: Instruction) -> Result<Instruction> {
         self.expect_linked(at, "replaced instruction")?;
         self.check_targets(&instr)?;
@@ -337,10 +351,15 @@ impl MethodBody {
     /// starting at it starts at the next instruction, a region ending at it ends at the
     /// previous one (so no region ever grows).
     ///
-    /// Refused, leaving the body unchanged, when it would empty a region, make two regions
-    /// coincide or otherwise leave the clauses invalid ([`Error::BadEhNesting`]), or when `at` is
-    /// a branch target and its next instruction is missing, outside a region `at` ends,
-    /// or the first instruction of a handler or filter (retarget such branches first).
+    /// # Errors
+    ///
+    /// Refused, leaving the body unchanged: [`Error::NotInBody`] if `at` (or a region
+    /// boundary) is not an instruction of the body; [`Error::EditWouldEmptyRegion`] when
+    /// it would empty a region; [`Error::BadEhNesting`] when it would make two regions
+    /// coincide or otherwise leave the clauses invalid; [`Error::EditWouldDangle`] when
+    /// `at` is a branch target and its next instruction is missing, outside a region `at`
+    /// ends, or the first instruction of a handler or filter (retarget such branches
+    /// first).
     pub fn remove(&mut self, at: InstrId) -> Result<Instruction> {
         self.expect_linked(at, "removed instruction")?;
         let next = self.instrs.next(at);
@@ -442,6 +461,10 @@ impl MethodBody {
 
     /// Makes every branch and switch operand that names `from` name `to` instead. EH
     /// regions are not touched. Returns how many operands changed.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotInBody`] if `to` is not an instruction of the body (nothing changes).
     pub fn retarget_branches(&mut self, from: InstrId, to: InstrId) -> Result<usize> {
         self.expect_linked(to, "branch target")?;
         Ok(self.retarget_operands(|t| (t == from).then_some(to)))
@@ -516,8 +539,13 @@ impl MethodBody {
 
     /// Adds an exception clause, placing it where ECMA-335 requires: after every clause
     /// nested inside it and before every clause it is nested in (try-inside-handler
-    /// nesting included). Refused if a region is empty, not in the body, or overlaps
-    /// another region without nesting.
+    /// nesting included).
+    ///
+    /// # Errors
+    ///
+    /// Refused, leaving the clauses as they were: [`Error::NotInBody`] if a region
+    /// boundary is not an instruction of the body, [`Error::BadEhNesting`] if a region is
+    /// empty or overlaps another region without nesting, or the clause cannot be ordered.
     pub fn add_clause(&mut self, clause: ExceptionClause) -> Result<usize> {
         if self.clauses.is_empty() {
             // Nothing to order against: only the new clause's own boundaries are needed,
@@ -552,6 +580,11 @@ impl MethodBody {
     /// Checks every clause: regions non-empty and in the body, handler after its filter,
     /// regions pairwise disjoint or nested (tries may be shared), and inner clauses listed
     /// before the clauses they are nested in.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotInBody`] for a region boundary that is not an instruction of the body,
+    /// [`Error::BadEhNesting`] for any other violation.
     pub fn validate_clauses(&self) -> Result<()> {
         validate_clause_list(&self.clauses, &self.positions())
     }
