@@ -98,9 +98,8 @@ impl Encoder {
 
     /// An encoder that derives every byte of the code from the instructions, even for
     /// bodies whose instruction list is unedited since decoding (which [`Encoder::new`]
-    /// copies, as DESIGN.md asks: "copying unedited byte runs instead of re-deriving
-    /// them"). Both give the same bytes; this one is the reference the tests hold the
-    /// copy to, and what [`MethodBody::encode`] uses.
+    /// copies instead of re-deriving them). Both give the same bytes; this one is the
+    /// reference the tests hold the copy to, and what [`MethodBody::encode`] uses.
     pub fn rederiving() -> Self {
         Encoder {
             rederive: true,
