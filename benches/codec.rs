@@ -1,18 +1,19 @@
 //! Codec throughput over every distinct method body of System.Private.CoreLib 3.1.23.
 //!
 //! Each iteration processes all 17,490 bodies. `scan` (the length-only walk of
-//! `body::scan_body`) is the baseline the other stages are judged against (DESIGN.md §4b:
-//! decode+encode within 3x of it): on a shared machine read the ratios between the groups'
-//! times, not the absolute times. `examples/throughput.rs` prints those ratios directly.
+//! `body::scan_body`) is the baseline the other stages are judged against (the targets in
+//! docs/performance.md: decode+encode within 3x of it): on a shared machine read the ratios
+//! between the groups' times, not the absolute times. `examples/throughput.rs` prints those
+//! ratios directly.
 //!
 //! `encode` and `decode_encode` use a reused `Encoder`, which copies the code of bodies
 //! whose instruction list is unedited since decoding; `encode_derived` and
 //! `decode_encode_derived` derive every byte from the instructions, as for edited bodies.
 //!
-//! `rewrite` is what a profiler does in its JIT callback (DESIGN.md §4b: within 6x of the
-//! scan): decode, add a return-value local to the LocalVarSig, single-ret + try/finally
-//! wrap with entry/exit/epilogue calls (the `Instrumenter` of `ilrewrite_audit`), exact max
-//! stack, encode.
+//! `rewrite` is what a profiler does in its JIT callback (target in docs/performance.md:
+//! within 6x of the scan): decode, add a return-value local to the LocalVarSig,
+//! single-ret + try/finally wrap with entry/exit/epilogue calls (the `Instrumenter` of
+//! `ilrewrite_audit`), exact max stack, encode.
 //!
 //! Run with `cargo bench --features pe --bench codec`.
 

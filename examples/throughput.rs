@@ -10,7 +10,7 @@
 //! by each stage; the stages take turns within a run, so a change in machine load hits
 //! them alike. For each stage the table shows the median and best time of a run, the
 //! median over runs of the stage's time divided by the scan's time in that run (the
-//! figure to compare across machines: DESIGN.md §4b asks for decode+encode within 3x),
+//! figure to compare across machines; docs/performance.md sets decode+encode within 3x),
 //! and, from the median, bodies per second, MB of body bytes per second, nanoseconds per
 //! instruction and microseconds per body.
 //!
@@ -19,17 +19,18 @@
 //! --only decode+encode -n 1` counts the instructions of two passes (warm-up and run).
 //!
 //! `encode` and `decode+encode` use a reused [`Encoder`], which copies the code of a body
-//! whose instruction list is unedited since decoding (DESIGN.md §4b: "copying unedited
-//! byte runs instead of re-deriving them"); `encode-derived` and `dec+enc-derived` derive
-//! every byte from the instructions (`Encoder::deriving_every_byte`), as for an edited body.
+//! whose instruction list is unedited since decoding instead of re-deriving it;
+//! `encode-derived` and `dec+enc-derived` derive every byte from the instructions
+//! (`Encoder::deriving_every_byte`), as for an edited body.
 //!
 //! A stage is a closure called once per body with the body's index and bytes; adding one
 //! is one more `Stage::per_body` entry in `main`.
 //!
 //! The `rewrite` stage is what a profiler does in its JIT callback: decode, add a
 //! return-value local to the LocalVarSig, single-ret + try/finally wrap with entry, exit
-//! and epilogue calls (`ilrewrite::Instrumenter`, set up by `ilrewrite_audit::hook_instrumenter`), exact max stack, encode. DESIGN.md
-//! §4b asks for it within 6x of the scan.
+//! and epilogue calls (`ilrewrite::Instrumenter`, set up by
+//! `ilrewrite_audit::hook_instrumenter`), exact max stack, encode. docs/performance.md
+//! sets it a target of 6x the scan and says why it is not reached.
 
 use ilrewrite::MethodBody;
 use ilrewrite::analysis::{

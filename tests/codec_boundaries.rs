@@ -1,5 +1,5 @@
 //! Boundary cases of the method-body codec, and the codec-level bugs of peer libraries
-//! (DESIGN.md §6), each as a regression test.
+//! (listed in docs/design.md), each as a regression test.
 
 use ilrewrite::body::{Decoder, Encoder};
 use ilrewrite::{ClauseKind, Error, ExceptionClause, Instruction, MethodBody, OpCode, Operand};

@@ -45,8 +45,8 @@ fn every_framework_body_round_trips_byte_identical() {
 
 #[test]
 fn corelib_counts_match_the_checked_facts() {
-    // DESIGN.md §4, counted independently: a mis-decoded instruction length or a skipped
-    // clause changes these numbers even when the bytes still round-trip.
+    // Counted independently: a mis-decoded instruction length or a skipped clause changes
+    // these numbers even when the bytes still round-trip.
     let corelib = ilrewrite_corpus::corelib().expect("a .NET 3.1 runtime");
     let report = audit(&[corelib]);
     assert_clean("System.Private.CoreLib", &report);

@@ -1,5 +1,5 @@
 //! Editing and transform behaviour on hand-built boundary cases, including the
-//! graph-level bugs of peer libraries (DESIGN.md §6).
+//! graph-level bugs of peer libraries (listed in docs/design.md).
 
 use ilrewrite::graph::Incoming;
 use ilrewrite::ilmap::IlMap;

@@ -93,8 +93,8 @@ mod corelib {
             // The scan sees only the body: what follows it does not matter.
             assert_eq!(scan_body(&bytes[..extent.len]), Ok(extent), "body {i}");
         }
-        // DESIGN.md §4 (corpus_roundtrip checks the code size through the decoder); the
-        // instruction count is over distinct bodies, each counted once.
+        // corpus_roundtrip checks the code size through the decoder; the instruction
+        // count is over distinct bodies, each counted once.
         assert_eq!(code_bytes, 984_975);
         assert_eq!(instructions, 416_531);
     }

@@ -991,7 +991,7 @@ fn newobj_always_pushes_one() {
     );
 }
 
-// ---- peers' bugs (DESIGN.md section 6) ---------------------------------------------------
+// ---- peers' bugs (listed in docs/design.md) -----------------------------------------------
 
 /// CLR Instrumentation Engine: max stack over-estimated because the depth recorded at a
 /// branch target was the deepest depth seen before the branch, not the depth at it.
