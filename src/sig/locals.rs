@@ -257,14 +257,18 @@ impl LocalVarSig {
     /// failure `out` is left as it was.
     pub fn append_to_blob(blob: &[u8], local_type_bytes: &[u8], out: &mut Vec<u8>) -> Result<u16> {
         let (index, locals_start) = Self::check_append(blob, local_type_bytes)?;
-        encode_atomic(out, |out| {
-            out.reserve(blob.len() + local_type_bytes.len() + 2);
-            out.push(callconv::LOCAL_SIG);
-            write_compressed_u32(u32::from(index) + 1, out)?;
-            out.extend_from_slice(&blob[locals_start..]);
-            out.extend_from_slice(local_type_bytes);
-            Ok(())
-        })?;
+        // Checked: nothing below can fail (the count is at most `MAX_LOCALS`, far below
+        // the largest compressed integer).
+        let count = u32::from(index) + 1;
+        out.reserve(blob.len() + local_type_bytes.len() + 5);
+        out.push(callconv::LOCAL_SIG);
+        match count {
+            0..0x80 => out.push(count as u8),
+            0x80..0x4000 => out.extend_from_slice(&[0x80 | (count >> 8) as u8, count as u8]),
+            _ => out.extend_from_slice(&(0xC000_0000 | count).to_be_bytes()),
+        }
+        out.extend_from_slice(&blob[locals_start..]);
+        out.extend_from_slice(local_type_bytes);
         Ok(index)
     }
 
@@ -378,6 +382,14 @@ mod tests {
                 same_as_tree(b, t);
             }
         }
+        // The count's compressed form grows from one to two bytes (0x7F + 1 locals) and
+        // from two to four (0x3FFF + 1).
+        let mut one_byte = vec![0x07, 0x7F];
+        one_byte.extend(std::iter::repeat_n(0x08, 0x7F));
+        same_as_tree(&one_byte, &[0x08]);
+        let mut two_bytes = vec![0x07, 0xBF, 0xFF];
+        two_bytes.extend(std::iter::repeat_n(0x08, 0x3FFF));
+        same_as_tree(&two_bytes, &[0x0E]);
         // Too many locals.
         let mut full = vec![0x07, 0xC0, 0x00, 0xFF, 0xFE];
         full.extend(std::iter::repeat_n(0x08, 0xFFFE));

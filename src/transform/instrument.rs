@@ -106,8 +106,8 @@ pub struct Instrumented<'a> {
 /// For each body it plans the return-value local ([`ReturnLocal`]), wraps the body in
 /// try/finally with the entry, exit and epilogue code (in one pass for a body without
 /// clauses, `tail.` or earlier edits; edit by edit otherwise), computes the exact max
-/// stack (which also verifies the stack of the rewritten body), checks the clauses, and
-/// then encodes it and gives its IL map. Its scratch buffers are kept between bodies:
+/// stack (which also verifies the stack of the rewritten body), and then encodes it and
+/// gives its IL map. Its scratch buffers are kept between bodies:
 /// keep one per thread (it is `Send`, not shared).
 ///
 /// ```
@@ -204,7 +204,8 @@ impl Instrumenter {
     }
 
     /// Instruments `body`: return-value local, try/finally wrap with the entry, exit
-    /// and epilogue code, exact max stack (set in the header), clause check.
+    /// and epilogue code, exact max stack (set in the header), which also verifies the
+    /// stack of the rewritten body.
     ///
     /// `method` gives the signatures the body does not hold and the method's id;
     /// `resolver` the stack effects of the body's call sites and of the calls the
@@ -219,8 +220,8 @@ impl Instrumenter {
     /// [`Error::Unsupported`] for a body with `jmp` or of nothing but `tail.` prefixes,
     /// [`Error::EmptyBody`], and the errors of [`ReturnLocal::plan`] for malformed
     /// signatures. After the wrap, the errors of the stack analysis (a call site the
-    /// resolver cannot resolve, code that does not verify) and of the clause check: the
-    /// body is then left wrapped and must not be used — fall back to the original IL.
+    /// resolver cannot resolve, code that does not verify): the body is then left
+    /// wrapped and must not be used — fall back to the original IL.
     pub fn instrument<R: CallSiteResolver + ?Sized>(
         &mut self,
         body: &mut MethodBody,
@@ -273,10 +274,13 @@ impl Instrumenter {
         let wrap = wrap_scanned_stored;
         let wrapped = wrap(body, plan.returns, &scan, &code)?;
         let returns = ReturnKind::value_if(plan.extends_locals);
+        // The clause list needs no check of its own: the wrap adds its clause through the
+        // editing API, which keeps the list valid (or, in one pass, builds the lone
+        // clause of a body that had none), and the stack analysis checks the regions it
+        // simulates.
         let report =
             self.analyzer
                 .apply_max_stack(body, resolver, MaxStackMode::Compute, returns)?;
-        body.validate_clauses()?;
         Ok(Instrumented {
             returns: plan.returns,
             new_locals_signature: plan.extends_locals.then_some(&self.locals[..]),

@@ -40,6 +40,11 @@ use crate::{Error, Result};
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Snippet {
     parts: Vec<Part>,
+    /// The stored form of `parts`, placeholders stored as `nop`: what
+    /// [`Snippet::store_into`] copies before it fills in the placeholders.
+    template: Vec<Slot>,
+    /// The positions of the placeholders in `parts`.
+    placeholders: Vec<u32>,
     /// Whether any part is a branch (its slot holds a position in the snippet).
     branches: bool,
     /// Whether any part names the return-value local.
@@ -114,20 +119,25 @@ impl Snippet {
     /// Appends the stored form of the snippet to `out`, with `method_id` and the
     /// return-value local `local` filled in. Branch slots keep their positions in the
     /// snippet (see [`relocate`]).
+    #[inline]
     pub(crate) fn store_into(&self, method_id: i32, local: Option<u16>, out: &mut Vec<Slot>) {
-        out.extend(self.parts.iter().map(|part| match *part {
-            Part::Fixed(slot) => slot,
-            Part::MethodId => stored::ldc_i4(method_id),
-            Part::ReturnLocal(op) => {
-                // Checked by the instrumenter: only value-returning methods get here.
-                let local = local.unwrap_or(0);
-                match op {
-                    OpCode::Stloc => stored::stloc(local),
-                    OpCode::Ldloca => stored::ldloca(local),
-                    _ => stored::ldloc(local),
+        let start = out.len();
+        out.extend_from_slice(&self.template);
+        for &at in &self.placeholders {
+            out[start + at as usize] = match self.parts[at as usize] {
+                Part::Fixed(slot) => slot,
+                Part::MethodId => stored::ldc_i4(method_id),
+                Part::ReturnLocal(op) => {
+                    // Checked by the instrumenter: only value-returning methods get here.
+                    let local = local.unwrap_or(0);
+                    match op {
+                        OpCode::Stloc => stored::stloc(local),
+                        OpCode::Ldloca => stored::ldloca(local),
+                        _ => stored::ldloc(local),
+                    }
                 }
-            }
-        }));
+            };
+        }
     }
 }
 
@@ -305,8 +315,21 @@ impl SnippetBuilder {
             });
         }
         let uses_return_local = self.parts.iter().any(|p| matches!(p, Part::ReturnLocal(_)));
+        let template = self
+            .parts
+            .iter()
+            .map(|part| match *part {
+                Part::Fixed(slot) => slot,
+                Part::MethodId | Part::ReturnLocal(_) => Slot::new(OpCode::Nop, 0),
+            })
+            .collect();
+        let placeholders = (0..self.parts.len() as u32)
+            .filter(|&i| !matches!(self.parts[i as usize], Part::Fixed(_)))
+            .collect();
         Ok(Snippet {
             parts: self.parts,
+            template,
+            placeholders,
             branches,
             uses_return_local,
         })

@@ -369,8 +369,15 @@ fn wrap_flat(
             // Relative branches go to positions of their own code, or past its end: to
             // the load or `ret` after the epilogue code, the `endfinally` after the exit
             // code, the first original instruction after the entry code.
-            let place = |append: &mut FlatAppend<'_>, slots: &[Slot], base: u32, end: u32| {
-                if code.branches {
+            #[inline(always)]
+            fn place(
+                append: &mut FlatAppend<'_>,
+                slots: &[Slot],
+                relative: bool,
+                base: u32,
+                end: u32,
+            ) {
+                if relative {
                     let len = slots.len() as u32;
                     for &slot in slots {
                         append.push(relocate(slot, len, base, InstrId(end)));
@@ -378,8 +385,15 @@ fn wrap_flat(
                 } else {
                     append.extend(slots);
                 }
-            };
-            place(&mut append, code.epilogue, n, n + epilogue_len as u32);
+            }
+            let relative = code.branches;
+            place(
+                &mut append,
+                code.epilogue,
+                relative,
+                n,
+                n + epilogue_len as u32,
+            );
             if let Some(load) = load {
                 append.push(load);
             }
@@ -387,9 +401,15 @@ fn wrap_flat(
             for _ in 0..leaves {
                 append.push(jump);
             }
-            place(&mut append, code.exit, finally_start, entry_start - 1);
+            place(
+                &mut append,
+                code.exit,
+                relative,
+                finally_start,
+                entry_start - 1,
+            );
             append.push(endfinally);
-            place(&mut append, code.entry, entry_start, 0);
+            place(&mut append, code.entry, relative, entry_start, 0);
         }
         Injected::Instructions {
             entry,
