@@ -19,6 +19,8 @@
 //! * [`sig`]: signatures, LocalVarSig editing.
 //! * `pe` (feature `pe`): a reader of .NET assemblies; `audit` runs all of the above over
 //!   every body of an assembly.
+//! * `clr` (feature `clr`): raw ICorProfiler and metadata COM bindings, checked slot by
+//!   slot against the runtime's headers; the only module with `unsafe`.
 //!
 //! # Example: a call at method entry and at every exit
 //!
@@ -64,6 +66,8 @@ pub mod analysis;
 #[cfg(feature = "pe")]
 pub mod audit;
 pub mod body;
+#[cfg(feature = "clr")]
+pub mod clr;
 pub mod disasm;
 pub mod error;
 pub mod graph;
