@@ -17,11 +17,15 @@
 //! * [`disasm`]: ilasm-syntax listings.
 //! * [`metadata`]: signatures and names by token, from any metadata source.
 //! * `pe` (feature `pe`): a reader of .NET assemblies.
-//! * `clr` (feature `clr`): ICorProfiler bindings (in progress).
+//! * `clr` (feature `clr`): raw ICorProfiler and metadata COM bindings, checked slot by
+//!   slot against facts read from the runtime's headers; the only module with `unsafe`
+//!   (the profiler layer on top of them is in progress).
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod analysis;
 pub mod body;
+#[cfg(feature = "clr")]
+pub mod clr;
 pub mod disasm;
 pub mod error;
 pub mod graph;
