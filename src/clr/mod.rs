@@ -92,5 +92,10 @@ macro_rules! com_interface {
 
 pub mod com;
 pub mod ffi;
+pub mod guard;
+mod info;
+mod ptr;
 
 pub use com::{ComVtable, Guid, HResult, IClassFactoryVtbl, IUnknownVtbl};
+pub use info::{ClrError, ClrResult, FunctionInfo, InfoVtbl, ModuleInfo, ProfilerInfo};
+pub use ptr::ComPtr;

@@ -1,0 +1,496 @@
+//! [`ProfilerInfo`]: the runtime's `ICorProfilerInfo`, with typed results, named errors and
+//! the call-sequence guard.
+
+use core::ffi::c_void;
+
+use super::com::{ComVtable, HResult};
+use super::ffi::{
+    AssemblyID, ClassID, CorIlMap, CorPrfHighMonitor, CorPrfMonitor, FunctionID,
+    ICorProfilerInfo2Vtbl, ICorProfilerInfo3Vtbl, ICorProfilerInfo4Vtbl, ICorProfilerInfo5Vtbl,
+    ICorProfilerInfo6Vtbl, ICorProfilerInfo7Vtbl, ICorProfilerInfo8Vtbl, ICorProfilerInfo9Vtbl,
+    ICorProfilerInfo10Vtbl, ICorProfilerInfo11Vtbl, ICorProfilerInfo12Vtbl, ICorProfilerInfo13Vtbl,
+    ICorProfilerInfo14Vtbl, ICorProfilerInfo15Vtbl, ICorProfilerInfoVtbl, IMethodMallocVtbl,
+    ModuleID, ThreadID, mdToken,
+};
+use super::guard::CallContext;
+use super::ptr::ComPtr;
+use crate::ilmap::IlMap;
+
+/// What went wrong in a call to the runtime.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClrError {
+    /// The runtime answered with a failure `HRESULT`.
+    #[error("{method} failed: {hr}")]
+    Failed {
+        /// The `ICorProfilerInfo` (or metadata) method.
+        method: &'static str,
+        /// Its answer, named when known (`0x80131363 (CORPROF_E_UNSUPPORTED_CALL_SEQUENCE)`).
+        hr: HResult,
+    },
+    /// Refused by the call-sequence guard before calling: `method` is not safe to call
+    /// asynchronously, and the current thread is neither inside a callback nor one the
+    /// profiler created (see [`super::guard`]).
+    #[error(
+        "{method} called asynchronously (outside a callback, from a thread the profiler did not create): refused to avoid a deadlock"
+    )]
+    UnsupportedCallSequence {
+        /// The method refused.
+        method: &'static str,
+    },
+    /// The runtime's `ICorProfilerInfo` is older than the version the method needs.
+    #[error("{method} needs ICorProfilerInfo{needs}; the runtime gives ICorProfilerInfo{has}")]
+    NotAvailable {
+        /// The method.
+        method: &'static str,
+        /// The interface version it is declared in.
+        needs: u32,
+        /// The version the runtime gives.
+        has: u32,
+    },
+    /// The runtime returned something the crate cannot use (named).
+    #[error("{method}: {what}")]
+    Unexpected {
+        /// The method.
+        method: &'static str,
+        /// What was wrong.
+        what: &'static str,
+    },
+}
+
+/// The result of a call to the runtime.
+pub type ClrResult<T> = Result<T, ClrError>;
+
+/// Turns an `HRESULT` into a result naming `method`.
+pub(crate) fn check(method: &'static str, hr: HResult) -> ClrResult<()> {
+    if hr.is_ok() {
+        Ok(())
+    } else {
+        Err(ClrError::Failed { method, hr })
+    }
+}
+
+/// The function, class, module and token of a `FunctionID`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FunctionInfo {
+    /// The class (0 for a method of a generic class whose instantiation is not known).
+    pub class: ClassID,
+    /// The module holding its metadata.
+    pub module: ModuleID,
+    /// Its MethodDef token.
+    pub token: mdToken,
+}
+
+/// The name and assembly of a module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModuleInfo {
+    /// The module's file path (or name, for modules without a file).
+    pub name: String,
+    /// The assembly the module belongs to.
+    pub assembly: AssemblyID,
+    /// Where the module is loaded.
+    pub base_address: usize,
+}
+
+/// The runtime's `ICorProfilerInfo`, at the highest version the runtime gives.
+///
+/// Every method checks the call-sequence guard ([`super::guard`]) before calling the
+/// runtime, and names the method in its errors. Cheap to clone (a reference count).
+#[derive(Debug, Clone)]
+pub struct ProfilerInfo {
+    ptr: ComPtr<ICorProfilerInfoVtbl>,
+    version: u32,
+}
+
+impl ProfilerInfo {
+    /// Queries `unknown` (the `IUnknown*` that `ICorProfilerCallback::Initialize`
+    /// receives) for the newest `ICorProfilerInfo` it implements, down to the first.
+    ///
+    /// # Safety
+    /// `unknown` must be a live COM interface pointer (the caller keeps its own
+    /// reference; this takes a new one).
+    ///
+    /// # Errors
+    /// [`ClrError::Failed`] with `E_NOINTERFACE` when it implements none of them.
+    pub unsafe fn from_unknown(unknown: *mut c_void) -> ClrResult<ProfilerInfo> {
+        let method = "QueryInterface(ICorProfilerInfo)";
+        // SAFETY: the caller promises a live interface pointer; it is borrowed, not
+        // released: `ManuallyDrop` keeps the caller's reference.
+        let unknown = core::mem::ManuallyDrop::new(
+            unsafe { ComPtr::<crate::clr::com::IUnknownVtbl>::from_raw(unknown) }.ok_or(
+                ClrError::Failed {
+                    method,
+                    hr: HResult::E_POINTER,
+                },
+            )?,
+        );
+        for &(version, iid) in VERSIONS {
+            let mut out = core::ptr::null_mut();
+            // SAFETY: a live interface pointer; QueryInterface writes an owned pointer
+            // to the interface `iid` names, or fails and writes nothing we use.
+            let hr = unsafe { (unknown.vtbl().QueryInterface)(unknown.as_raw(), &iid, &mut out) };
+            if hr.is_ok() {
+                // SAFETY: `out` holds one reference to ICorProfilerInfo{version}, whose
+                // vtable starts with ICorProfilerInfo's (each version extends the last).
+                if let Some(ptr) = unsafe { ComPtr::from_raw(out) } {
+                    return Ok(ProfilerInfo { ptr, version });
+                }
+            }
+        }
+        Err(ClrError::Failed {
+            method,
+            hr: HResult::E_NOINTERFACE,
+        })
+    }
+
+    /// The `ICorProfilerInfo` version the runtime gives (11 on .NET Core 3.1).
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+
+    /// The guard: refuses `method` in an asynchronous context unless it is safe there.
+    fn guard(&self, method: &'static str) -> ClrResult<()> {
+        if CallContext::current().allows(method) {
+            Ok(())
+        } else {
+            Err(ClrError::UnsupportedCallSequence { method })
+        }
+    }
+
+    /// The vtable at version `V::VERSION`'s layout, after the guard.
+    fn at<V: InfoVtbl>(&self, method: &'static str) -> ClrResult<&V> {
+        self.guard(method)?;
+        let needs = V::VERSION;
+        if self.version < needs {
+            return Err(ClrError::NotAvailable {
+                method,
+                needs,
+                has: self.version,
+            });
+        }
+        // SAFETY: the object implements ICorProfilerInfo{version} (queried in
+        // `from_unknown`), and `V` is the vtable of ICorProfilerInfo{needs} with
+        // `needs <= version` (`InfoVtbl` is implemented only for those vtables, with
+        // their version): interface versions only append methods, so the object's
+        // vtable starts with `V`'s slots.
+        Ok(unsafe { &**(self.ptr.as_raw() as *const *const V) })
+    }
+
+    fn raw(&self) -> *mut c_void {
+        self.ptr.as_raw()
+    }
+
+    /// Sets the events and code-generation controls the profiler wants
+    /// (`SetEventMask2` from version 5, else `SetEventMask` with `high` empty).
+    ///
+    /// # Errors
+    /// [`ClrError::Failed`] when the runtime refuses a flag (e.g. an immutable flag after
+    /// initialization); [`ClrError::NotAvailable`] for high flags before version 5.
+    pub fn set_event_mask(&self, low: CorPrfMonitor, high: CorPrfHighMonitor) -> ClrResult<()> {
+        if self.version >= 5 {
+            let v: &ICorProfilerInfo5Vtbl = self.at("SetEventMask2")?;
+            // SAFETY: a live ICorProfilerInfo5; plain values.
+            check("SetEventMask2", unsafe {
+                (v.SetEventMask2)(self.raw(), low.bits(), high.bits())
+            })
+        } else if high.is_empty() {
+            let v: &ICorProfilerInfoVtbl = self.at("SetEventMask")?;
+            // SAFETY: a live ICorProfilerInfo; a plain value.
+            check("SetEventMask", unsafe {
+                (v.SetEventMask)(self.raw(), low.bits())
+            })
+        } else {
+            Err(ClrError::NotAvailable {
+                method: "SetEventMask2",
+                needs: 5,
+                has: self.version,
+            })
+        }
+    }
+
+    /// The class, module and MethodDef token of a function.
+    ///
+    /// # Errors
+    /// [`ClrError::Failed`] for an id the runtime does not know.
+    pub fn function_info(&self, function: FunctionID) -> ClrResult<FunctionInfo> {
+        let v: &ICorProfilerInfoVtbl = self.at("GetFunctionInfo")?;
+        let (mut class, mut module, mut token) = (0, 0, 0);
+        // SAFETY: a live ICorProfilerInfo; the out-pointers are valid locals.
+        check("GetFunctionInfo", unsafe {
+            (v.GetFunctionInfo)(self.raw(), function, &mut class, &mut module, &mut token)
+        })?;
+        Ok(FunctionInfo {
+            class,
+            module,
+            token,
+        })
+    }
+
+    /// The name (path), assembly and load address of a module.
+    ///
+    /// # Errors
+    /// [`ClrError::Failed`] for a module the runtime does not know (or not loaded yet:
+    /// `CORPROF_E_DATAINCOMPLETE`).
+    pub fn module_info(&self, module: ModuleID) -> ClrResult<ModuleInfo> {
+        let v: &ICorProfilerInfoVtbl = self.at("GetModuleInfo")?;
+        let mut name = vec![0u16; 260];
+        loop {
+            let (mut len, mut base, mut assembly) = (0u32, core::ptr::null(), 0);
+            // SAFETY: a live ICorProfilerInfo; `name` has `name.len()` writable units and
+            // the other out-pointers are valid locals.
+            let hr = unsafe {
+                (v.GetModuleInfo)(
+                    self.raw(),
+                    module,
+                    &mut base,
+                    name.len() as u32,
+                    &mut len,
+                    name.as_mut_ptr(),
+                    &mut assembly,
+                )
+            };
+            let len = len as usize;
+            if hr.is_ok() && len > name.len() {
+                name.resize(len, 0);
+                continue;
+            }
+            check("GetModuleInfo", hr)?;
+            let text = &name[..len.min(name.len())];
+            let text = text.strip_suffix(&[0]).unwrap_or(text);
+            return Ok(ModuleInfo {
+                name: String::from_utf16_lossy(text),
+                assembly,
+                base_address: base as usize,
+            });
+        }
+    }
+
+    /// Appends to `out` the IL method body (header, code and sections) of MethodDef
+    /// `token` of `module`, as the runtime will compile it: the original body, or the
+    /// one an earlier `SetILFunctionBody` gave.
+    ///
+    /// # Errors
+    /// [`ClrError::Failed`] (`CORPROF_E_FUNCTION_NOT_IL` for a method without IL).
+    pub fn il_function_body(
+        &self,
+        module: ModuleID,
+        token: mdToken,
+        out: &mut Vec<u8>,
+    ) -> ClrResult<()> {
+        let v: &ICorProfilerInfoVtbl = self.at("GetILFunctionBody")?;
+        let (mut header, mut size) = (core::ptr::null(), 0u32);
+        // SAFETY: a live ICorProfilerInfo; valid out-pointers.
+        check("GetILFunctionBody", unsafe {
+            (v.GetILFunctionBody)(self.raw(), module, token, &mut header, &mut size)
+        })?;
+        if header.is_null() {
+            return Err(ClrError::Unexpected {
+                method: "GetILFunctionBody",
+                what: "no body",
+            });
+        }
+        // SAFETY: the runtime returned a pointer to `size` bytes of the method's body,
+        // valid while the module is loaded (it is: a method of it is being compiled or
+        // the caller holds its id); they are copied before returning.
+        out.extend_from_slice(unsafe { core::slice::from_raw_parts(header, size as usize) });
+        Ok(())
+    }
+
+    /// Hands `body` (a whole method body: header, code, sections) to the runtime for
+    /// MethodDef `token` of `module`: copied into memory from the module's
+    /// `IMethodMalloc`, then `SetILFunctionBody`.
+    ///
+    /// # Errors
+    /// [`ClrError::Failed`] when the allocator cannot be had or the runtime refuses the
+    /// body; [`ClrError::Unexpected`] when the allocation fails.
+    pub fn set_il_function_body(
+        &self,
+        module: ModuleID,
+        token: mdToken,
+        body: &[u8],
+    ) -> ClrResult<()> {
+        let v: &ICorProfilerInfoVtbl = self.at("GetILFunctionBodyAllocator")?;
+        let mut malloc = core::ptr::null_mut();
+        // SAFETY: a live ICorProfilerInfo; a valid out-pointer.
+        check("GetILFunctionBodyAllocator", unsafe {
+            (v.GetILFunctionBodyAllocator)(self.raw(), module, &mut malloc)
+        })?;
+        // SAFETY: on success the runtime wrote an owned IMethodMalloc pointer.
+        let malloc: ComPtr<IMethodMallocVtbl> =
+            unsafe { ComPtr::from_raw(malloc) }.ok_or(ClrError::Unexpected {
+                method: "GetILFunctionBodyAllocator",
+                what: "null allocator",
+            })?;
+        let len = u32::try_from(body.len()).map_err(|_| ClrError::Unexpected {
+            method: "IMethodMalloc::Alloc",
+            what: "body larger than 4 GiB",
+        })?;
+        // SAFETY: a live IMethodMalloc; the size is a plain value.
+        let dest = unsafe { (malloc.vtbl().Alloc)(malloc.as_raw(), len) } as *mut u8;
+        if dest.is_null() {
+            return Err(ClrError::Unexpected {
+                method: "IMethodMalloc::Alloc",
+                what: "allocation failed",
+            });
+        }
+        // SAFETY: `dest` is a fresh allocation of `len` bytes (the runtime owns it; it
+        // must stay alive, which is the runtime's business), `body` has `len` bytes, and
+        // they cannot overlap.
+        unsafe { core::ptr::copy_nonoverlapping(body.as_ptr(), dest, body.len()) };
+        let v: &ICorProfilerInfoVtbl = self.at("SetILFunctionBody")?;
+        // SAFETY: a live ICorProfilerInfo; `dest` holds the whole body.
+        check("SetILFunctionBody", unsafe {
+            (v.SetILFunctionBody)(self.raw(), module, token, dest)
+        })
+    }
+
+    /// Tells the runtime where each original IL offset went (for debuggers and IL-to-
+    /// native maps), for the function being compiled.
+    ///
+    /// # Errors
+    /// [`ClrError::Failed`] when the runtime refuses the map.
+    pub fn set_il_instrumented_code_map(&self, function: FunctionID, map: &IlMap) -> ClrResult<()> {
+        let v: &ICorProfilerInfoVtbl = self.at("SetILInstrumentedCodeMap")?;
+        // The runtime takes ownership of the array and frees it with `CoTaskMemFree`
+        // (also when it has no debugger to give it to), so it comes from the COM task
+        // allocator, not from Rust's.
+        let entries = map.entries();
+        let n = u32::try_from(entries.len()).map_err(|_| ClrError::Unexpected {
+            method: "SetILInstrumentedCodeMap",
+            what: "too many entries",
+        })?;
+        let array =
+            task_alloc(entries.len().max(1) * core::mem::size_of::<CorIlMap>()).cast::<CorIlMap>();
+        if array.is_null() {
+            return Err(ClrError::Unexpected {
+                method: "CoTaskMemAlloc",
+                what: "allocation failed",
+            });
+        }
+        for (i, &entry) in entries.iter().enumerate() {
+            // SAFETY: `array` has room for `entries.len()` maps (allocated just above,
+            // suitably aligned by the C allocator), and `i` is below that.
+            unsafe { array.add(i).write(entry.into()) };
+        }
+        // SAFETY: a live ICorProfilerInfo; `array` holds `n` maps, which the runtime
+        // now owns.
+        check("SetILInstrumentedCodeMap", unsafe {
+            (v.SetILInstrumentedCodeMap)(self.raw(), function, 1, n, array)
+        })
+    }
+
+    /// The runtime's id of the current thread (safe to call asynchronously).
+    ///
+    /// # Errors
+    /// [`ClrError::Failed`] (`CORPROF_E_NOT_MANAGED_THREAD` on a thread the runtime does
+    /// not know).
+    pub fn current_thread_id(&self) -> ClrResult<ThreadID> {
+        let v: &ICorProfilerInfoVtbl = self.at("GetCurrentThreadID")?;
+        let mut id = 0;
+        // SAFETY: a live ICorProfilerInfo; a valid out-pointer.
+        check("GetCurrentThreadID", unsafe {
+            (v.GetCurrentThreadID)(self.raw(), &mut id)
+        })?;
+        Ok(id)
+    }
+
+    /// The metadata interface `V` (`IMetaDataImport2`, `IMetaDataEmit2`, ...) of a
+    /// module, opened for reading, or for reading and writing (`write`).
+    ///
+    /// # Errors
+    /// [`ClrError::Failed`] for a module the runtime does not know or an interface it
+    /// does not give.
+    pub fn module_metadata<V: ComVtable>(
+        &self,
+        module: ModuleID,
+        write: bool,
+    ) -> ClrResult<ComPtr<V>> {
+        let v: &ICorProfilerInfoVtbl = self.at("GetModuleMetaData")?;
+        let mut out = core::ptr::null_mut();
+        // SAFETY: a live ICorProfilerInfo; `out` receives an owned pointer to the
+        // interface `V::IID` names.
+        check("GetModuleMetaData", unsafe {
+            (v.GetModuleMetaData)(self.raw(), module, u32::from(write), &V::IID, &mut out)
+        })?;
+        // SAFETY: on success `out` holds one reference to a `V` interface.
+        unsafe { ComPtr::from_raw(out) }.ok_or(ClrError::Unexpected {
+            method: "GetModuleMetaData",
+            what: "null interface",
+        })
+    }
+
+    /// The raw interface at version `V` and the `this` pointer to pass, for the methods
+    /// this wrapper does not cover. Calls through it bypass the call-sequence guard.
+    ///
+    /// # Errors
+    /// [`ClrError::NotAvailable`] when the runtime's version is older than `V`'s.
+    pub fn raw_vtable<V: InfoVtbl>(&self) -> ClrResult<(&V, *mut c_void)> {
+        if self.version < V::VERSION {
+            return Err(ClrError::NotAvailable {
+                method: V::NAME,
+                needs: V::VERSION,
+                has: self.version,
+            });
+        }
+        // SAFETY: as in `at`.
+        Ok((
+            unsafe { &**(self.ptr.as_raw() as *const *const V) },
+            self.raw(),
+        ))
+    }
+}
+
+/// Implemented by the vtable of each `ICorProfilerInfo` version, with its number.
+pub trait InfoVtbl: ComVtable {
+    /// The interface's version: 1 for `ICorProfilerInfo`, 2 for `ICorProfilerInfo2`, ...
+    const VERSION: u32;
+}
+
+macro_rules! info_versions {
+    ($($vtbl:ident = $n:literal),* $(,)?) => {
+        $(impl InfoVtbl for $vtbl { const VERSION: u32 = $n; })*
+        /// The `ICorProfilerInfo` IIDs, newest first, with their version numbers.
+        const VERSIONS: &[(u32, crate::clr::com::Guid)] = &[$(($n, <$vtbl as ComVtable>::IID)),*];
+    };
+}
+
+info_versions! {
+    ICorProfilerInfo15Vtbl = 15,
+    ICorProfilerInfo14Vtbl = 14,
+    ICorProfilerInfo13Vtbl = 13,
+    ICorProfilerInfo12Vtbl = 12,
+    ICorProfilerInfo11Vtbl = 11,
+    ICorProfilerInfo10Vtbl = 10,
+    ICorProfilerInfo9Vtbl = 9,
+    ICorProfilerInfo8Vtbl = 8,
+    ICorProfilerInfo7Vtbl = 7,
+    ICorProfilerInfo6Vtbl = 6,
+    ICorProfilerInfo5Vtbl = 5,
+    ICorProfilerInfo4Vtbl = 4,
+    ICorProfilerInfo3Vtbl = 3,
+    ICorProfilerInfo2Vtbl = 2,
+    ICorProfilerInfoVtbl = 1,
+}
+
+/// `CoTaskMemAlloc`: memory the runtime may free with `CoTaskMemFree`. CoreCLR's
+/// platform layer implements the pair with the C library's `malloc` and `free` outside
+/// Windows.
+#[cfg(not(windows))]
+fn task_alloc(size: usize) -> *mut c_void {
+    unsafe extern "C" {
+        fn malloc(size: usize) -> *mut c_void;
+    }
+    // SAFETY: `malloc` has no preconditions; a null result is checked by the caller.
+    unsafe { malloc(size) }
+}
+
+/// `CoTaskMemAlloc`: memory the runtime may free with `CoTaskMemFree`.
+#[cfg(windows)]
+fn task_alloc(size: usize) -> *mut c_void {
+    #[link(name = "ole32")]
+    unsafe extern "system" {
+        fn CoTaskMemAlloc(size: usize) -> *mut c_void;
+    }
+    // SAFETY: `CoTaskMemAlloc` has no preconditions; a null result is checked by the
+    // caller.
+    unsafe { CoTaskMemAlloc(size) }
+}
