@@ -5,7 +5,13 @@
 //! ```
 //! Each PATH is an assembly or a directory (searched recursively for .dll/.exe files that
 //! are managed). Default: the .NET Core 3.1.23 shared framework (provisioned on first
-//! use). Exits with status 1 if any body or LocalVarSig does not round-trip byte-identical.
+//! use).
+//!
+//! A PATH that does not exist, or a file named on the command line that is not a .NET
+//! assembly, is an error (exit status 1, the path named); in a directory, files that are
+//! not .NET assemblies (native DLLs) are skipped and counted. Exits with status 1 if any
+//! body or LocalVarSig does not round-trip byte-identical, or if no assembly was found;
+//! 2 for bad arguments.
 
 use ilrewrite::pe::Assembly;
 use ilrewrite_audit::{RoundTripReport, round_trip_assembly};
@@ -13,46 +19,106 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-fn collect(path: &Path, out: &mut Vec<PathBuf>) {
-    if path.is_dir() {
-        let mut entries: Vec<_> = std::fs::read_dir(path)
-            .map(|rd| rd.flatten().map(|e| e.path()).collect())
-            .unwrap_or_default();
-        entries.sort();
-        for e in entries {
+const USAGE: &str =
+    "usage: roundtrip [PATH...]   (assemblies or directories; default: the framework)";
+
+/// Appends the .dll and .exe files under directory `dir` to `out`, recursively.
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    entries.sort();
+    for e in entries {
+        if e.is_dir() {
             collect(&e, out);
+        } else if e
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("dll") || e.eq_ignore_ascii_case("exe"))
+        {
+            out.push(e);
         }
-    } else if path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("dll") || e.eq_ignore_ascii_case("exe"))
-    {
-        out.push(path.to_path_buf());
     }
 }
 
-fn main() -> ExitCode {
-    let args: Vec<PathBuf> = std::env::args().skip(1).map(PathBuf::from).collect();
+/// The files to round-trip, each with whether it was named on the command line (and so
+/// must be an assembly), or a message naming the path that does not exist.
+fn files_of(args: &[PathBuf]) -> Result<Vec<(PathBuf, bool)>, String> {
     let mut files = Vec::new();
-    if args.is_empty() {
-        files = ilrewrite_corpus::framework_assemblies().expect("a .NET 3.1 runtime");
+    for a in args {
+        let meta = std::fs::metadata(a).map_err(|e| format!("{}: {e}", a.display()))?;
+        if meta.is_dir() {
+            let mut found = Vec::new();
+            collect(a, &mut found);
+            files.extend(found.into_iter().map(|f| (f, false)));
+        } else {
+            files.push((a.clone(), true));
+        }
+    }
+    Ok(files)
+}
+
+fn main() -> ExitCode {
+    let mut args = Vec::new();
+    let mut options_done = false;
+    for arg in std::env::args().skip(1) {
+        if !options_done && arg == "--" {
+            options_done = true;
+        } else if !options_done && (arg == "-h" || arg == "--help") {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        } else if !options_done && arg.starts_with('-') && arg.len() > 1 {
+            eprintln!("roundtrip: unknown option {arg:?}\n{USAGE}");
+            return ExitCode::from(2);
+        } else {
+            args.push(PathBuf::from(arg));
+        }
+    }
+    let files = if args.is_empty() {
+        match ilrewrite_corpus::framework_assemblies() {
+            Ok(files) => files.into_iter().map(|f| (f, false)).collect(),
+            Err(e) => {
+                eprintln!("roundtrip: no default assemblies: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
     } else {
-        for a in &args {
-            collect(a, &mut files);
+        match files_of(&args) {
+            Ok(files) => files,
+            Err(e) => {
+                eprintln!("roundtrip: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    };
+    // A file named on the command line must be an assembly: check them all first.
+    for (file, _) in files.iter().filter(|(_, named)| *named) {
+        let checked = std::fs::read(file)
+            .map_err(|e| e.to_string())
+            .and_then(|data| {
+                Assembly::parse(&data)
+                    .map(drop)
+                    .map_err(|e| format!("not a .NET assembly: {e}"))
+            });
+        if let Err(e) = checked {
+            eprintln!("roundtrip: {}: {e}", file.display());
+            return ExitCode::FAILURE;
         }
     }
     let mut total = RoundTripReport::default();
     let mut skipped = 0;
     let start = Instant::now();
-    for file in &files {
+    let mut assemblies = 0;
+    for (file, _) in &files {
+        // Native DLLs in a directory are not assemblies: skip what does not parse.
         let Ok(data) = std::fs::read(file) else {
             skipped += 1;
             continue;
         };
-        // Native DLLs in a directory are not assemblies: skip what does not parse.
         let Ok(asm) = Assembly::parse(&data) else {
             skipped += 1;
             continue;
         };
+        assemblies += 1;
         let name = file.file_name().unwrap().to_string_lossy().into_owned();
         let report = round_trip_assembly(&name, &asm);
         if !report.failures.is_empty() {
@@ -61,6 +127,10 @@ fn main() -> ExitCode {
         total.merge(report);
     }
     let elapsed = start.elapsed();
+    if assemblies == 0 {
+        eprintln!("roundtrip: no .NET assemblies found ({skipped} other files skipped)");
+        return ExitCode::FAILURE;
+    }
     println!("{total}");
     if skipped > 0 {
         println!("skipped {skipped} files that are not .NET assemblies");

@@ -47,6 +47,7 @@ use ilrewrite_audit::{HookResolver, NEW_LOCALS_TOKEN, hook_instrumenter};
 use std::collections::HashSet;
 use std::hint::black_box;
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 /// The bodies every stage processes.
@@ -250,17 +251,20 @@ fn median(values: &mut [f64]) -> f64 {
     }
 }
 
+const USAGE: &str = "usage: throughput [ASSEMBLY] [-n RUNS] [--only STAGE]";
+
 struct Args {
-    path: PathBuf,
+    /// `None`: System.Private.CoreLib.
+    path: Option<PathBuf>,
     runs: usize,
     only: Option<String>,
 }
 
-fn parse_args() -> Result<Args, String> {
+/// The arguments, `None` for `--help`, or what is wrong with them.
+fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
     let mut path = None;
     let mut runs = 20;
     let mut only = None;
-    let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "-n" | "--runs" => {
@@ -272,23 +276,34 @@ fn parse_args() -> Result<Args, String> {
                     .ok_or(format!("bad run count {value:?}"))?;
             }
             "--only" => only = Some(args.next().ok_or("--only needs a stage name")?),
-            "-h" | "--help" => {
-                return Err("usage: throughput [ASSEMBLY] [-n RUNS] [--only STAGE]".into());
-            }
-            _ if arg.starts_with('-') => {
-                return Err(format!(
-                    "unknown option {arg:?}; usage: throughput [ASSEMBLY] [-n RUNS] [--only STAGE]"
-                ));
-            }
+            "-h" | "--help" => return Ok(None),
+            _ if arg.starts_with('-') => return Err(format!("unknown option {arg:?}")),
             _ if path.is_none() => path = Some(PathBuf::from(arg)),
             _ => return Err(format!("unexpected argument {arg:?}")),
         }
     }
-    let path = match path {
-        Some(path) => path,
-        None => ilrewrite_corpus::corelib().map_err(|e| format!("no default assembly: {e}"))?,
+    Ok(Some(Args { path, runs, only }))
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args(std::env::args().skip(1)) {
+        Ok(Some(args)) => args,
+        Ok(None) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("throughput: {e}\n{USAGE}");
+            return ExitCode::from(2);
+        }
     };
-    Ok(Args { path, runs, only })
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("throughput: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// Decodes and re-encodes every body once and checks the bytes, so that the timed
@@ -311,10 +326,14 @@ fn check_round_trip(corpus: &Corpus<'_>) -> Result<(), String> {
     Ok(())
 }
 
-fn main() -> Result<(), String> {
-    let args = parse_args()?;
-    let data = std::fs::read(&args.path).map_err(|e| format!("{}: {e}", args.path.display()))?;
-    let asm = Assembly::parse(&data).map_err(|e| format!("{}: {e}", args.path.display()))?;
+fn run(args: &Args) -> Result<(), String> {
+    let path = match &args.path {
+        Some(path) => path.clone(),
+        None => ilrewrite_corpus::corelib().map_err(|e| format!("no default assembly: {e}"))?,
+    };
+    let data = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let asm = Assembly::parse(&data)
+        .map_err(|e| format!("{}: not a .NET assembly: {e}", path.display()))?;
     let corpus = Corpus::new(&asm)?;
     check_round_trip(&corpus)?;
 
@@ -453,7 +472,7 @@ fn main() -> Result<(), String> {
 
     println!(
         "{}: {} bodies, {} bytes of bodies, {} instructions; {} runs",
-        args.path.display(),
+        path.display(),
         corpus.bodies.len(),
         corpus.bytes,
         corpus.instructions,

@@ -166,6 +166,30 @@ pub trait MetadataSource {
     }
 }
 
+/// A source that knows no token: every lookup fails with [`Error::BadToken`]. For
+/// listing a body without metadata ([`crate::disasm::disassemble`] then writes every
+/// token in hex).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoMetadata;
+
+impl MetadataSource for NoMetadata {
+    fn signature(&self, token: u32) -> Result<&[u8]> {
+        Err(no_metadata(token))
+    }
+
+    fn method_spec_parent(&self, token: u32) -> Result<u32> {
+        Err(no_metadata(token))
+    }
+}
+
+/// The error of every lookup on [`NoMetadata`].
+fn no_metadata(token: u32) -> Error {
+    Error::BadToken {
+        token,
+        what: "no metadata source",
+    }
+}
+
 /// The error of a name lookup on a source without names.
 fn no_names(token: u32) -> Error {
     Error::BadToken {

@@ -4,7 +4,7 @@
 #![cfg(feature = "pe")]
 
 use ilrewrite::Error;
-use ilrewrite::metadata::MetadataSource;
+use ilrewrite::metadata::{MemberName, MetadataSource, TypeName};
 use ilrewrite::pe::{Assembly, TableId};
 use proptest::prelude::*;
 use std::collections::HashSet;
@@ -98,6 +98,8 @@ fn build(o: Opts) -> Image {
     let s_abs = strings.string("Abs");
     let s_gen = strings.string("Gen");
     let s_writeline = strings.string("WriteLine");
+    let s_runtime = strings.string("System.Runtime");
+    let s_t = strings.string("T");
     align(&mut strings.0, 4);
     let b_field = blobs.blob(&[0x06, 0x08]);
     let b_main = blobs.blob(&[0x00, 0x00, 0x01]);
@@ -138,7 +140,8 @@ fn build(o: Opts) -> Image {
         ),
         (
             TableId::TypeRef,
-            vec![vec![w2(1 << 2), w2(s_console), w2(s_system)]], // Module row 1
+            // Resolution scope: AssemblyRef row 1 (tag 2).
+            vec![vec![w2((1 << 2) | 2), w2(s_console), w2(s_system)]],
         ),
         (
             TableId::TypeDef,
@@ -170,7 +173,26 @@ fn build(o: Opts) -> Image {
         ),
         (TableId::StandAloneSig, vec![vec![w2(b_locals)]]),
         (TableId::TypeSpec, vec![vec![w2(b_typespec)]]),
+        (
+            TableId::AssemblyRef,
+            vec![vec![
+                w2(4),
+                w2(0),
+                w2(0),
+                w2(0),
+                w4(0),
+                w2(0),
+                w2(s_runtime),
+                w2(0),
+                w2(0),
+            ]],
+        ),
         (TableId::NestedClass, vec![vec![w2(3), w2(2)]]),
+        // T of method Gen (TypeOrMethodDef: MethodDef row 3, tag 1).
+        (
+            TableId::GenericParam,
+            vec![vec![w2(0), w2(0), w2((3 << 1) | 1), w2(s_t)]],
+        ),
         (TableId::MethodSpec, vec![vec![w2(3 << 1), w2(b_inst)]]),
     ];
     if o.method_ptr {
@@ -182,7 +204,7 @@ fn build(o: Opts) -> Image {
     tables.sort_by_key(|(t, _)| *t);
     let mut ts = vec![0, 0, 0, 0, 2, 0, if o.extra_data { 0x40 } else { 0 }, 1];
     let valid: u64 = tables.iter().map(|(t, _)| 1u64 << *t as u32).sum();
-    let sorted: u64 = 1 << TableId::NestedClass as u32;
+    let sorted: u64 = 1 << TableId::NestedClass as u32 | 1 << TableId::GenericParam as u32;
     ts.extend_from_slice(&valid.to_le_bytes());
     ts.extend_from_slice(&sorted.to_le_bytes());
     let row_counts_rel = ts.len();
@@ -368,6 +390,15 @@ fn exercise(asm: &Assembly<'_>) -> usize {
             count(asm.enclosing_type(token).is_ok());
             count(asm.declaring_type(token).is_ok());
             count(asm.row_of_token(token).is_ok());
+            count(asm.field_declaring_type(token).is_ok());
+            count(asm.member_ref_parent(token).is_ok());
+            count(asm.resolution_scope(token).is_ok());
+            count(asm.scope_name(token).is_ok());
+            count(asm.generic_param(token, 0).is_ok());
+            count(MetadataSource::type_name(asm, token).is_ok());
+            count(MetadataSource::member_name(asm, token).is_ok());
+            count(MetadataSource::user_string(asm, token).is_ok());
+            count(MetadataSource::generic_param_name(asm, token, 0).is_some());
         }
     }
     for i in [0u32, 1, 2, 3, 0xFF_FFFF] {
@@ -480,12 +511,89 @@ fn minimal_image_reads_back() {
         assert_eq!(asm.member_name(0x2B00_0001).unwrap(), "Gen");
         assert_eq!(asm.enclosing_type(0x0200_0003).unwrap(), Some(0x0200_0002));
         assert_eq!(asm.enclosing_type(0x0200_0002).unwrap(), None);
+        assert_names(&asm, o);
         let row = asm.row(TableId::MemberRef, 1).unwrap();
         assert_eq!(row.coded(0), Some((TableId::TypeRef, 1)));
         assert_eq!(row.token(), 0x0A00_0001);
         assert_eq!(asm.metadata().guids.get(1).unwrap().unwrap()[0], 1);
         assert!(exercise(&asm) > 0);
     }
+}
+
+/// The names the minimal image gives through [`MetadataSource`].
+fn assert_names(asm: &Assembly<'_>, o: Opts) {
+    let md: &dyn MetadataSource = asm;
+    let ty = |namespace: &str, name: &str, enclosing, assembly: Option<&str>| TypeName {
+        namespace: namespace.into(),
+        name: name.into(),
+        enclosing,
+        assembly: assembly.map(Into::into),
+    };
+    assert_eq!(
+        md.type_name(0x0100_0001).unwrap(),
+        ty("System", "Console", None, Some("System.Runtime"))
+    );
+    assert_eq!(
+        md.type_name(0x0200_0002).unwrap(),
+        ty("Ns", "Foo", None, None)
+    );
+    assert_eq!(
+        md.type_name(0x0200_0003).unwrap(),
+        ty("", "Bar", Some(0x0200_0002), None)
+    );
+    assert_eq!(
+        md.type_name(0x0200_0001).unwrap(),
+        ty("", "<Module>", None, None)
+    );
+    assert!(md.type_name(0x1B00_0001).is_err());
+    let member = |owner, name: &str| MemberName {
+        owner,
+        name: name.into(),
+    };
+    assert_eq!(
+        md.member_name(0x0400_0001).unwrap(),
+        member(Some(0x0200_0002), "count")
+    );
+    assert_eq!(
+        md.member_name(0x0A00_0001).unwrap(),
+        member(Some(0x0100_0001), "WriteLine")
+    );
+    let (abs_owner, gen_owner) = if o.method_ptr {
+        (0x0200_0003, 0x0200_0002)
+    } else {
+        (0x0200_0002, 0x0200_0003)
+    };
+    assert_eq!(
+        md.member_name(0x0600_0002).unwrap(),
+        member(Some(abs_owner), "Abs")
+    );
+    assert_eq!(
+        md.member_name(0x0600_0003).unwrap(),
+        member(Some(gen_owner), "Gen")
+    );
+    assert!(md.member_name(0x2B00_0001).is_err());
+    assert!(md.member_name(0x0400_0002).is_err());
+    assert_eq!(
+        md.user_string(0x7000_0001).unwrap(),
+        "Hello".encode_utf16().collect::<Vec<_>>()
+    );
+    assert!(md.user_string(0x0100_0001).is_err());
+    assert_eq!(md.generic_param_name(0x0600_0003, 0).as_deref(), Some("T"));
+    assert_eq!(md.generic_param_name(0x0600_0003, 1), None);
+    assert_eq!(md.generic_param_name(0x0600_0001, 0), None);
+    assert_eq!(md.generic_param_name(0x0200_0002, 0), None);
+    assert_eq!(md.generic_param_name(0x0A00_0001, 0), None);
+    assert_eq!(asm.resolution_scope(0x0100_0001).unwrap(), 0x2300_0001);
+    assert_eq!(asm.scope_name(0x2300_0001).unwrap(), "System.Runtime");
+    assert_eq!(asm.member_ref_parent(0x0A00_0001).unwrap(), 0x0100_0001);
+    assert_eq!(
+        asm.field_declaring_type(0x0400_0001).unwrap(),
+        Some(0x0200_0002)
+    );
+    assert_eq!(
+        asm.generic_param(0x0600_0003, 0).unwrap(),
+        Some(0x2A00_0001)
+    );
 }
 
 // ---- malformed inputs ---------------------------------------------------------------
@@ -810,7 +918,9 @@ fn bad_tokens() {
 
     // A MethodSpec whose MethodDefOrRef names MemberRef row 5 (absent).
     let mut b = img.bytes.clone();
-    let spec_row = img.method_rows + 3 * 14 + 6 + 2 + 2 + 4;
+    // MethodDef | MemberRef | StandAloneSig | TypeSpec | AssemblyRef | NestedClass |
+    // GenericParam | MethodSpec
+    let spec_row = img.method_rows + 3 * 14 + 6 + 2 + 2 + 20 + 4 + 8;
     assert_eq!(get32(&b, spec_row) & 0xFFFF, 6);
     put16(&mut b, spec_row, (5 << 1) | 1);
     let asm = parse(&b).unwrap();
@@ -923,6 +1033,7 @@ fn framework_assemblies() {
     assert_eq!(dlls.len(), 165, "expected the 165 framework assemblies");
     let (mut methods, mut bodies, mut sigs, mut member_refs, mut specs) = (0, 0, 0, 0, 0);
     let mut r2r = 0;
+    let mut names = NameCounts::default();
     for path in &dlls {
         let data = std::fs::read(path).unwrap();
         let asm = Assembly::parse(&data).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -975,13 +1086,92 @@ fn framework_assemblies() {
         for rid in 1..=asm.row_count(TableId::TypeRef) {
             asm.type_name(TableId::TypeRef.token(rid)).unwrap();
         }
+        names.add(&asm, &file);
     }
+    eprintln!("names through MetadataSource: {names:?}");
+    assert!(names.nested_type_refs > 0 && names.assembly_type_refs > 0);
+    assert!(names.generic_params > 0 && names.fields > 0);
     eprintln!(
         "{} assemblies ({r2r} ReadyToRun): {methods} MethodDefs, {bodies} with a body, \
          {sigs} StandAloneSigs, {member_refs} MemberRefs, {specs} MethodSpecs",
         dlls.len()
     );
     assert_eq!(methods, 101_912);
+}
+
+/// What [`NameCounts::add`] resolved over the framework.
+#[derive(Debug, Default)]
+struct NameCounts {
+    type_refs: usize,
+    nested_type_refs: usize,
+    assembly_type_refs: usize,
+    nested_type_defs: usize,
+    fields: usize,
+    members: usize,
+    generic_params: usize,
+}
+
+impl NameCounts {
+    /// Resolves through [`MetadataSource`] the name of every TypeDef, TypeRef, Field,
+    /// MethodDef, MemberRef and GenericParam of `asm`, and checks what it can: every
+    /// member but those of `<Module>` has an owner, a nested TypeDef's enclosing type
+    /// agrees with [`Assembly::enclosing_type`], a field lies in its owner's FieldList
+    /// range, and each generic parameter is found again by owner and number.
+    fn add(&mut self, asm: &Assembly<'_>, file: &str) {
+        let md: &dyn MetadataSource = asm;
+        for rid in 1..=asm.row_count(TableId::TypeRef) {
+            let name = md.type_name(TableId::TypeRef.token(rid)).unwrap();
+            self.type_refs += 1;
+            self.nested_type_refs += usize::from(name.enclosing.is_some());
+            self.assembly_type_refs += usize::from(name.assembly.is_some());
+            if let Some(e) = name.enclosing {
+                assert_eq!(e >> 24, 0x01, "{file}: TypeRef {rid}");
+                assert!(name.assembly.is_none());
+            }
+        }
+        for rid in 1..=asm.row_count(TableId::TypeDef) {
+            let token = TableId::TypeDef.token(rid);
+            let name = md.type_name(token).unwrap();
+            assert_eq!(name.enclosing, asm.enclosing_type(token).unwrap());
+            assert!(name.assembly.is_none());
+            self.nested_type_defs += usize::from(name.enclosing.is_some());
+        }
+        let field_list = |t: u32| asm.tables().cell(TableId::TypeDef, t, 4).unwrap();
+        for rid in 1..=asm.row_count(TableId::Field) {
+            let token = TableId::Field.token(rid);
+            let owner = asm.field_declaring_type(token).unwrap().unwrap();
+            let t = owner & 0xFF_FFFF;
+            assert!(field_list(t) <= rid, "{file}: field {rid}");
+            if t < asm.row_count(TableId::TypeDef) {
+                assert!(rid < field_list(t + 1), "{file}: field {rid}");
+            }
+            let member = md.member_name(token).unwrap();
+            assert_eq!(member.owner, (t != 1).then_some(owner));
+            self.fields += 1;
+        }
+        for table in [TableId::MethodDef, TableId::MemberRef] {
+            for rid in 1..=asm.row_count(table) {
+                let member = md.member_name(table.token(rid)).unwrap();
+                let global = table == TableId::MethodDef
+                    && asm.declaring_type(table.token(rid)).unwrap() == Some(0x0200_0001);
+                assert_eq!(member.owner.is_none(), global, "{file}: {table:?} {rid}");
+                self.members += 1;
+            }
+        }
+        for rid in 1..=asm.row_count(TableId::GenericParam) {
+            let row = asm.row(TableId::GenericParam, rid).unwrap();
+            let (owner_table, owner_rid) = row.coded(2).unwrap();
+            let owner = owner_table.token(owner_rid);
+            let number = row.get(0).unwrap();
+            let name = asm.metadata().strings.get(row.get(3).unwrap()).unwrap();
+            assert_eq!(
+                asm.generic_param(owner, number).unwrap(),
+                Some(TableId::GenericParam.token(rid))
+            );
+            assert_eq!(md.generic_param_name(owner, number).as_deref(), Some(name));
+            self.generic_params += 1;
+        }
+    }
 }
 
 #[test]

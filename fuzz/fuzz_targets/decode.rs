@@ -7,7 +7,8 @@
 
 use ilrewrite::MethodBody;
 use ilrewrite::body::{Decoder, Encoder};
-use ilrewrite::disasm::{HexTokens, disassemble};
+use ilrewrite::disasm::disassemble;
+use ilrewrite::metadata::NoMetadata;
 use libfuzzer_sys::fuzz_target;
 use std::cell::RefCell;
 
@@ -24,6 +25,6 @@ fuzz_target!(|data: &[u8]| {
         assert!(used <= data.len());
         let offsets = encoder.code_offsets(body).expect("a decoded body lays out");
         assert_eq!(offsets.len(), body.instrs.arena_len() + 1);
-        disassemble(body, &HexTokens).expect("a decoded body disassembles");
+        disassemble(body, &NoMetadata, None).expect("a decoded body disassembles");
     });
 });

@@ -53,10 +53,12 @@ pub const METHOD_IMPL_IL: u16 = 0x0000;
 /// Column numbers of the tables this module reads by name.
 mod col {
     pub const MODULE_NAME: usize = 1;
+    pub const TYPEREF_RESOLUTION_SCOPE: usize = 0;
     pub const TYPEREF_NAME: usize = 1;
     pub const TYPEREF_NAMESPACE: usize = 2;
     pub const TYPEDEF_NAME: usize = 1;
     pub const TYPEDEF_NAMESPACE: usize = 2;
+    pub const TYPEDEF_FIELD_LIST: usize = 4;
     pub const TYPEDEF_METHOD_LIST: usize = 5;
     pub const FIELD_NAME: usize = 1;
     pub const FIELD_SIGNATURE: usize = 2;
@@ -66,11 +68,17 @@ mod col {
     pub const METHODDEF_FLAGS: usize = 2;
     pub const METHODDEF_NAME: usize = 3;
     pub const METHODDEF_SIGNATURE: usize = 4;
+    pub const MEMBERREF_CLASS: usize = 0;
     pub const MEMBERREF_NAME: usize = 1;
     pub const MEMBERREF_SIGNATURE: usize = 2;
     pub const STANDALONESIG_SIGNATURE: usize = 0;
     pub const TYPESPEC_SIGNATURE: usize = 0;
+    pub const MODULEREF_NAME: usize = 0;
     pub const ASSEMBLY_NAME: usize = 7;
+    pub const ASSEMBLYREF_NAME: usize = 6;
+    pub const GENERICPARAM_NUMBER: usize = 0;
+    pub const GENERICPARAM_OWNER: usize = 2;
+    pub const GENERICPARAM_NAME: usize = 3;
     pub const NESTEDCLASS_NESTED: usize = 0;
     pub const NESTEDCLASS_ENCLOSING: usize = 1;
     pub const METHODSPEC_METHOD: usize = 0;
@@ -363,18 +371,13 @@ impl<'a> Assembly<'a> {
     /// [`Error::BadPe`] when the Method column is not a valid MethodDefOrRef coded index.
     pub fn method_spec_method(&self, token: u32) -> Result<u32> {
         let rid = Self::rid_in(token, TableId::MethodSpec, "not a MethodSpec token")?;
-        let value = self.cell(TableId::MethodSpec, rid, col::METHODSPEC_METHOD)?;
-        CodedIndex::MethodDefOrRef
-            .decode_token(value)
-            .ok_or_else(|| {
-                bad_pe(
-                    self.md
-                        .tables
-                        .cell_file_offset(TableId::MethodSpec, rid, col::METHODSPEC_METHOD)
-                        .unwrap_or(0),
-                    "MethodSpec.Method is not a valid MethodDefOrRef coded index",
-                )
-            })
+        self.coded_cell(
+            TableId::MethodSpec,
+            rid,
+            col::METHODSPEC_METHOD,
+            CodedIndex::MethodDefOrRef,
+            "MethodSpec.Method is not a valid MethodDefOrRef coded index",
+        )
     }
 
     /// The namespace and name of a TypeDef (0x02) or TypeRef (0x01) token.
@@ -493,19 +496,43 @@ impl<'a> Assembly<'a> {
         self.row_count(TableId::MethodPtr) > 0
     }
 
-    /// The TypeDef row whose MethodList range holds list position `pos`, by binary
-    /// search (largest `t` with `MethodList(t) <= pos`); 0 when there is none.
-    fn type_owning_position(&self, pos: u32) -> u32 {
+    /// The TypeDef row whose `list` range (MethodList or FieldList) holds list
+    /// position `pos`, by binary search (largest `t` with `list(t) <= pos`); 0 when
+    /// there is none.
+    fn type_owning_position(&self, pos: u32, list: usize) -> u32 {
+        let start = |t: u32| self.cell(TableId::TypeDef, t, list).unwrap_or(u32::MAX);
         let (mut lo, mut hi) = (1u32, self.row_count(TableId::TypeDef) + 1);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if self.method_list(mid) <= pos {
+            if start(mid) <= pos {
                 lo = mid + 1;
             } else {
                 hi = mid;
             }
         }
         lo - 1
+    }
+
+    /// The TypeDef token whose `list` range holds row `rid` of a member table, reached
+    /// through the indirection table `ptr` (column 0) when that has rows.
+    fn member_owner(&self, rid: u32, ptr: TableId, list: usize) -> Result<Option<u32>> {
+        let pos = if self.row_count(ptr) > 0 {
+            let mut found = None;
+            for p in 1..=self.row_count(ptr) {
+                if self.cell(ptr, p, 0)? == rid {
+                    found = Some(p);
+                    break;
+                }
+            }
+            match found {
+                Some(p) => p,
+                None => return Ok(None),
+            }
+        } else {
+            rid
+        };
+        let t = self.type_owning_position(pos, list);
+        Ok((t != 0).then(|| TableId::TypeDef.token(t)))
     }
 
     /// The TypeDef token of the type that declares MethodDef `method`, or `None` when
@@ -522,23 +549,159 @@ impl<'a> Assembly<'a> {
     pub fn declaring_type(&self, method: u32) -> Result<Option<u32>> {
         let rid = Self::rid_in(method, TableId::MethodDef, "not a MethodDef token")?;
         self.row(TableId::MethodDef, rid)?;
-        let pos = if self.has_method_ptr() {
-            let mut found = None;
-            for p in 1..=self.row_count(TableId::MethodPtr) {
-                if self.cell(TableId::MethodPtr, p, col::METHODPTR_METHOD)? == rid {
-                    found = Some(p);
-                    break;
+        self.member_owner(rid, TableId::MethodPtr, col::TYPEDEF_METHOD_LIST)
+    }
+
+    /// The TypeDef token of the type that declares Field `field` (through the TypeDef
+    /// `FieldList` ranges, and FieldPtr when present), or `None` when no TypeDef's field
+    /// range holds it (malformed metadata). As for [`declaring_type`](Self::declaring_type),
+    /// an unsorted FieldList column gives a deterministic but unspecified answer.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadToken`] when `field` is not a Field token or names a row that does not
+    /// exist.
+    pub fn field_declaring_type(&self, field: u32) -> Result<Option<u32>> {
+        let rid = Self::rid_in(field, TableId::Field, "not a Field token")?;
+        self.row(TableId::Field, rid)?;
+        self.member_owner(rid, TableId::FieldPtr, col::TYPEDEF_FIELD_LIST)
+    }
+
+    /// The parent of a MemberRef (its `Class` column) as a token: a TypeDef, TypeRef,
+    /// ModuleRef, MethodDef (a vararg call site) or TypeSpec token. Its row number is 0
+    /// when the column is null (invalid metadata).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadToken`] when `member_ref` is not a MemberRef token or names a row that
+    /// does not exist, [`Error::BadPe`] when the column is not a valid MemberRefParent
+    /// coded index.
+    pub fn member_ref_parent(&self, member_ref: u32) -> Result<u32> {
+        let rid = Self::rid_in(member_ref, TableId::MemberRef, "not a MemberRef token")?;
+        self.coded_cell(
+            TableId::MemberRef,
+            rid,
+            col::MEMBERREF_CLASS,
+            CodedIndex::MemberRefParent,
+            "MemberRef.Class is not a valid MemberRefParent coded index",
+        )
+    }
+
+    /// The resolution scope of a TypeRef as a token: a Module, ModuleRef, AssemblyRef
+    /// or TypeRef (the enclosing type of a nested type) token. Its row number is 0 when
+    /// the column is null (the type is found through the ExportedType table).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadToken`] when `type_ref` is not a TypeRef token or names a row that does
+    /// not exist, [`Error::BadPe`] when the column is not a valid ResolutionScope coded
+    /// index.
+    pub fn resolution_scope(&self, type_ref: u32) -> Result<u32> {
+        let rid = Self::rid_in(type_ref, TableId::TypeRef, "not a TypeRef token")?;
+        self.coded_cell(
+            TableId::TypeRef,
+            rid,
+            col::TYPEREF_RESOLUTION_SCOPE,
+            CodedIndex::ResolutionScope,
+            "TypeRef.ResolutionScope is not a valid ResolutionScope coded index",
+        )
+    }
+
+    /// The name of an AssemblyRef (`0x23`) or ModuleRef (`0x1A`) token.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadToken`] for a token of another table or a row that does not exist,
+    /// [`Error::BadPe`] for a malformed `#Strings` entry.
+    pub fn scope_name(&self, token: u32) -> Result<&'a str> {
+        let rid = token & tables::MAX_ROWS;
+        match TableId::of_token(token) {
+            Some(TableId::AssemblyRef) => {
+                self.string_cell(TableId::AssemblyRef, rid, col::ASSEMBLYREF_NAME)
+            }
+            Some(TableId::ModuleRef) => {
+                self.string_cell(TableId::ModuleRef, rid, col::MODULEREF_NAME)
+            }
+            _ => Err(Error::BadToken {
+                token,
+                what: "not an AssemblyRef or ModuleRef token",
+            }),
+        }
+    }
+
+    /// The GenericParam token of generic parameter `number` of `owner` (a TypeDef or
+    /// MethodDef token), or `None` when the GenericParam table has no such row. Binary
+    /// search when the table is marked sorted (by owner, as ECMA-335 requires), else a
+    /// linear scan.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadToken`] when `owner` is neither a TypeDef nor a MethodDef token.
+    pub fn generic_param(&self, owner: u32, number: u32) -> Result<Option<u32>> {
+        let table = match TableId::of_token(owner) {
+            Some(t @ (TableId::TypeDef | TableId::MethodDef)) => t,
+            _ => {
+                return Err(Error::BadToken {
+                    token: owner,
+                    what: "not a TypeDef or MethodDef token",
+                });
+            }
+        };
+        let Some(coded) = CodedIndex::TypeOrMethodDef.encode(table, owner & tables::MAX_ROWS)
+        else {
+            return Ok(None);
+        };
+        let gp = TableId::GenericParam;
+        let n = self.row_count(gp);
+        let owner_of = |r: u32| self.cell(gp, r, col::GENERICPARAM_OWNER);
+        let number_of = |r: u32| self.cell(gp, r, col::GENERICPARAM_NUMBER);
+        let sorted = self.md.tables.is_sorted(gp);
+        let first = if sorted {
+            // The first row whose Owner >= coded.
+            let (mut lo, mut hi) = (1u32, n + 1);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if owner_of(mid)? < coded {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
                 }
             }
-            match found {
-                Some(p) => p,
-                None => return Ok(None),
-            }
+            lo
         } else {
-            rid
+            1
         };
-        let t = self.type_owning_position(pos);
-        Ok((t != 0).then(|| TableId::TypeDef.token(t)))
+        for r in first..=n {
+            let o = owner_of(r)?;
+            if o == coded && number_of(r)? == number {
+                return Ok(Some(gp.token(r)));
+            }
+            if sorted && o > coded {
+                break;
+            }
+        }
+        Ok(None)
+    }
+
+    /// Cell `column` of row `rid` of `table`, a coded index, decoded to a token.
+    fn coded_cell(
+        &self,
+        table: TableId,
+        rid: u32,
+        column: usize,
+        kind: CodedIndex,
+        what: &'static str,
+    ) -> Result<u32> {
+        let value = self.cell(table, rid, column)?;
+        kind.decode_token(value).ok_or_else(|| {
+            bad_pe(
+                self.md
+                    .tables
+                    .cell_file_offset(table, rid, column)
+                    .unwrap_or(0),
+                what,
+            )
+        })
     }
 
     /// The name of TypeDef row `owner`, or `None` for row 0 (no declaring type).

@@ -404,7 +404,9 @@ mod tests {
             // Every branch of the snippets lands on an instruction of the body, three
             // guards jump over their call, and the analysis of the re-decoded body
             // agrees.
-            let text = crate::disasm::disassemble(&again, &crate::disasm::HexTokens).unwrap();
+            let text = crate::disasm::disassemble(&again, &crate::metadata::NoMetadata, None)
+                .unwrap()
+                .text;
             assert_eq!(text.matches("brfalse.s").count(), 3, "{text}");
             let mut analyzer = StackAnalyzer::new();
             let a = analyzer
