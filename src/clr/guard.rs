@@ -140,7 +140,6 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clr::com::ComVtable;
     use crate::clr::ffi::info::{
         ICorProfilerInfo2Vtbl, ICorProfilerInfo3Vtbl, ICorProfilerInfo4Vtbl, ICorProfilerInfo5Vtbl,
         ICorProfilerInfo10Vtbl, ICorProfilerInfoVtbl,
