@@ -94,8 +94,10 @@ pub mod com;
 pub mod ffi;
 pub mod guard;
 mod info;
+mod metadata;
 mod ptr;
 
 pub use com::{ComVtable, Guid, HResult, IClassFactoryVtbl, IUnknownVtbl};
 pub use info::{ClrError, ClrResult, FunctionInfo, InfoVtbl, ModuleInfo, ProfilerInfo};
+pub use metadata::ModuleMetadata;
 pub use ptr::ComPtr;

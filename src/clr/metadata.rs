@@ -1,0 +1,469 @@
+//! [`ModuleMetadata`]: a module's metadata inside the runtime (`IMetaDataImport2`, and
+//! `IMetaDataEmit2` when opened for writing), as a [`MetadataSource`].
+
+use core::ffi::c_void;
+
+use super::com::HResult;
+use super::ffi::{
+    HCorEnum, IMetaDataAssemblyImportVtbl, IMetaDataEmit2Vtbl, IMetaDataImport2Vtbl, ModuleID,
+    mdToken,
+};
+use super::info::{ClrError, ClrResult, ProfilerInfo, check};
+use super::ptr::ComPtr;
+use crate::metadata::{MemberName, MetadataSource, TypeName, table, token_table};
+use crate::{Error, Result};
+
+/// `CLDB_E_RECORD_NOTFOUND`: what `GetNestedClassProps` answers for a type that is not
+/// nested.
+const CLDB_E_RECORD_NOTFOUND: u32 = 0x8013_1130;
+
+/// A module's metadata as the runtime holds it: read through `IMetaDataImport2`, and
+/// when opened for writing, extended through `IMetaDataEmit2` (signature tokens, type
+/// and member references for injected calls).
+///
+/// Implements [`MetadataSource`], so the stack analysis
+/// ([`crate::analysis::CachingResolver::for_module`]), the return-value local and the
+/// disassembler work on it as on an assembly file. Signature blobs are borrowed from the
+/// runtime's metadata, which keeps them at their place while the module is loaded (its
+/// heaps grow by new segments, never by moving old ones).
+///
+/// The runtime's metadata interfaces are free-threaded: one `ModuleMetadata` per module
+/// is shared by every thread (`Send + Sync`).
+#[derive(Debug, Clone)]
+pub struct ModuleMetadata {
+    import: ComPtr<IMetaDataImport2Vtbl>,
+    emit: Option<ComPtr<IMetaDataEmit2Vtbl>>,
+    assembly_import: Option<ComPtr<IMetaDataAssemblyImportVtbl>>,
+}
+
+/// Reads a UTF-16 string the metadata API writes into a caller's buffer: `call(buffer,
+/// capacity, &mut needed)`, again with a larger buffer if it was too small.
+fn read_string(
+    method: &'static str,
+    mut call: impl FnMut(*mut u16, u32, &mut u32) -> HResult,
+) -> ClrResult<String> {
+    let mut buf = vec![0u16; 256];
+    loop {
+        let mut needed = 0u32;
+        let hr = call(buf.as_mut_ptr(), buf.len() as u32, &mut needed);
+        // CLDB_S_TRUNCATION (0x00131106) is a success code: grow and ask again.
+        if (hr.is_ok() && needed as usize > buf.len()) || hr.as_u32() == 0x0013_1106 {
+            if needed as usize <= buf.len() {
+                buf.resize(buf.len() * 2, 0);
+            } else {
+                buf.resize(needed as usize, 0);
+            }
+            continue;
+        }
+        check(method, hr)?;
+        let text = &buf[..(needed as usize).min(buf.len())];
+        let text = text.strip_suffix(&[0]).unwrap_or(text);
+        return Ok(String::from_utf16_lossy(text));
+    }
+}
+
+/// The crate's error for a failed metadata call, naming the token.
+fn bad(token: u32, _e: ClrError) -> Error {
+    Error::BadToken {
+        token,
+        what: "the runtime's metadata does not resolve this token",
+    }
+}
+
+/// A blob the metadata API returned, as a slice borrowed from `_owner`.
+///
+/// # Safety
+/// `ptr` must point to `len` bytes that stay valid and unchanged while `_owner` lives.
+unsafe fn blob<T>(_owner: &T, ptr: *const u8, len: u32) -> &[u8] {
+    if ptr.is_null() || len == 0 {
+        return &[];
+    }
+    // SAFETY: the caller's promise.
+    unsafe { core::slice::from_raw_parts(ptr, len as usize) }
+}
+
+impl ModuleMetadata {
+    /// Opens the metadata of `module`: for reading only, or for reading and writing
+    /// (needed to define signature tokens and references for injected code; it works
+    /// on every module, ReadyToRun ones included).
+    ///
+    /// # Errors
+    /// The errors of [`ProfilerInfo::module_metadata`].
+    pub fn open(info: &ProfilerInfo, module: ModuleID, write: bool) -> ClrResult<ModuleMetadata> {
+        let import: ComPtr<IMetaDataImport2Vtbl> = info.module_metadata(module, write)?;
+        let emit = if write {
+            Some(
+                import
+                    .query::<IMetaDataEmit2Vtbl>()
+                    .map_err(|hr| ClrError::Failed {
+                        method: "QueryInterface(IMetaDataEmit2)",
+                        hr,
+                    })?,
+            )
+        } else {
+            None
+        };
+        let assembly_import = import.query::<IMetaDataAssemblyImportVtbl>().ok();
+        Ok(ModuleMetadata {
+            import,
+            emit,
+            assembly_import,
+        })
+    }
+
+    fn import(&self) -> (&IMetaDataImport2Vtbl, *mut c_void) {
+        (self.import.vtbl(), self.import.as_raw())
+    }
+
+    fn emit(&self, method: &'static str) -> ClrResult<(&IMetaDataEmit2Vtbl, *mut c_void)> {
+        let emit = self.emit.as_ref().ok_or(ClrError::Unexpected {
+            method,
+            what: "the module's metadata was opened for reading only",
+        })?;
+        Ok((emit.vtbl(), emit.as_raw()))
+    }
+
+    /// The StandAloneSig token of a signature (a LocalVarSig, or the method signature of
+    /// a `calli`), defined if the module has none yet (`GetTokenFromSig`).
+    ///
+    /// # Errors
+    /// [`ClrError::Unexpected`] when opened for reading only; [`ClrError::Failed`] when
+    /// the runtime refuses the blob.
+    pub fn token_from_sig(&self, signature: &[u8]) -> ClrResult<mdToken> {
+        let (v, this) = self.emit("GetTokenFromSig")?;
+        let mut token = 0;
+        // SAFETY: a live IMetaDataEmit2; the blob is read during the call only.
+        check("GetTokenFromSig", unsafe {
+            (v.base.GetTokenFromSig)(this, signature.as_ptr(), signature.len() as u32, &mut token)
+        })?;
+        Ok(token)
+    }
+
+    /// A TypeRef to `name` (namespace included, e.g. `"System.Object"`) resolved in
+    /// `scope` (an AssemblyRef, ModuleRef or enclosing TypeRef), defined if absent.
+    ///
+    /// # Errors
+    /// As [`ModuleMetadata::token_from_sig`].
+    pub fn define_type_ref(&self, scope: mdToken, name: &str) -> ClrResult<mdToken> {
+        let (v, this) = self.emit("DefineTypeRefByName")?;
+        let name: Vec<u16> = name.encode_utf16().chain([0]).collect();
+        let mut token = 0;
+        // SAFETY: a live IMetaDataEmit2; `name` is NUL-terminated UTF-16 read during the
+        // call.
+        check("DefineTypeRefByName", unsafe {
+            (v.base.DefineTypeRefByName)(this, scope, name.as_ptr(), &mut token)
+        })?;
+        Ok(token)
+    }
+
+    /// A MemberRef to method or field `name` with `signature` on `parent` (a TypeRef,
+    /// TypeDef, TypeSpec or ModuleRef), defined if absent.
+    ///
+    /// # Errors
+    /// As [`ModuleMetadata::token_from_sig`].
+    pub fn define_member_ref(
+        &self,
+        parent: mdToken,
+        name: &str,
+        signature: &[u8],
+    ) -> ClrResult<mdToken> {
+        let (v, this) = self.emit("DefineMemberRef")?;
+        let name: Vec<u16> = name.encode_utf16().chain([0]).collect();
+        let mut token = 0;
+        // SAFETY: a live IMetaDataEmit2; `name` and `signature` are read during the call.
+        check("DefineMemberRef", unsafe {
+            (v.base.DefineMemberRef)(
+                this,
+                parent,
+                name.as_ptr(),
+                signature.as_ptr(),
+                signature.len() as u32,
+                &mut token,
+            )
+        })?;
+        Ok(token)
+    }
+
+    /// The raw `IMetaDataImport2`, for what this wrapper does not cover.
+    pub fn import_ptr(&self) -> &ComPtr<IMetaDataImport2Vtbl> {
+        &self.import
+    }
+
+    /// The raw `IMetaDataEmit2`, when opened for writing.
+    pub fn emit_ptr(&self) -> Option<&ComPtr<IMetaDataEmit2Vtbl>> {
+        self.emit.as_ref()
+    }
+
+    /// The name of an AssemblyRef.
+    fn assembly_ref_name(&self, token: mdToken) -> ClrResult<String> {
+        let a = self.assembly_import.as_ref().ok_or(ClrError::Unexpected {
+            method: "GetAssemblyRefProps",
+            what: "no IMetaDataAssemblyImport",
+        })?;
+        read_string("GetAssemblyRefProps", |buf, cap, needed| {
+            // SAFETY: a live IMetaDataAssemblyImport; `buf` has `cap` writable units;
+            // the out-parameters the crate does not need are null, which the API allows.
+            unsafe {
+                (a.vtbl().GetAssemblyRefProps)(
+                    a.as_raw(),
+                    token,
+                    core::ptr::null_mut(),
+                    core::ptr::null_mut(),
+                    buf,
+                    cap,
+                    needed,
+                    core::ptr::null_mut(),
+                    core::ptr::null_mut(),
+                    core::ptr::null_mut(),
+                    core::ptr::null_mut(),
+                )
+            }
+        })
+    }
+}
+
+/// Splits a metadata full name `Namespace.Name` at its last dot.
+fn split_name(full: String) -> (String, String) {
+    match full.rfind('.') {
+        Some(i) if i > 0 => (full[..i].to_string(), full[i + 1..].to_string()),
+        _ => (String::new(), full),
+    }
+}
+
+impl MetadataSource for ModuleMetadata {
+    fn signature(&self, token: u32) -> Result<&[u8]> {
+        let (v, this) = self.import();
+        let (mut ptr, mut len) = (core::ptr::null(), 0u32);
+        let null = core::ptr::null_mut();
+        // SAFETY (every arm): a live IMetaDataImport2; out-pointers are valid locals or
+        // null where the API allows it; a zero-capacity name buffer asks for no name.
+        let hr = unsafe {
+            match token_table(token) {
+                table::METHOD_DEF => (v.base.GetMethodProps)(
+                    this, token, null as _, null as _, 0, null as _, null as _, &mut ptr, &mut len,
+                    null as _, null as _,
+                ),
+                table::MEMBER_REF => (v.base.GetMemberRefProps)(
+                    this, token, null as _, null as _, 0, null as _, &mut ptr, &mut len,
+                ),
+                table::FIELD => (v.base.GetFieldProps)(
+                    this, token, null as _, null as _, 0, null as _, null as _, &mut ptr, &mut len,
+                    null as _, null as _, null as _,
+                ),
+                table::STANDALONE_SIG => (v.base.GetSigFromToken)(this, token, &mut ptr, &mut len),
+                table::TYPE_SPEC => (v.base.GetTypeSpecFromToken)(this, token, &mut ptr, &mut len),
+                table::METHOD_SPEC => {
+                    (v.GetMethodSpecProps)(this, token, null as _, &mut ptr, &mut len)
+                }
+                _ => {
+                    return Err(Error::BadToken {
+                        token,
+                        what: "not a token with a signature",
+                    });
+                }
+            }
+        };
+        check("signature", hr).map_err(|e| bad(token, e))?;
+        // SAFETY: the runtime returned `len` bytes of the module's blob heap, which stay
+        // in place while the module (and so `self`'s interface) is alive.
+        Ok(unsafe { blob(self, ptr, len) })
+    }
+
+    fn method_spec_parent(&self, token: u32) -> Result<u32> {
+        if token_table(token) != table::METHOD_SPEC {
+            return Err(Error::BadToken {
+                token,
+                what: "not a MethodSpec token",
+            });
+        }
+        let (v, this) = self.import();
+        let (mut parent, mut ptr, mut len) = (0, core::ptr::null(), 0u32);
+        // SAFETY: a live IMetaDataImport2; valid out-pointers.
+        let hr = unsafe { (v.GetMethodSpecProps)(this, token, &mut parent, &mut ptr, &mut len) };
+        check("GetMethodSpecProps", hr).map_err(|e| bad(token, e))?;
+        Ok(parent)
+    }
+
+    fn type_name(&self, token: u32) -> Result<TypeName> {
+        let (v, this) = self.import();
+        match token_table(token) {
+            table::TYPE_DEF => {
+                let full = read_string("GetTypeDefProps", |buf, cap, needed| {
+                    // SAFETY: a live import; `buf` has `cap` units; flags/extends null.
+                    unsafe {
+                        (v.base.GetTypeDefProps)(
+                            this,
+                            token,
+                            buf,
+                            cap,
+                            needed,
+                            core::ptr::null_mut(),
+                            core::ptr::null_mut(),
+                        )
+                    }
+                })
+                .map_err(|e| bad(token, e))?;
+                let mut enclosing = 0;
+                // SAFETY: a live import; a valid out-pointer.
+                let hr = unsafe { (v.base.GetNestedClassProps)(this, token, &mut enclosing) };
+                let enclosing = match hr {
+                    hr if hr.is_ok() && enclosing != 0 => Some(enclosing),
+                    hr if hr.is_ok() || hr.as_u32() == CLDB_E_RECORD_NOTFOUND => None,
+                    hr => {
+                        return Err(bad(
+                            token,
+                            ClrError::Failed {
+                                method: "GetNestedClassProps",
+                                hr,
+                            },
+                        ));
+                    }
+                };
+                let (namespace, name) = split_name(full);
+                Ok(TypeName {
+                    namespace,
+                    name,
+                    enclosing,
+                    assembly: None,
+                })
+            }
+            table::TYPE_REF => {
+                let mut scope = 0;
+                let full = read_string("GetTypeRefProps", |buf, cap, needed| {
+                    // SAFETY: a live import; `buf` has `cap` units; `scope` is valid.
+                    unsafe { (v.base.GetTypeRefProps)(this, token, &mut scope, buf, cap, needed) }
+                })
+                .map_err(|e| bad(token, e))?;
+                let (namespace, name) = split_name(full);
+                let (enclosing, assembly) = match token_table(scope) {
+                    table::TYPE_REF => (Some(scope), None),
+                    0x23 => (None, self.assembly_ref_name(scope).ok()),
+                    _ => (None, None),
+                };
+                Ok(TypeName {
+                    namespace,
+                    name,
+                    enclosing,
+                    assembly,
+                })
+            }
+            _ => Err(Error::BadToken {
+                token,
+                what: "not a TypeDef or TypeRef token",
+            }),
+        }
+    }
+
+    fn member_name(&self, token: u32) -> Result<MemberName> {
+        let (v, this) = self.import();
+        let mut owner = 0;
+        let null = core::ptr::null_mut();
+        let name = match token_table(token) {
+            table::METHOD_DEF => read_string("GetMethodProps", |buf, cap, needed| {
+                // SAFETY: a live import; `buf` has `cap` units; other outs valid or null.
+                unsafe {
+                    (v.base.GetMethodProps)(
+                        this, token, &mut owner, buf, cap, needed, null, null as _, null, null,
+                        null,
+                    )
+                }
+            }),
+            table::FIELD => read_string("GetFieldProps", |buf, cap, needed| {
+                // SAFETY: as above.
+                unsafe {
+                    (v.base.GetFieldProps)(
+                        this, token, &mut owner, buf, cap, needed, null, null as _, null, null,
+                        null as _, null,
+                    )
+                }
+            }),
+            table::MEMBER_REF => read_string("GetMemberRefProps", |buf, cap, needed| {
+                // SAFETY: as above.
+                unsafe {
+                    (v.base.GetMemberRefProps)(
+                        this, token, &mut owner, buf, cap, needed, null as _, null,
+                    )
+                }
+            }),
+            _ => {
+                return Err(Error::BadToken {
+                    token,
+                    what: "not a MethodDef, Field or MemberRef token",
+                });
+            }
+        }
+        .map_err(|e| bad(token, e))?;
+        // TypeDef row 1 is `<Module>`, the owner of global members.
+        let owner = (owner != 0 && owner != 0x0200_0001).then_some(owner);
+        Ok(MemberName { owner, name })
+    }
+
+    fn user_string(&self, token: u32) -> Result<Vec<u16>> {
+        let (v, this) = self.import();
+        let mut buf = vec![0u16; 256];
+        loop {
+            let mut needed = 0u32;
+            // SAFETY: a live import; `buf` has `buf.len()` writable units.
+            let hr = unsafe {
+                (v.base.GetUserString)(this, token, buf.as_mut_ptr(), buf.len() as u32, &mut needed)
+            };
+            if (hr.is_ok() || hr.as_u32() == 0x0013_1106) && needed as usize > buf.len() {
+                buf.resize(needed as usize, 0);
+                continue;
+            }
+            check("GetUserString", hr).map_err(|e| bad(token, e))?;
+            buf.truncate(needed as usize);
+            return Ok(buf);
+        }
+    }
+
+    fn generic_param_name(&self, owner: u32, index: u32) -> Option<String> {
+        let (v, this) = self.import();
+        let mut handle: HCorEnum = core::ptr::null_mut();
+        let mut params = [0u32; 64];
+        let mut count = 0u32;
+        // SAFETY: a live import; `handle` starts null as the API requires, `params` has
+        // 64 writable tokens.
+        let hr = unsafe {
+            (v.EnumGenericParams)(
+                this,
+                &mut handle,
+                owner,
+                params.as_mut_ptr(),
+                64,
+                &mut count,
+            )
+        };
+        if !handle.is_null() {
+            // SAFETY: a handle the API opened, closed once.
+            unsafe { (v.base.CloseEnum)(this, handle) };
+        }
+        if hr.is_err() {
+            return None;
+        }
+        for &param in &params[..(count as usize).min(64)] {
+            let mut seq = 0u32;
+            let name = read_string("GetGenericParamProps", |buf, cap, needed| {
+                // SAFETY: a live import; `buf` has `cap` units; other outs valid or null.
+                unsafe {
+                    (v.GetGenericParamProps)(
+                        this,
+                        param,
+                        &mut seq,
+                        core::ptr::null_mut(),
+                        core::ptr::null_mut(),
+                        core::ptr::null_mut(),
+                        buf,
+                        cap,
+                        needed,
+                    )
+                }
+            })
+            .ok()?;
+            if seq == index {
+                return Some(name);
+            }
+        }
+        None
+    }
+}
