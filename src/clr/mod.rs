@@ -94,10 +94,12 @@ pub mod com;
 pub mod ffi;
 pub mod guard;
 mod info;
+mod jit;
 mod metadata;
 mod ptr;
 
 pub use com::{ComVtable, Guid, HResult, IClassFactoryVtbl, IUnknownVtbl};
 pub use info::{ClrError, ClrResult, FunctionInfo, InfoVtbl, ModuleInfo, ProfilerInfo};
+pub use jit::{JitRewriter, MethodRewrite, ModuleState, RewriteOutcome};
 pub use metadata::ModuleMetadata;
 pub use ptr::ComPtr;

@@ -1,0 +1,437 @@
+//! Rewriting methods as the JIT compiles them: [`JitRewriter`].
+
+use core::fmt;
+use std::cell::RefCell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use super::ffi::{FunctionID, ModuleID, mdToken};
+use super::info::{ClrError, ProfilerInfo};
+use super::metadata::ModuleMetadata;
+use crate::analysis::{CachingResolver, MaxStackMode, MetadataResolver, ReturnKind, StackAnalyzer};
+use crate::body::{Decoder, Encoder, MethodBody};
+use crate::ilmap::IlMap;
+use crate::metadata::MetadataSource;
+use crate::sig::summarize_method_sig;
+use crate::transform::MethodContext;
+
+/// What the crate keeps per module: its metadata (opened for reading and writing), the
+/// resolver of its call sites, and which of its methods were rewritten.
+#[derive(Debug)]
+pub struct ModuleState {
+    id: ModuleID,
+    metadata: ModuleMetadata,
+    resolver: CachingResolver<MetadataResolver<ModuleMetadata>>,
+    rewritten: TokenSet,
+}
+
+impl ModuleState {
+    /// The runtime's id of the module.
+    pub fn id(&self) -> ModuleID {
+        self.id
+    }
+
+    /// The module's metadata.
+    pub fn metadata(&self) -> &ModuleMetadata {
+        &self.metadata
+    }
+
+    /// The module's call-site resolver (shared by every thread; each token resolved
+    /// once). Calls to members the profiler defined in the module resolve too.
+    pub fn resolver(&self) -> &CachingResolver<MetadataResolver<ModuleMetadata>> {
+        &self.resolver
+    }
+
+    /// Whether MethodDef `token` was claimed for rewriting (see [`JitRewriter::rewrite`]).
+    pub fn was_rewritten(&self, token: mdToken) -> bool {
+        self.rewritten.contains(token & 0x00FF_FFFF)
+    }
+}
+
+/// 4,096 bits of a [`TokenSet`].
+type Bits = Box<[AtomicU64]>;
+
+/// A set of row numbers, lock-free: chunks of 4,096 rows allocated on first use.
+#[derive(Debug, Default)]
+struct TokenSet(OnceLock<Box<[OnceLock<Bits>]>>);
+
+impl TokenSet {
+    const CHUNK_BITS: u32 = 12;
+    const CHUNKS: usize = (1 << 24) >> Self::CHUNK_BITS;
+
+    fn word(&self, row: u32, create: bool) -> Option<&AtomicU64> {
+        let dir = match create {
+            true => Some(
+                self.0
+                    .get_or_init(|| (0..Self::CHUNKS).map(|_| OnceLock::new()).collect()),
+            ),
+            false => self.0.get(),
+        }?;
+        let slot = dir.get((row >> Self::CHUNK_BITS) as usize)?;
+        let chunk = match create {
+            true => Some(slot.get_or_init(|| {
+                (0..(1 << Self::CHUNK_BITS) / 64)
+                    .map(|_| AtomicU64::new(0))
+                    .collect()
+            })),
+            false => slot.get(),
+        }?;
+        chunk.get(((row & ((1 << Self::CHUNK_BITS) - 1)) / 64) as usize)
+    }
+
+    /// Adds `row`; returns whether it was absent (exactly one caller wins a race).
+    fn insert(&self, row: u32) -> bool {
+        match self.word(row, true) {
+            Some(word) => {
+                let bit = 1u64 << (row % 64);
+                word.fetch_or(bit, Ordering::AcqRel) & bit == 0
+            }
+            None => false,
+        }
+    }
+
+    fn contains(&self, row: u32) -> bool {
+        self.word(row, false)
+            .is_some_and(|w| w.load(Ordering::Acquire) & (1u64 << (row % 64)) != 0)
+    }
+}
+
+/// The modules seen so far, found without a lock: an open-addressing table of slots set
+/// once (a module's state is created, outside any lock, the first time one of its
+/// methods is compiled).
+#[derive(Debug)]
+struct ModuleTable {
+    slots: Box<[OnceLock<Arc<ModuleState>>]>,
+}
+
+impl ModuleTable {
+    const SLOTS: usize = 1 << 13;
+
+    fn new() -> ModuleTable {
+        ModuleTable {
+            slots: (0..Self::SLOTS).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    fn start(id: ModuleID) -> usize {
+        ((id as u64 >> 4).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 51) as usize % Self::SLOTS
+    }
+
+    fn get(&self, id: ModuleID) -> Option<Arc<ModuleState>> {
+        let start = Self::start(id);
+        for i in 0..Self::SLOTS {
+            match self.slots[(start + i) % Self::SLOTS].get() {
+                Some(state) if state.id == id => return Some(state.clone()),
+                Some(_) => continue,
+                None => return None,
+            }
+        }
+        None
+    }
+
+    /// Stores `state` for `id` unless another thread stored one first; returns the one
+    /// stored. `None` when the table is full.
+    fn insert(&self, id: ModuleID, state: Arc<ModuleState>) -> Option<Arc<ModuleState>> {
+        let start = Self::start(id);
+        for i in 0..Self::SLOTS {
+            let stored = self.slots[(start + i) % Self::SLOTS].get_or_init(|| state.clone());
+            if stored.id == id {
+                return Some(stored.clone());
+            }
+        }
+        None
+    }
+}
+
+/// What [`JitRewriter::rewrite`] did with one JIT compilation.
+#[derive(Debug)]
+pub enum RewriteOutcome {
+    /// The rewritten body was handed to the runtime.
+    Rewritten {
+        /// The new body's size in bytes.
+        bytes: usize,
+    },
+    /// The edit left the method as it was (it returned `false`).
+    Unchanged,
+    /// The method was already rewritten by an earlier compilation (a generic
+    /// instantiation, a tier-up): the runtime hands back the rewritten IL, which is not
+    /// instrumented twice.
+    AlreadyRewritten,
+    /// The crate declined the method with a typed error (e.g. a body with `jmp`, which
+    /// cannot be wrapped): its original IL is kept.
+    Refused(crate::Error),
+    /// Anything else went wrong (decoding, a failed verification, the runtime refusing a
+    /// call, a panic in the edit): the original IL is kept.
+    Failed(String),
+}
+
+impl RewriteOutcome {
+    /// A short reason, for counting outcomes by kind (`None` for success).
+    pub fn reason(&self) -> Option<String> {
+        match self {
+            RewriteOutcome::Rewritten { .. }
+            | RewriteOutcome::Unchanged
+            | RewriteOutcome::AlreadyRewritten => None,
+            RewriteOutcome::Refused(e) => Some(e.to_string()),
+            RewriteOutcome::Failed(why) => Some(why.clone()),
+        }
+    }
+}
+
+/// The method being rewritten, as the edit sees it.
+#[derive(Debug)]
+pub struct MethodRewrite<'a> {
+    /// The function being compiled.
+    pub function: FunctionID,
+    /// Its MethodDef token.
+    pub token: mdToken,
+    /// Its module.
+    pub module: &'a ModuleState,
+    new_locals: Option<Vec<u8>>,
+}
+
+impl MethodRewrite<'_> {
+    /// The method's signature blob.
+    ///
+    /// # Errors
+    /// When the runtime's metadata does not give it.
+    pub fn signature(&self) -> crate::Result<&[u8]> {
+        self.module.metadata.signature(self.token)
+    }
+
+    /// What an [`crate::Instrumenter`] needs of this method, with `id` as its method id.
+    ///
+    /// # Errors
+    /// When the runtime's metadata does not give the signatures.
+    pub fn context(&self, body: &MethodBody, id: i32) -> crate::Result<MethodContext<'_>> {
+        MethodContext::from_metadata(&self.module.metadata, self.token, body, id)
+    }
+
+    /// The LocalVarSig the rewritten body needs (e.g. with a return-value local added):
+    /// its token is defined with `GetTokenFromSig` and set on the body only once the
+    /// rewritten body has been verified, so a failed rewrite defines nothing.
+    pub fn set_locals_signature(&mut self, blob: &[u8]) {
+        self.new_locals = Some(blob.to_vec());
+    }
+}
+
+/// Per-thread scratch space (JIT callbacks arrive on many threads at once; nothing here
+/// is shared, so nothing is locked).
+#[derive(Debug, Default)]
+struct Scratch {
+    decoder: Decoder,
+    encoder: Encoder,
+    analyzer: StackAnalyzer,
+    body: MethodBody,
+    il: Vec<u8>,
+    out: Vec<u8>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Rewrites methods in `JITCompilationStarted`: gets the IL, decodes it, runs the
+/// caller's edit, verifies the result (the stack analysis with the exact max stack, and
+/// the clauses), defines a changed LocalVarSig's token, encodes, and hands the body and
+/// its IL map to the runtime.
+///
+/// Any error, refusal or panic on the way leaves the method's original IL untouched (the
+/// runtime cannot take back a body once it has it, so nothing is handed over before it
+/// has been verified), and is returned as a [`RewriteOutcome`] for the caller to log
+/// with the method's name and token. A method is rewritten at most once: later
+/// compilations of it (generic instantiations, tier-up) are [`RewriteOutcome::AlreadyRewritten`].
+///
+/// It keeps per-module state (metadata, a shared call-site resolver) found without a
+/// lock, and per-thread scratch buffers: no lock is taken on the JIT path once a module
+/// is known.
+#[derive(Debug)]
+pub struct JitRewriter {
+    info: ProfilerInfo,
+    modules: ModuleTable,
+}
+
+impl JitRewriter {
+    /// A rewriter using `info` (from [`super::Profiler::initialize`]).
+    pub fn new(info: ProfilerInfo) -> JitRewriter {
+        JitRewriter {
+            info,
+            modules: ModuleTable::new(),
+        }
+    }
+
+    /// The runtime's `ICorProfilerInfo`.
+    pub fn info(&self) -> &ProfilerInfo {
+        &self.info
+    }
+
+    /// The state of `module`, created (its metadata opened for writing) the first time.
+    ///
+    /// # Errors
+    /// When the runtime does not give the module's metadata.
+    pub fn module(&self, module: ModuleID) -> Result<Arc<ModuleState>, ClrError> {
+        if let Some(state) = self.modules.get(module) {
+            return Ok(state);
+        }
+        let metadata = ModuleMetadata::open(&self.info, module, true)?;
+        let state = Arc::new(ModuleState {
+            id: module,
+            resolver: CachingResolver::for_module(metadata.clone()),
+            metadata,
+            rewritten: TokenSet::default(),
+        });
+        Ok(self.modules.insert(module, state.clone()).unwrap_or(state))
+    }
+
+    /// The module and MethodDef token of `function`.
+    ///
+    /// # Errors
+    /// The errors of [`ProfilerInfo::function_info`].
+    pub fn locate(&self, function: FunctionID) -> Result<(Arc<ModuleState>, mdToken), ClrError> {
+        let f = self.info.function_info(function)?;
+        Ok((self.module(f.module)?, f.token))
+    }
+
+    /// Rewrites `function` with `edit`, which changes the decoded body and returns
+    /// whether it changed anything (`false` keeps the original IL). See the type's
+    /// documentation for what happens around it. Call it from
+    /// `JITCompilationStarted`, on the thread of the callback.
+    pub fn rewrite<F>(&self, function: FunctionID, edit: F) -> RewriteOutcome
+    where
+        F: FnOnce(&mut MethodBody, &mut MethodRewrite<'_>) -> crate::Result<bool>,
+    {
+        match catch_unwind(AssertUnwindSafe(|| self.rewrite_inner(function, edit))) {
+            Ok(outcome) => outcome,
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic".to_string());
+                // The scratch buffers may be half-way through an edit: start afresh.
+                let _ =
+                    SCRATCH.try_with(|s| s.try_borrow_mut().map(|mut s| *s = Scratch::default()));
+                RewriteOutcome::Failed(format!("panic: {what}"))
+            }
+        }
+    }
+
+    fn rewrite_inner<F>(&self, function: FunctionID, edit: F) -> RewriteOutcome
+    where
+        F: FnOnce(&mut MethodBody, &mut MethodRewrite<'_>) -> crate::Result<bool>,
+    {
+        let (module, token) = match self.locate(function) {
+            Ok(found) => found,
+            Err(e) => return RewriteOutcome::Failed(e.to_string()),
+        };
+        // Claimed before anything else: two threads compiling instantiations of one
+        // method at once must not both rewrite it (the second would get the first's IL).
+        if !module.rewritten.insert(token & 0x00FF_FFFF) {
+            return RewriteOutcome::AlreadyRewritten;
+        }
+        SCRATCH.with(|scratch| {
+            let Ok(mut scratch) = scratch.try_borrow_mut() else {
+                return RewriteOutcome::Failed("re-entered on the same thread".to_string());
+            };
+            let s = &mut *scratch;
+            s.il.clear();
+            if let Err(e) = self.info.il_function_body(module.id, token, &mut s.il) {
+                return RewriteOutcome::Failed(e.to_string());
+            }
+            if let Err(e) = s.decoder.decode_into(&s.il, &mut s.body) {
+                return RewriteOutcome::Failed(format!("decode: {e}"));
+            }
+            let mut method = MethodRewrite {
+                function,
+                token,
+                module: &module,
+                new_locals: None,
+            };
+            match edit(&mut s.body, &mut method) {
+                Ok(true) => {}
+                Ok(false) => return RewriteOutcome::Unchanged,
+                Err(e @ crate::Error::Unsupported { .. }) => return RewriteOutcome::Refused(e),
+                Err(e) => return RewriteOutcome::Failed(e.to_string()),
+            }
+            // Verified before anything goes to the runtime. An unedited body is its
+            // original bytes again and needs no analysis.
+            let edited = !s.body.instrs.is_unedited() || method.new_locals.is_some();
+            if edited {
+                let returns = match method.signature().and_then(summarize_method_sig) {
+                    Ok(sig) => ReturnKind::value_if(sig.returns_value),
+                    Err(e) => return RewriteOutcome::Failed(format!("signature: {e}")),
+                };
+                if let Err(e) = s.analyzer.apply_max_stack(
+                    &mut s.body,
+                    &module.resolver,
+                    MaxStackMode::Compute,
+                    returns,
+                ) {
+                    return RewriteOutcome::Failed(format!("verification: {e}"));
+                }
+                if let Err(e) = s.body.validate_clauses() {
+                    return RewriteOutcome::Failed(format!("verification: {e}"));
+                }
+            }
+            if let Some(blob) = &method.new_locals {
+                match module.metadata.token_from_sig(blob) {
+                    Ok(t) => s.body.local_var_sig = t,
+                    Err(e) => return RewriteOutcome::Failed(e.to_string()),
+                }
+            }
+            s.out.clear();
+            if let Err(e) = s.encoder.encode(&s.body, &mut s.out) {
+                return RewriteOutcome::Failed(format!("encode: {e}"));
+            }
+            let map = IlMap::from_offsets(&s.body, s.encoder.encoded_offsets());
+            if let Err(e) = self.info.set_il_function_body(module.id, token, &s.out) {
+                return RewriteOutcome::Failed(e.to_string());
+            }
+            if edited && let Err(e) = self.info.set_il_instrumented_code_map(function, &map) {
+                return RewriteOutcome::Failed(e.to_string());
+            }
+            RewriteOutcome::Rewritten { bytes: s.out.len() }
+        })
+    }
+}
+
+impl fmt::Display for RewriteOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RewriteOutcome::Rewritten { bytes } => write!(f, "rewritten ({bytes} bytes)"),
+            RewriteOutcome::Unchanged => f.write_str("unchanged"),
+            RewriteOutcome::AlreadyRewritten => f.write_str("already rewritten"),
+            RewriteOutcome::Refused(e) => write!(f, "refused: {e}"),
+            RewriteOutcome::Failed(why) => write!(f, "failed: {why}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_set_claims_each_row_once_across_threads() {
+        let set = TokenSet::default();
+        let won = AtomicU64::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                scope.spawn(|| {
+                    for row in (1..20_000).step_by(7) {
+                        if set.insert(row) {
+                            won.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!(
+            won.load(Ordering::Relaxed),
+            (1..20_000).step_by(7).count() as u64
+        );
+        assert!(set.contains(8) && !set.contains(9) && !set.contains(0xFF_FFFF));
+        assert!(set.insert(0xFF_FFFF) && set.contains(0xFF_FFFF));
+    }
+}
