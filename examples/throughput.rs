@@ -135,6 +135,7 @@ impl Rewriter {
             signature,
             locals,
             id: token as i32,
+            tokens: &[],
         };
         let done = self
             .instrumenter

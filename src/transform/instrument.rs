@@ -55,11 +55,15 @@ pub struct MethodContext<'a> {
     pub locals: Option<&'a [u8]>,
     /// The value [`crate::transform::SnippetBuilder::method_id`] loads for this method.
     pub id: i32,
+    /// The tokens [`crate::transform::SnippetBuilder::token`] names, for this method's
+    /// module (e.g. the MemberRefs of the probes, defined in each module).
+    pub tokens: &'a [u32],
 }
 
 impl<'a> MethodContext<'a> {
     /// The context of MethodDef `method` whose decoded body is `body`, with both
-    /// signatures read from `metadata`.
+    /// signatures read from `metadata`, and no tokens (set [`MethodContext::tokens`]
+    /// when the snippets use some).
     ///
     /// # Errors
     /// [`Error::BadToken`] when `method` or the body's LocalVarSig token names nothing
@@ -78,6 +82,7 @@ impl<'a> MethodContext<'a> {
             signature: metadata.signature(method)?,
             locals,
             id,
+            tokens: &[],
         })
     }
 }
@@ -131,7 +136,7 @@ pub struct Instrumented<'a> {
 ///
 /// // static int32 M(int32 x) { if (x != 0) return 1; return 2; }, a tiny body.
 /// let original = [0x1E, 0x02, 0x2C, 0x02, 0x17, 0x2A, 0x18, 0x2A];
-/// let method = MethodContext { signature: &[0x00, 0x01, 0x08, 0x08], locals: None, id: 7 };
+/// let method = MethodContext { signature: &[0x00, 0x01, 0x08, 0x08], locals: None, id: 7, tokens: &[] };
 /// // Call sites resolve through metadata (`MetadataResolver`); both hooks pop one value.
 /// let resolver = |_: OpCode, _: u32| Ok(CallEffect { pops: 1, pushes: 0 });
 ///
@@ -156,6 +161,8 @@ pub struct Instrumenter {
     code: InstrumentationCode,
     /// Whether any snippet branches.
     branches: bool,
+    /// How many per-method tokens the snippets use.
+    tokens_used: usize,
     entry: Vec<Slot>,
     exit: Vec<Slot>,
     epilogue: Vec<Slot>,
@@ -191,9 +198,20 @@ impl Instrumenter {
         ]
         .iter()
         .any(|s| s.has_branches());
+        let tokens_used = [
+            &code.entry,
+            &code.exit,
+            &code.epilogue_value,
+            &code.epilogue_void,
+        ]
+        .iter()
+        .map(|s| s.tokens_used())
+        .max()
+        .unwrap_or(0);
         Ok(Instrumenter {
             code,
             branches,
+            tokens_used,
             ..Instrumenter::default()
         })
     }
@@ -218,6 +236,7 @@ impl Instrumenter {
     /// # Errors
     /// Refusals, made before any edit (the body is left as it was):
     /// [`Error::Unsupported`] for a body with `jmp` or of nothing but `tail.` prefixes,
+    /// or a context with fewer [`MethodContext::tokens`] than the snippets use,
     /// [`Error::EmptyBody`], and the errors of [`ReturnLocal::plan`] for malformed
     /// signatures. After the wrap, the errors of the stack analysis (a call site the
     /// resolver cannot resolve, code that does not verify): the body is then left
@@ -237,6 +256,11 @@ impl Instrumenter {
             });
         }
         self.locals.clear();
+        if method.tokens.len() < self.tokens_used {
+            return Err(Error::Unsupported {
+                what: "the method context gives fewer tokens than the snippets use",
+            });
+        }
         let plan = ReturnLocal::plan(method.signature, method.locals, &mut self.locals)?;
         let (local, epilogue) = match plan.returns {
             Returns::Value { local } => (Some(local), &self.code.epilogue_value),
@@ -248,7 +272,7 @@ impl Instrumenter {
             (&mut self.epilogue, epilogue),
         ] {
             slots.clear();
-            snippet.store_into(method.id, local, slots);
+            snippet.store_into(method.id, local, method.tokens, slots);
         }
         let code = StoredCode {
             entry: &self.entry,
@@ -395,6 +419,7 @@ mod tests {
                 signature: &[0x00, 0x00, 0x08],
                 locals: None,
                 id: 9,
+                tokens: &[],
             };
             let done = inst.instrument(&mut body, &method, &hooks(1)).unwrap();
             assert_eq!(done.max_stack, 1);
@@ -491,6 +516,39 @@ mod tests {
         }
     }
 
+    /// Per-module tokens reach the injected code; a context without them is refused
+    /// before any edit.
+    #[test]
+    fn snippets_take_the_method_context_tokens() {
+        let mut b = Snippet::builder();
+        b.push(Instruction::ldc_i4(0));
+        b.token(OpCode::Call, 0);
+        let mut inst = Instrumenter::new(InstrumentationCode {
+            entry: b.finish().unwrap(),
+            ..Default::default()
+        })
+        .unwrap();
+        // static void M(): ret (tiny)
+        let mut body = MethodBody::decode(&[0x06, 0x2A]).unwrap();
+        let mut method = MethodContext {
+            signature: &[0x00, 0x00, 0x01],
+            locals: None,
+            id: 1,
+            tokens: &[],
+        };
+        let before = format!("{body:?}");
+        assert!(matches!(
+            inst.instrument(&mut body, &method, &hooks(1)),
+            Err(Error::Unsupported { .. })
+        ));
+        assert_eq!(format!("{body:?}"), before);
+        method.tokens = &[0x0A00_0042];
+        inst.instrument(&mut body, &method, &hooks(1)).unwrap();
+        let first = body.instrs.first().unwrap();
+        let call = body.instrs.next(first).unwrap();
+        assert_eq!(body.instrs.token(call), Some(0x0A00_0042));
+    }
+
     #[test]
     fn a_refused_body_is_left_as_it_was() {
         let mut inst = Instrumenter::new(InstrumentationCode {
@@ -505,6 +563,7 @@ mod tests {
             signature: &[0x00, 0x00, 0x08],
             locals: None,
             id: 1,
+            tokens: &[],
         };
         assert!(matches!(
             inst.instrument(&mut body, &method, &hooks(1)),

@@ -49,6 +49,8 @@ pub struct Snippet {
     branches: bool,
     /// Whether any part names the return-value local.
     uses_return_local: bool,
+    /// How many of the method's tokens the snippet uses (one past the highest index).
+    tokens_used: usize,
 }
 
 /// One instruction of a snippet.
@@ -61,6 +63,8 @@ enum Part {
     MethodId,
     /// `ldloc`, `ldloca` or `stloc` of the return-value local, in its shortest form.
     ReturnLocal(OpCode),
+    /// An instruction whose token operand is the given entry of the method's tokens.
+    Token(OpCode, u16),
 }
 
 /// A position in a [`Snippet`] being built, for branches; see [`SnippetBuilder::bind`].
@@ -120,13 +124,31 @@ impl Snippet {
     /// return-value local `local` filled in. Branch slots keep their positions in the
     /// snippet (see [`relocate`]).
     #[inline]
-    pub(crate) fn store_into(&self, method_id: i32, local: Option<u16>, out: &mut Vec<Slot>) {
+    /// The number of per-method tokens it uses ([`SnippetBuilder::token`]): one past the
+    /// highest index, 0 if none.
+    pub fn tokens_used(&self) -> usize {
+        self.tokens_used
+    }
+
+    /// `tokens` must hold at least [`Snippet::tokens_used`] tokens (the instrumenter
+    /// checks); a missing one is stored as 0.
+    pub(crate) fn store_into(
+        &self,
+        method_id: i32,
+        local: Option<u16>,
+        tokens: &[u32],
+        out: &mut Vec<Slot>,
+    ) {
         let start = out.len();
         out.extend_from_slice(&self.template);
         for &at in &self.placeholders {
             out[start + at as usize] = match self.parts[at as usize] {
                 Part::Fixed(slot) => slot,
                 Part::MethodId => stored::ldc_i4(method_id),
+                Part::Token(op, index) => {
+                    let token = tokens.get(usize::from(index)).copied().unwrap_or(0);
+                    Slot::new(op, u64::from(token))
+                }
                 Part::ReturnLocal(op) => {
                     // Checked by the instrumenter: only value-returning methods get here.
                     let local = local.unwrap_or(0);
@@ -254,6 +276,23 @@ impl SnippetBuilder {
         self
     }
 
+    /// Appends `opcode`, an instruction with a token operand (`call`, `calli`, `newobj`,
+    /// `ldsfld`, ...), whose token is entry `index` of the method's
+    /// [`crate::transform::MethodContext::tokens`]: for tokens that differ from module to
+    /// module, such as the MemberRef of a probe or the signature of a `calli`, which a
+    /// profiler defines in each module it instruments.
+    pub fn token(&mut self, opcode: OpCode, index: u16) -> &mut Self {
+        if !opcode.operand().is_token() || leaves_snippet(opcode) {
+            self.fail(Error::BadOperand {
+                opcode: opcode.name(),
+                what: "not an instruction with a token operand that a snippet can hold",
+            });
+            return self;
+        }
+        self.parts.push(Part::Token(opcode, index));
+        self
+    }
+
     /// Appends `ldloc`, `ldloca` or `stloc` (any form: the shortest is chosen where it
     /// is placed) of the return-value local, the local that holds a value-returning
     /// method's return value on its way out. Only code that runs on return may name it
@@ -320,18 +359,30 @@ impl SnippetBuilder {
             .iter()
             .map(|part| match *part {
                 Part::Fixed(slot) => slot,
-                Part::MethodId | Part::ReturnLocal(_) => Slot::new(OpCode::Nop, 0),
+                Part::MethodId | Part::ReturnLocal(_) | Part::Token(..) => {
+                    Slot::new(OpCode::Nop, 0)
+                }
             })
             .collect();
         let placeholders = (0..self.parts.len() as u32)
             .filter(|&i| !matches!(self.parts[i as usize], Part::Fixed(_)))
             .collect();
+        let tokens_used = self
+            .parts
+            .iter()
+            .filter_map(|p| match *p {
+                Part::Token(_, index) => Some(usize::from(index) + 1),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
         Ok(Snippet {
             parts: self.parts,
             template,
             placeholders,
             branches,
             uses_return_local,
+            tokens_used,
         })
     }
 }
@@ -353,7 +404,7 @@ mod tests {
         let s = b.finish().unwrap();
         assert!(s.has_branches());
         let mut slots = Vec::new();
-        s.store_into(0, None, &mut slots);
+        s.store_into(0, None, &[], &mut slots);
         assert_eq!(slots[1], Slot::new(OpCode::BrtrueS, 4));
         assert_eq!(slots[2], Slot::new(OpCode::Br, 0));
         let placed = relocate(slots[1], 4, 100, InstrId(7));
@@ -375,8 +426,8 @@ mod tests {
         let s = b.finish().unwrap();
         assert!(s.uses_return_local() && !s.has_branches());
         let mut slots = Vec::new();
-        s.store_into(5, Some(2), &mut slots);
-        s.store_into(1000, Some(300), &mut slots);
+        s.store_into(5, Some(2), &[], &mut slots);
+        s.store_into(1000, Some(300), &[], &mut slots);
         let ops: Vec<OpCode> = slots.iter().map(|s| s.opcode).collect();
         use OpCode::*;
         assert_eq!(
@@ -386,6 +437,25 @@ mod tests {
         assert_eq!(slots[3].bits, 2);
         assert_eq!(slots[4].bits, 1000);
         assert_eq!(slots[5].bits, 300);
+    }
+
+    #[test]
+    fn tokens_come_from_the_method() {
+        let mut b = Snippet::builder();
+        b.token(OpCode::Calli, 1);
+        b.token(OpCode::Call, 0);
+        let s = b.finish().unwrap();
+        assert_eq!(s.tokens_used(), 2);
+        let mut slots = Vec::new();
+        s.store_into(0, None, &[0x0A00_0005, 0x1100_0002], &mut slots);
+        assert_eq!(slots[0], Slot::new(OpCode::Calli, 0x1100_0002));
+        assert_eq!(slots[1], Slot::new(OpCode::Call, 0x0A00_0005));
+        let mut b = Snippet::builder();
+        b.token(OpCode::Ldarg, 0);
+        assert!(matches!(b.finish(), Err(Error::BadOperand { .. })));
+        let mut b = Snippet::builder();
+        b.token(OpCode::Jmp, 0);
+        assert!(matches!(b.finish(), Err(Error::BadOperand { .. })));
     }
 
     #[test]
