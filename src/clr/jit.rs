@@ -18,15 +18,24 @@ use crate::transform::MethodContext;
 
 /// What the crate keeps per module: its metadata (opened for reading and writing), the
 /// resolver of its call sites, and which of its methods were rewritten.
-#[derive(Debug)]
 pub struct ModuleState {
     id: ModuleID,
     metadata: ModuleMetadata,
     resolver: CachingResolver<MetadataResolver<ModuleMetadata>>,
     rewritten: TokenSet,
+    /// The profiler's own data for this module ([`ModuleState::data`]).
+    data: OnceLock<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 impl ModuleState {
+    /// The profiler's own data for this module, made by `init` the first time (for
+    /// example the tokens it defined in the module for its injected code). `init` runs
+    /// once; threads arriving meanwhile wait for it. `None` if data of another type was
+    /// stored first.
+    pub fn data<T: std::any::Any + Send + Sync>(&self, init: impl FnOnce() -> T) -> Option<&T> {
+        self.data.get_or_init(|| Box::new(init())).downcast_ref()
+    }
+
     /// The runtime's id of the module.
     pub fn id(&self) -> ModuleID {
         self.id
@@ -51,6 +60,14 @@ impl ModuleState {
 
 /// 4,096 bits of a [`TokenSet`].
 type Bits = Box<[AtomicU64]>;
+
+impl fmt::Debug for ModuleState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ModuleState")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
 
 /// A set of row numbers, lock-free: chunks of 4,096 rows allocated on first use.
 #[derive(Debug, Default)]
@@ -280,6 +297,7 @@ impl JitRewriter {
             resolver: CachingResolver::for_module(metadata.clone()),
             metadata,
             rewritten: TokenSet::default(),
+            data: OnceLock::new(),
         });
         Ok(self.modules.insert(module, state.clone()).unwrap_or(state))
     }
