@@ -1,0 +1,512 @@
+//! Running the .NET test programs of `tests/programs/` under the provisioned
+//! CoreCLR 3.1.23, with or without a profiler, and reading the sample profiler's summary.
+//!
+//! Include it from a test file with `mod clr_support;`. It uses `std` and
+//! `ilrewrite_corpus` only, so it compiles with or without the `clr` feature.
+//!
+//! * [`program`] is the path of a committed program (`tests/programs/bin/<name>.exe`);
+//!   [`PROGRAMS`] lists them with their exit codes and [`expected_stdout`] gives the
+//!   checked-in output of an unprofiled run.
+//! * [`run_unprofiled`] and [`run_profiled`] run one and return its [`Output`]. A run
+//!   that outlives [`timeout`] is killed and the test panics.
+//! * [`Summary::parse`] reads the summary the sample profiler prints on stderr at
+//!   shutdown; the format is documented on [`Summary`].
+//! * [`sample_profiler`] builds the sample profiler (`examples/profiler.rs`, a cdylib)
+//!   for the profile the test binary was built with and returns its path.
+#![allow(dead_code, reason = "each test binary uses a different subset")]
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The committed programs and the exit code of each (unprofiled).
+///
+/// `CallTree` prints `calls 219`: see [`CALL_TREE_CALLS`].
+pub const PROGRAMS: &[(&str, i32)] = &[
+    ("Features", 11),
+    ("Threads", 12),
+    ("EdgeCases", 13),
+    ("CallTree", 14),
+    ("Generic", 15),
+    ("Many", 16),
+    ("Answer", 41),
+];
+
+/// The number of calls of methods of `CallTree.Work` (its constructor included) that
+/// `CallTree.exe` makes: what a profiler's enter and exit counters, filtered to that
+/// type, must show. The derivation is in `tests/programs/CallTree.cs`.
+pub const CALL_TREE_CALLS: u64 = 219;
+
+/// The number of methods of `Many.exe` (all in `Many.Program`), each called once.
+pub const MANY_METHODS: u64 = 4041;
+
+/// The exit code of a program of [`PROGRAMS`].
+///
+/// # Panics
+///
+/// If `name` is not in [`PROGRAMS`].
+pub fn exit_code(name: &str) -> i32 {
+    PROGRAMS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .unwrap_or_else(|| panic!("{name} is not one of the test programs"))
+        .1
+}
+
+/// `tests/programs/`: sources, `build.sh`, `bin/`, `expected/`.
+pub fn programs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs")
+}
+
+/// The committed binary of a program: `tests/programs/bin/<name>.exe` (`name` without
+/// `.exe`, e.g. `"Features"`). Its `<name>.runtimeconfig.json` lies next to it.
+///
+/// # Panics
+///
+/// If the file does not exist.
+pub fn program(name: &str) -> PathBuf {
+    let path = programs_dir().join("bin").join(format!("{name}.exe"));
+    assert!(path.is_file(), "{} does not exist", path.display());
+    path
+}
+
+/// The checked-in stdout of an unprofiled run: `tests/programs/expected/<name>.out`.
+///
+/// # Panics
+///
+/// If the file cannot be read.
+pub fn expected_stdout(name: &str) -> String {
+    let path = programs_dir().join("expected").join(format!("{name}.out"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
+
+/// What a program run produced.
+#[derive(Debug)]
+pub struct Output {
+    /// How the process ended.
+    pub status: ExitStatus,
+    /// Its standard output (lossily decoded as UTF-8).
+    pub stdout: String,
+    /// Its standard error (lossily decoded as UTF-8).
+    pub stderr: String,
+}
+
+impl Output {
+    /// The exit code.
+    ///
+    /// # Panics
+    ///
+    /// If the process was ended by a signal (a crash), with its stderr.
+    pub fn code(&self) -> i32 {
+        self.status.code().unwrap_or_else(|| {
+            panic!(
+                "the program was killed ({}); stderr:\n{}",
+                self.status, self.stderr
+            )
+        })
+    }
+}
+
+/// How long a program may run before it is killed: `ILREWRITE_PROGRAM_TIMEOUT`
+/// seconds if set, else 120 s. Unprofiled, every program ends within a second.
+pub fn timeout() -> Duration {
+    let secs = std::env::var("ILREWRITE_PROGRAM_TIMEOUT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(120);
+    Duration::from_secs(secs)
+}
+
+/// The variables that make CoreCLR load a profiler; removed from every run's
+/// environment before [`run_profiled`] sets its own, so a developer's shell cannot
+/// leak a profiler into a test.
+const PROFILER_VARS: &[&str] = &[
+    "CORECLR_ENABLE_PROFILING",
+    "CORECLR_PROFILER",
+    "CORECLR_PROFILER_PATH",
+    "CORECLR_PROFILER_PATH_32",
+    "CORECLR_PROFILER_PATH_64",
+    "CORECLR_PROFILER_PATH_ARM32",
+    "CORECLR_PROFILER_PATH_ARM64",
+];
+
+/// A [`Command`] running the program at `exe` with `dotnet` from
+/// `ilrewrite_corpus::dotnet_command` (the provisioned runtime and its environment),
+/// no profiler variables, and the program's directory as working directory.
+///
+/// # Panics
+///
+/// If the runtime cannot be found or provisioned.
+pub fn command_for(exe: &Path) -> Command {
+    let mut cmd = ilrewrite_corpus::dotnet_command().unwrap_or_else(|e| panic!("{e}"));
+    for var in PROFILER_VARS {
+        cmd.env_remove(var);
+    }
+    cmd.arg(exe);
+    if let Some(dir) = exe.parent() {
+        cmd.current_dir(dir);
+    }
+    cmd
+}
+
+/// Runs `cmd` to completion with stdin closed and stdout and stderr captured, killing it
+/// after [`timeout`].
+///
+/// # Panics
+///
+/// If it cannot be started, or when it times out (with what it printed so far).
+pub fn run_command(mut cmd: Command) -> Output {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+    // Drain both pipes on their own threads so a chatty program cannot block on a full
+    // pipe while we wait for it.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
+    let limit = timeout();
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if start.elapsed() >= limit => break None,
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) => panic!("waiting for {cmd:?}: {e}"),
+        }
+    };
+    let Some(status) = status else {
+        let _ = child.kill();
+        let _ = child.wait();
+        let out = stdout.join().unwrap_or_default();
+        let err = stderr.join().unwrap_or_default();
+        panic!("{cmd:?} timed out after {limit:?}\nstdout:\n{out}\nstderr:\n{err}");
+    };
+    Output {
+        status,
+        stdout: stdout.join().expect("stdout reader panicked"),
+        stderr: stderr.join().expect("stderr reader panicked"),
+    }
+}
+
+/// Runs a committed program ([`program`]) without a profiler.
+///
+/// # Panics
+///
+/// As [`program`], [`command_for`] and [`run_command`].
+pub fn run_unprofiled(name: &str) -> Output {
+    run_command(command_for(&program(name)))
+}
+
+/// Runs a committed program ([`program`]) with a profiler:
+/// `CORECLR_ENABLE_PROFILING=1`, `CORECLR_PROFILER={clsid}` (braces added unless
+/// `clsid` has them), `CORECLR_PROFILER_PATH=<profiler_so made absolute>`, then `env`
+/// (which may override any of these, or set e.g. `COMPlus_TieredCompilation=0`).
+///
+/// # Panics
+///
+/// As [`run_unprofiled`], or if `profiler_so` cannot be made absolute.
+pub fn run_profiled(name: &str, profiler_so: &Path, clsid: &str, env: &[(&str, &str)]) -> Output {
+    let mut cmd = command_for(&program(name));
+    profile(&mut cmd, profiler_so, clsid);
+    cmd.envs(env.iter().copied());
+    run_command(cmd)
+}
+
+/// Sets the profiler variables of [`run_profiled`] on `cmd`.
+///
+/// # Panics
+///
+/// If `profiler_so` cannot be made absolute.
+pub fn profile(cmd: &mut Command, profiler_so: &Path, clsid: &str) {
+    let path = std::path::absolute(profiler_so)
+        .unwrap_or_else(|e| panic!("{}: {e}", profiler_so.display()));
+    let clsid = if clsid.starts_with('{') {
+        clsid.to_owned()
+    } else {
+        format!("{{{clsid}}}")
+    };
+    cmd.env("CORECLR_ENABLE_PROFILING", "1")
+        .env("CORECLR_PROFILER", clsid)
+        .env("CORECLR_PROFILER_PATH", path);
+}
+
+// ---------------------------------------------------------------------------------------
+// The sample profiler's summary
+// ---------------------------------------------------------------------------------------
+
+/// The summary the sample profiler (`examples/profiler.rs`) prints on stderr when the
+/// runtime shuts down.
+///
+/// The format, one summary line followed by zero or more reason lines:
+///
+/// ```text
+/// ilrewrite: mode M jitted N rewritten N refused N failed N enters N exits N
+/// ilrewrite:   N reason text
+/// ilrewrite:   N another reason
+/// ```
+///
+/// * The summary line is `ilrewrite: mode`, the mode (one word, no spaces), then the
+///   counters `jitted`, `rewritten`, `refused`, `failed`, `enters`, `exits`, in that
+///   order, each a name, one space and a decimal number, all separated by single
+///   spaces. Exactly one such line must appear on stderr.
+/// * Each reason line is `ilrewrite:` followed by three spaces (the one after the
+///   colon, then two of indentation), a decimal count, one space, and the reason: the
+///   rest of the line, which may contain spaces (trailing whitespace is dropped). The
+///   reason lines are the lines right after the summary line that start with
+///   `"ilrewrite:   "`; the first line that does not ends them. They give, per
+///   distinct reason, how many methods were refused or failed; their order is the
+///   profiler's.
+/// * Anything else on stderr (other lines of the profiler, the runtime's messages) is
+///   ignored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    /// The profiler's mode, as it names it.
+    pub mode: String,
+    /// Methods whose JIT compilation the profiler saw start.
+    pub jitted: u64,
+    /// Methods whose IL it replaced.
+    pub rewritten: u64,
+    /// Methods it chose not to rewrite (e.g. a `jmp` that cannot be wrapped).
+    pub refused: u64,
+    /// Methods whose rewriting failed.
+    pub failed: u64,
+    /// Calls counted by the entry probes.
+    pub enters: u64,
+    /// Returns (or unwinds) counted by the exit probes.
+    pub exits: u64,
+    /// The reason lines: (reason, count), in the order printed.
+    pub reasons: Vec<(String, u64)>,
+}
+
+/// The start of the summary line.
+pub const SUMMARY_PREFIX: &str = "ilrewrite: mode ";
+/// The start of a reason line: `ilrewrite:`, then three spaces.
+pub const REASON_PREFIX: &str = "ilrewrite:   ";
+
+impl Summary {
+    /// Parses the summary out of a profiled run's stderr.
+    ///
+    /// # Errors
+    ///
+    /// If there is no summary line or more than one, or if the summary line or one of
+    /// its reason lines does not follow the format of [`Summary`]; the message quotes
+    /// the offending line.
+    pub fn parse(stderr: &str) -> Result<Summary, String> {
+        let lines: Vec<&str> = stderr.lines().collect();
+        let starts: Vec<usize> = (0..lines.len())
+            .filter(|&i| lines[i].starts_with(SUMMARY_PREFIX))
+            .collect();
+        let start = match starts.as_slice() {
+            [one] => *one,
+            [] => {
+                return Err(format!(
+                    "no `{SUMMARY_PREFIX}...` line in stderr:\n{stderr}"
+                ));
+            }
+            many => {
+                return Err(format!(
+                    "{} summary lines in stderr (expected one):\n{stderr}",
+                    many.len()
+                ));
+            }
+        };
+        let mut summary = Self::parse_summary_line(lines[start])?;
+        for line in &lines[start + 1..] {
+            let Some(rest) = line.strip_prefix(REASON_PREFIX) else {
+                break;
+            };
+            let bad = || {
+                format!("bad reason line (expected `{REASON_PREFIX}<count> <reason>`): {line:?}")
+            };
+            let (count, reason) = rest.split_once(' ').ok_or_else(bad)?;
+            let reason = reason.trim_end();
+            if !is_decimal(count) || reason.is_empty() || reason.starts_with(' ') {
+                return Err(bad());
+            }
+            let count = count.parse().map_err(|_| bad())?;
+            summary.reasons.push((reason.to_owned(), count));
+        }
+        Ok(summary)
+    }
+
+    fn parse_summary_line(line: &str) -> Result<Summary, String> {
+        let bad = |what: &str| format!("bad summary line ({what}): {line:?}");
+        let rest = line
+            .trim_end()
+            .strip_prefix(SUMMARY_PREFIX)
+            .ok_or_else(|| bad("prefix"))?;
+        let fields: Vec<&str> = rest.split(' ').collect();
+        const NAMES: [&str; 6] = [
+            "jitted",
+            "rewritten",
+            "refused",
+            "failed",
+            "enters",
+            "exits",
+        ];
+        if fields.len() != 1 + 2 * NAMES.len() {
+            return Err(bad("expected a mode and six named counters, single-spaced"));
+        }
+        let mode = fields[0];
+        if mode.is_empty() {
+            return Err(bad("empty mode"));
+        }
+        let mut counts = [0u64; 6];
+        for (i, name) in NAMES.iter().enumerate() {
+            let (got, value) = (fields[1 + 2 * i], fields[2 + 2 * i]);
+            if got != *name {
+                return Err(bad(&format!("expected `{name}`, found `{got}`")));
+            }
+            if !is_decimal(value) {
+                return Err(bad(&format!("`{name}` is not a decimal count")));
+            }
+            counts[i] = value
+                .parse()
+                .map_err(|_| bad(&format!("`{name}` overflows")))?;
+        }
+        let [jitted, rewritten, refused, failed, enters, exits] = counts;
+        Ok(Summary {
+            mode: mode.to_owned(),
+            jitted,
+            rewritten,
+            refused,
+            failed,
+            enters,
+            exits,
+            reasons: Vec::new(),
+        })
+    }
+
+    /// The count of a reason line whose reason is exactly `reason`, 0 if there is none.
+    pub fn reason(&self, reason: &str) -> u64 {
+        self.reasons
+            .iter()
+            .filter(|(r, _)| r == reason)
+            .map(|(_, n)| n)
+            .sum()
+    }
+}
+
+fn is_decimal(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+// ---------------------------------------------------------------------------------------
+// Building the sample profiler
+// ---------------------------------------------------------------------------------------
+
+/// The sample profiler cdylib, `<target>/<profile>/examples/libprofiler.so`, for the
+/// profile this test binary was built with.
+///
+/// Unless `ILREWRITE_PROFILER` names a prebuilt cdylib (then that path is returned as
+/// is), this runs `cargo build --example profiler --features clr[,pe]` (with `pe` when
+/// this test binary has it, so the library is not rebuilt with other features) once
+/// per process, with `--release` or `--profile <name>` to match the test binary: a
+/// no-op when the cdylib is up to date, a build when it is missing or stale.
+///
+/// # Panics
+///
+/// If the build fails (with cargo's output) or the cdylib is not where expected.
+pub fn sample_profiler() -> PathBuf {
+    static PROFILER: OnceLock<PathBuf> = OnceLock::new();
+    PROFILER
+        .get_or_init(|| {
+            if let Some(path) = std::env::var_os("ILREWRITE_PROFILER") {
+                return PathBuf::from(path);
+            }
+            let mut features = vec!["clr"];
+            if cfg!(feature = "pe") {
+                features.push("pe");
+            }
+            build_example_cdylib("profiler", &features)
+        })
+        .clone()
+}
+
+/// The directory of the profile this test binary was built with: the parent of the
+/// `deps/` directory holding the binary (`target/debug`, `target/release`, ...).
+///
+/// # Panics
+///
+/// If the binary is not in a `deps/` directory (not run from cargo's layout).
+pub fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let deps = exe.parent().expect("the test binary's directory");
+    assert!(
+        deps.file_name().is_some_and(|n| n == "deps"),
+        "{} is not in a cargo deps/ directory",
+        exe.display()
+    );
+    deps.parent().expect("the profile directory").to_path_buf()
+}
+
+/// Builds the example `name` of this package, a cdylib, with `features`, into the
+/// profile directory of this test binary ([`profile_dir`]) and returns
+/// `<profile dir>/examples/lib<name>.so` (with the platform's prefix and suffix).
+///
+/// The target directory passed to cargo is the parent of the profile directory, so the
+/// build reuses the test build's artifacts (when the test was built for an explicit
+/// `--target`, that is `target/<triple>`, a separate directory; it still works).
+///
+/// # Panics
+///
+/// If cargo fails (with its output) or the cdylib is not there afterwards.
+pub fn build_example_cdylib(name: &str, features: &[&str]) -> PathBuf {
+    let profile_dir = profile_dir();
+    let target_dir = profile_dir.parent().expect("the target directory");
+    let profile = profile_dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .expect("a UTF-8 profile directory name");
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.arg("build")
+        .arg("--manifest-path")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
+        .args(["--example", name])
+        .args(["--features", &features.join(",")])
+        .arg("--target-dir")
+        .arg(target_dir);
+    match profile {
+        "debug" => {}
+        "release" => {
+            cmd.arg("--release");
+        }
+        other => {
+            cmd.args(["--profile", other]);
+        }
+    }
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}):\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lib = profile_dir.join("examples").join(format!(
+        "{}{name}{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    ));
+    assert!(
+        lib.is_file(),
+        "{cmd:?} succeeded but {} does not exist",
+        lib.display()
+    );
+    lib
+}

@@ -1,0 +1,345 @@
+//! The .NET test programs of `tests/programs/` themselves, before any profiler: each
+//! committed binary runs under the provisioned CoreCLR 3.1.23 with its exit code and
+//! its checked-in stdout; `build.sh` rebuilds the same binaries from source (when Mono's
+//! `mcs` and `ilasm` are installed); `gen_many.sh` regenerates `Many.cs`; the summary
+//! parser of the harness reads the format it documents.
+
+mod clr_support;
+
+use clr_support::{
+    CALL_TREE_CALLS, MANY_METHODS, PROGRAMS, Summary, command_for, exit_code, expected_stdout,
+    program, programs_dir, run_command, run_unprofiled,
+};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// Runs `name` unprofiled and checks its exit code, its stdout against the expected
+/// file, and that it printed nothing on stderr.
+fn check(name: &str) -> String {
+    let start = Instant::now();
+    let out = run_unprofiled(name);
+    eprintln!("{name}: {:.3} s unprofiled", start.elapsed().as_secs_f64());
+    assert_eq!(
+        out.code(),
+        exit_code(name),
+        "{name}; stderr:\n{}",
+        out.stderr
+    );
+    assert_eq!(out.stdout, expected_stdout(name), "{name}: stdout");
+    assert_eq!(out.stderr, "", "{name}: stderr");
+    out.stdout
+}
+
+#[test]
+fn features() {
+    check("Features");
+}
+
+#[test]
+fn threads() {
+    // Several threads: run it twice to catch an output that depends on scheduling.
+    check("Threads");
+    check("Threads");
+}
+
+#[test]
+fn edge_cases() {
+    check("EdgeCases");
+}
+
+#[test]
+fn call_tree() {
+    let stdout = check("CallTree");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l == format!("calls {CALL_TREE_CALLS}")),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn generic() {
+    check("Generic");
+}
+
+#[test]
+fn many() {
+    let stdout = check("Many");
+    assert!(
+        stdout.starts_with(&format!("methods {MANY_METHODS} ")),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn answer() {
+    assert_eq!(check("Answer"), "answer 41\n");
+}
+
+/// Every source has its binary and runtimeconfig in `bin/`, every binary its source,
+/// and every program of the harness's table its expected output.
+#[test]
+fn committed_files_are_complete() {
+    let dir = programs_dir();
+    let mut sources: Vec<String> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cs" || e == "il"))
+        .map(|p| p.file_stem().unwrap().to_str().unwrap().to_owned())
+        .collect();
+    sources.sort();
+    let mut listed: Vec<String> = PROGRAMS.iter().map(|(n, _)| (*n).to_owned()).collect();
+    listed.sort();
+    assert_eq!(sources, listed, "sources vs the PROGRAMS table");
+    let mut binaries: Vec<String> = fs::read_dir(dir.join("bin"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    binaries.sort();
+    let mut wanted: Vec<String> = listed
+        .iter()
+        .flat_map(|n| [format!("{n}.exe"), format!("{n}.runtimeconfig.json")])
+        .chain(["toolchain.txt".to_owned()])
+        .collect();
+    wanted.sort();
+    assert_eq!(binaries, wanted, "files in bin/");
+    for name in &listed {
+        program(name);
+        expected_stdout(name);
+        let config =
+            fs::read_to_string(dir.join(format!("bin/{name}.runtimeconfig.json"))).unwrap();
+        assert!(
+            config.contains("\"Microsoft.NETCore.App\"") && config.contains("\"3.1.23\""),
+            "{name}: {config}"
+        );
+    }
+}
+
+#[test]
+fn many_source_is_generated() {
+    let dir = programs_dir();
+    let out = match Command::new("sh").arg(dir.join("gen_many.sh")).output() {
+        Ok(out) => out,
+        Err(e) => {
+            eprintln!("note: cannot run sh ({e}); gen_many.sh not checked");
+            return;
+        }
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let committed = fs::read(dir.join("Many.cs")).unwrap();
+    assert!(
+        out.stdout == committed,
+        "gen_many.sh does not produce the committed Many.cs; regenerate it"
+    );
+}
+
+// ---- rebuilding from source ------------------------------------------------------------
+
+fn tool_version(tool: &str) -> Option<String> {
+    let out = Command::new(tool).arg("--version").output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// A fresh scratch directory for this test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn u16_at(b: &[u8], o: usize) -> usize {
+    usize::from(u16::from_le_bytes([b[o], b[o + 1]]))
+}
+
+fn u32_at(b: &[u8], o: usize) -> usize {
+    u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]) as usize
+}
+
+/// The byte ranges of a PE file that ilasm fills with varying values: the COFF header's
+/// TimeDateStamp and the metadata's `#GUID` heap (the module's MVID, random per build).
+fn ilasm_varying_ranges(pe: &[u8]) -> [std::ops::Range<usize>; 2] {
+    let coff = u32_at(pe, 0x3c) + 4;
+    let sections = u16_at(pe, coff + 2);
+    let opt = coff + 20;
+    let opt_size = u16_at(pe, coff + 16);
+    let dirs = opt + if u16_at(pe, opt) == 0x20b { 112 } else { 96 };
+    let rva_to_offset = |rva: usize| {
+        (0..sections)
+            .map(|i| opt + opt_size + 40 * i)
+            .find_map(|s| {
+                let (va, raw_size, raw) =
+                    (u32_at(pe, s + 12), u32_at(pe, s + 16), u32_at(pe, s + 20));
+                (va..va + raw_size).contains(&rva).then(|| rva - va + raw)
+            })
+            .expect("an RVA inside a section")
+    };
+    let cli = rva_to_offset(u32_at(pe, dirs + 14 * 8));
+    let root = rva_to_offset(u32_at(pe, cli + 8));
+    assert_eq!(u32_at(pe, root), 0x424a_5342, "metadata signature");
+    let version_len = u32_at(pe, root + 12);
+    let streams = u16_at(pe, root + 16 + version_len + 2);
+    let mut at = root + 16 + version_len + 4;
+    let mut guid = None;
+    for _ in 0..streams {
+        let (offset, size) = (u32_at(pe, at), u32_at(pe, at + 4));
+        let name_len = pe[at + 8..].iter().position(|&b| b == 0).unwrap();
+        if &pe[at + 8..at + 8 + name_len] == b"#GUID" {
+            assert!(guid.is_none(), "two #GUID heaps");
+            guid = Some(root + offset..root + offset + size);
+        }
+        at += 8 + (name_len + 4) / 4 * 4;
+    }
+    [coff + 4..coff + 8, guid.expect("a #GUID heap")]
+}
+
+/// `build.sh` into a scratch directory: the same files as `bin/`; with the toolchain
+/// recorded in `bin/toolchain.txt`, the mcs outputs byte-identical and the ilasm output
+/// identical but for its timestamp and MVID; in any case, every rebuilt program gives
+/// the expected output.
+#[test]
+fn build_reproduces_binaries() {
+    let (Some(mcs), Some(ilasm)) = (tool_version("mcs"), tool_version("ilasm")) else {
+        eprintln!("note: mcs or ilasm (Mono) is not installed; build.sh not checked");
+        return;
+    };
+    let dir = programs_dir();
+    let out_dir = scratch("programs-rebuild");
+    let built = Command::new("sh")
+        .arg(dir.join("build.sh"))
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "build.sh failed:\n{}{}",
+        String::from_utf8_lossy(&built.stdout),
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let names = |d: &Path| {
+        let mut v: Vec<_> = fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(names(&out_dir), names(&dir.join("bin")), "files built");
+    let recorded = fs::read_to_string(dir.join("bin/toolchain.txt")).unwrap();
+    let same_toolchain = recorded == format!("{mcs}{ilasm}");
+    if !same_toolchain {
+        eprintln!(
+            "note: this Mono differs from the one that built bin/ ({recorded:?}); \
+             comparing the rebuilt programs' outputs only"
+        );
+    }
+    for (name, code) in PROGRAMS {
+        let committed = fs::read(program(name)).unwrap();
+        let rebuilt_exe = out_dir.join(format!("{name}.exe"));
+        let rebuilt = fs::read(&rebuilt_exe).unwrap();
+        let config = format!("{name}.runtimeconfig.json");
+        assert_eq!(
+            fs::read(out_dir.join(&config)).unwrap(),
+            fs::read(dir.join("bin").join(&config)).unwrap(),
+            "{config}"
+        );
+        if same_toolchain {
+            if dir.join(format!("{name}.il")).exists() {
+                assert_eq!(rebuilt.len(), committed.len(), "{name}.exe: length");
+                let varying = ilasm_varying_ranges(&committed);
+                assert_eq!(
+                    varying,
+                    ilasm_varying_ranges(&rebuilt),
+                    "{name}.exe: layout"
+                );
+                let differing: Vec<usize> = (0..rebuilt.len())
+                    .filter(|&i| rebuilt[i] != committed[i])
+                    .filter(|i| !varying.iter().any(|r| r.contains(i)))
+                    .collect();
+                assert!(differing.is_empty(), "{name}.exe differs at {differing:x?}");
+            } else {
+                assert!(rebuilt == committed, "{name}.exe: not byte-identical");
+            }
+        }
+        let run = run_command(command_for(&rebuilt_exe));
+        assert_eq!(run.code(), *code, "rebuilt {name}; stderr:\n{}", run.stderr);
+        assert_eq!(run.stdout, expected_stdout(name), "rebuilt {name}: stdout");
+    }
+    fs::remove_dir_all(&out_dir).unwrap();
+}
+
+// ---- the summary parser ----------------------------------------------------------------
+
+#[test]
+fn summary_parses() {
+    let stderr = "\
+some runtime message
+ilrewrite: profiler attached
+ilrewrite: mode probes jitted 120 rewritten 100 refused 2 failed 1 enters 5000 exits 4999
+ilrewrite:   1 jmp cannot be wrapped in a try block
+ilrewrite:   1 a reason
+ilrewrite:   1 a reason
+ilrewrite: bye
+ilrewrite:   7 not a reason line: after a line that ends the list
+";
+    let s = Summary::parse(stderr).unwrap();
+    assert_eq!(
+        s,
+        Summary {
+            mode: "probes".into(),
+            jitted: 120,
+            rewritten: 100,
+            refused: 2,
+            failed: 1,
+            enters: 5000,
+            exits: 4999,
+            reasons: vec![
+                ("jmp cannot be wrapped in a try block".into(), 1),
+                ("a reason".into(), 1),
+                ("a reason".into(), 1),
+            ],
+        }
+    );
+    assert_eq!(s.reason("a reason"), 2);
+    assert_eq!(s.reason("other"), 0);
+
+    let bare = Summary::parse(
+        "ilrewrite: mode none jitted 0 rewritten 0 refused 0 failed 0 enters 0 exits 0\r\n",
+    )
+    .unwrap();
+    assert_eq!(
+        (bare.mode.as_str(), bare.jitted, bare.reasons.len()),
+        ("none", 0, 0)
+    );
+}
+
+#[test]
+fn summary_rejects_malformed() {
+    let line = "ilrewrite: mode m jitted 1 rewritten 1 refused 0 failed 0 enters 2 exits 2";
+    for bad in [
+        String::new(),
+        "ilrewrite: jitted 1".to_owned(),
+        format!("{line}\n{line}\n"),
+        line.replace("refused", "declined"),
+        line.replace("exits 2", "exits"),
+        line.replace("exits 2", "exits 2 extra 3"),
+        line.replace("enters 2", "enters -2"),
+        line.replace("enters 2", "enters  2"),
+        line.replace("mode m", "mode  m"),
+        format!("{line}\nilrewrite:   x reason\n"),
+        format!("{line}\nilrewrite:   3\n"),
+        format!("{line}\nilrewrite:   3 \n"),
+        format!("{line}\nilrewrite:   99999999999999999999 big\n"),
+    ] {
+        assert!(Summary::parse(&bad).is_err(), "accepted {bad:?}");
+    }
+}
