@@ -251,8 +251,9 @@ thread_local! {
 
 /// Rewrites methods in `JITCompilationStarted`: gets the IL, decodes it, runs the
 /// caller's edit, verifies the result (the stack analysis with the exact max stack, and
-/// the clauses), defines a changed LocalVarSig's token, encodes, and hands the body and
-/// its IL map to the runtime.
+/// the clauses; a body the edit left unedited must re-encode to exactly its original
+/// bytes), defines a changed LocalVarSig's token, encodes, and hands the body and its IL
+/// map to the runtime.
 ///
 /// Any error, refusal or panic on the way leaves the method's original IL untouched (the
 /// runtime cannot take back a body once it has it, so nothing is handed over before it
@@ -401,6 +402,13 @@ impl JitRewriter {
             s.out.clear();
             if let Err(e) = s.encoder.encode(&s.body, &mut s.out) {
                 return RewriteOutcome::Failed(format!("encode: {e}"));
+            }
+            // An unedited body must come out as the bytes it came in as: if it does not,
+            // something is wrong, and nothing is handed over.
+            if !edited && s.il.get(..s.out.len()) != Some(&s.out[..]) {
+                return RewriteOutcome::Failed(
+                    "re-encoding the unedited body changed its bytes".to_string(),
+                );
             }
             let map = IlMap::from_offsets(&s.body, s.encoder.encoded_offsets());
             if let Err(e) = self.info.set_il_function_body(module.id, token, &s.out) {
