@@ -163,9 +163,9 @@ pub struct Instrumenter {
     branches: bool,
     /// How many per-method tokens the snippets use.
     tokens_used: usize,
-    entry: Vec<Slot>,
-    exit: Vec<Slot>,
-    epilogue: Vec<Slot>,
+    /// The stored forms of the four snippets, in the order of [`InstrumentationCode`]'s
+    /// fields; per body only their placeholders are filled in.
+    stored: [Vec<Slot>; 4],
     locals: Vec<u8>,
     analyzer: StackAnalyzer,
     encoder: Encoder,
@@ -208,7 +208,15 @@ impl Instrumenter {
         .map(|s| s.tokens_used())
         .max()
         .unwrap_or(0);
+        let stored = [
+            &code.entry,
+            &code.exit,
+            &code.epilogue_value,
+            &code.epilogue_void,
+        ]
+        .map(|snippet| snippet.stored().to_vec());
         Ok(Instrumenter {
+            stored,
             code,
             branches,
             tokens_used,
@@ -266,18 +274,26 @@ impl Instrumenter {
             Returns::Value { local } => (Some(local), &self.code.epilogue_value),
             Returns::Void => (None, &self.code.epilogue_void),
         };
+        let epilogue_at = if local.is_some() { 2 } else { 3 };
+        let [entry, exit, value, void] = &mut self.stored;
         for (slots, snippet) in [
-            (&mut self.entry, &self.code.entry),
-            (&mut self.exit, &self.code.exit),
-            (&mut self.epilogue, epilogue),
+            (&mut *entry, &self.code.entry),
+            (&mut *exit, &self.code.exit),
+            (
+                if local.is_some() {
+                    &mut *value
+                } else {
+                    &mut *void
+                },
+                epilogue,
+            ),
         ] {
-            slots.clear();
-            snippet.store_into(method.id, local, method.tokens, slots);
+            snippet.fill_placeholders(method.id, local, method.tokens, slots);
         }
         let code = StoredCode {
-            entry: &self.entry,
-            exit: &self.exit,
-            epilogue: &self.epilogue,
+            entry: &self.stored[0],
+            exit: &self.stored[1],
+            epilogue: &self.stored[epilogue_at],
             branches: self.branches,
         };
         debug_assert!(

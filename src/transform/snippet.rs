@@ -130,19 +130,27 @@ impl Snippet {
         self.tokens_used
     }
 
-    /// `tokens` must hold at least [`Snippet::tokens_used`] tokens (the instrumenter
-    /// checks); a missing one is stored as 0.
-    pub(crate) fn store_into(
+    /// The stored form, placeholders stored as `nop` (see
+    /// [`Snippet::fill_placeholders`]).
+    pub(crate) fn stored(&self) -> &[Slot] {
+        &self.template
+    }
+
+    /// Fills in the placeholders of `slots`, a copy of [`Snippet::stored`], with
+    /// `method_id`, the return-value local `local` and `tokens`. Branch slots keep their
+    /// positions in the snippet (see [`relocate`]). `tokens` must hold at least
+    /// [`Snippet::tokens_used`] tokens (the instrumenter checks); a missing one is stored
+    /// as 0.
+    #[inline]
+    pub(crate) fn fill_placeholders(
         &self,
         method_id: i32,
         local: Option<u16>,
         tokens: &[u32],
-        out: &mut Vec<Slot>,
+        slots: &mut [Slot],
     ) {
-        let start = out.len();
-        out.extend_from_slice(&self.template);
         for &at in &self.placeholders {
-            out[start + at as usize] = match self.parts[at as usize] {
+            let slot = match self.parts[at as usize] {
                 Part::Fixed(slot) => slot,
                 Part::MethodId => stored::ldc_i4(method_id),
                 Part::Token(op, index) => {
@@ -159,7 +167,25 @@ impl Snippet {
                     }
                 }
             };
+            if let Some(place) = slots.get_mut(at as usize) {
+                *place = slot;
+            }
         }
+    }
+
+    /// Appends the stored form with its placeholders filled in to `out` (see
+    /// [`Snippet::fill_placeholders`]).
+    #[cfg(test)]
+    pub(crate) fn store_into(
+        &self,
+        method_id: i32,
+        local: Option<u16>,
+        tokens: &[u32],
+        out: &mut Vec<Slot>,
+    ) {
+        let start = out.len();
+        out.extend_from_slice(&self.template);
+        self.fill_placeholders(method_id, local, tokens, &mut out[start..]);
     }
 }
 
