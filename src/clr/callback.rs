@@ -566,12 +566,11 @@ mod tests {
             );
             assert!(out.is_null());
         }
-        assert_eq!(
-            format!("{:?}", unsafe {
-                CallbackObject::<Recorder>::from_this(this)
-            }),
-            "CallbackObject { refs: 1, .. }"
-        );
+        // SAFETY: `object` keeps the object alive while the reference is used.
+        let debug = format!("{:?}", unsafe {
+            CallbackObject::<Recorder>::from_this(this)
+        });
+        assert_eq!(debug, "CallbackObject { refs: 1, .. }");
         drop(object);
         assert_eq!(record.drops(), 1);
     }

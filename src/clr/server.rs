@@ -548,11 +548,10 @@ mod tests {
         assert!(logged(
             "panic in the profiler's constructor: no profiler today"
         ));
-        assert_eq!(
-            format!("{:?}", unsafe {
-                ClassFactory::<Recorder>::from_this(factory.as_raw())
-            }),
-            "ClassFactory { refs: 1, .. }"
-        );
+        // SAFETY: `factory` keeps the factory alive while the reference is used.
+        let debug = format!("{:?}", unsafe {
+            ClassFactory::<Recorder>::from_this(factory.as_raw())
+        });
+        assert_eq!(debug, "ClassFactory { refs: 1, .. }");
     }
 }
