@@ -18,8 +18,8 @@
 //! * [`metadata`]: signatures and names by token, from any metadata source.
 //! * `pe` (feature `pe`): a reader of .NET assemblies.
 //! * `clr` (feature `clr`): raw ICorProfiler and metadata COM bindings, checked slot by
-//!   slot against facts read from the runtime's headers; the only module with `unsafe`
-//!   (the profiler layer on top of them is in progress).
+//!   slot against facts read from the runtime's headers, and the safe profiler layer on
+//!   top (a `Profiler` trait, `export_profiler!`); the only module with `unsafe`.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod analysis;

@@ -60,6 +60,24 @@ pub enum ClrError {
 /// The result of a call to the runtime.
 pub type ClrResult<T> = Result<T, ClrError>;
 
+/// The `HRESULT` a callback answers for an error (so that `?` works in a
+/// [`Profiler`](super::Profiler) method): the runtime's own code for
+/// [`ClrError::Failed`], `CORPROF_E_UNSUPPORTED_CALL_SEQUENCE` for a call the guard
+/// refused, `E_NOINTERFACE` for an interface version the runtime lacks, `E_FAIL`
+/// otherwise.
+impl From<ClrError> for HResult {
+    fn from(error: ClrError) -> HResult {
+        match error {
+            ClrError::Failed { hr, .. } => hr,
+            ClrError::UnsupportedCallSequence { .. } => {
+                HResult::CORPROF_E_UNSUPPORTED_CALL_SEQUENCE
+            }
+            ClrError::NotAvailable { .. } => HResult::E_NOINTERFACE,
+            ClrError::Unexpected { .. } => HResult::E_FAIL,
+        }
+    }
+}
+
 /// Turns an `HRESULT` into a result naming `method`.
 pub(crate) fn check(method: &'static str, hr: HResult) -> ClrResult<()> {
     if hr.is_ok() {

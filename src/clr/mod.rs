@@ -8,6 +8,17 @@
 //!   rewriting profiler uses (`IMetaDataImport`/`2`, `IMetaDataEmit`/`2`,
 //!   `IMetaDataAssemblyImport`), with the IDL's structures, flag sets and enumerations.
 //!
+//! On top of them, the safe profiler layer:
+//!
+//! * [`Profiler`]: the trait a profiler implements, one method per callback with a
+//!   default (see there for a profiler in a dozen lines).
+//! * [`CallbackObject`]: the COM object the runtime calls, whose thunks mark the thread
+//!   as inside a callback ([`guard`]) and keep panics from unwinding into the runtime.
+//! * [`ClassFactory`], [`get_class_object`] and [`export_profiler!`](crate::export_profiler):
+//!   the entry points a profiler `cdylib` exports.
+//! * [`ProfilerInfo`]: the runtime's `ICorProfilerInfo`, typed and guarded.
+//! * [`log`]: where the layer reports what it cannot return (panics, failed starts).
+//!
 //! Every vtable is declared once, by a macro that also records its method names in slot
 //! order ([`ComVtable::METHODS`]), the parameter count of each method and the interface's
 //! IID; `tests/clr_bindings.rs` compares all of that with the method lists, IIDs and enum
@@ -90,16 +101,29 @@ macro_rules! com_interface {
     };
 }
 
+mod callback;
 pub mod com;
 pub mod ffi;
 pub mod guard;
 mod info;
 mod jit;
+pub mod log;
 mod metadata;
+mod profiler;
 mod ptr;
+mod server;
+#[cfg(test)]
+mod testing;
 
+pub use callback::CallbackObject;
 pub use com::{ComVtable, Guid, HResult, IClassFactoryVtbl, IUnknownVtbl};
+pub use ffi::{
+    AppDomainID, AssemblyID, ClassID, CorPrfHighMonitor, CorPrfMonitor, FunctionID, ModuleID,
+    ObjectID, ReJITID, ThreadID, mdMethodDef, mdToken,
+};
 pub use info::{ClrError, ClrResult, FunctionInfo, InfoVtbl, ModuleInfo, ProfilerInfo};
 pub use jit::{JitRewriter, MethodRewrite, ModuleState, RewriteOutcome};
 pub use metadata::ModuleMetadata;
+pub use profiler::Profiler;
 pub use ptr::ComPtr;
+pub use server::{ClassFactory, get_class_object};
