@@ -1,0 +1,247 @@
+//! The sample profiler: a cdylib that CoreCLR loads, built on `ilrewrite::clr`.
+//!
+//! ```text
+//! cargo build --release --features clr --example profiler
+//! CORECLR_ENABLE_PROFILING=1 \
+//! CORECLR_PROFILER={8C1E2D4F-3B6A-4E59-A7C2-1F0D9B3E6A51} \
+//! CORECLR_PROFILER_PATH=$PWD/target/release/examples/libprofiler.so \
+//! ILREWRITE_MODE=wrap dotnet app.dll
+//! ```
+//!
+//! It disables inlining and ReadyToRun images, so that every method that runs, framework
+//! methods included, is JIT-compiled and seen. `ILREWRITE_MODE` says what it does with
+//! each compilation:
+//!
+//! * `count` (default): counts them, rewrites nothing;
+//! * `identity`: decodes and re-encodes every method and hands the bytes to the runtime;
+//! * `wrap`: wraps every method in try/finally (single-ret, return-value local), with
+//!   entry and exit code that call native counters of this library through `calli` of
+//!   an unmanaged function pointer (no helper assembly needed).
+//!
+//! `ILREWRITE_FILTER`, when set, limits counting and rewriting to the methods whose name
+//! `Namespace.Type::Method` (nested types as `Outer/Inner`) contains it.
+//!
+//! At shutdown it prints to stderr one line,
+//! `ilrewrite: mode M jitted N rewritten N refused N failed N enters N exits N`,
+//! then one line per refusal or failure reason, `ilrewrite:   COUNT REASON`. A method
+//! counts as rewritten when the code compiled for it comes from rewritten IL (rewritten
+//! now, or by an earlier compilation of the same method).
+
+use ilrewrite::clr::ffi::{CorPrfHighMonitor, CorPrfMonitor, FunctionID};
+use ilrewrite::clr::{HResult, JitRewriter, Profiler, ProfilerInfo, RewriteOutcome};
+use ilrewrite::disasm::method_name;
+use ilrewrite::transform::{InstrumentationCode, Instrumenter, Snippet};
+use ilrewrite::{Instruction, OpCode};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Mutex, OnceLock};
+
+/// Calls of instrumented methods, counted by the injected entry code.
+static ENTERS: AtomicU64 = AtomicU64::new(0);
+/// Returns and unwinds of instrumented methods, counted by the injected finally code.
+static EXITS: AtomicU64 = AtomicU64::new(0);
+
+/// Called by the injected entry code (`calli unmanaged cdecl void()`).
+extern "C" fn on_enter() {
+    ENTERS.fetch_add(1, Relaxed);
+}
+
+/// Called by the injected finally code.
+extern "C" fn on_exit() {
+    EXITS.fetch_add(1, Relaxed);
+}
+
+/// `unmanaged cdecl void()`: the signature of the `calli` to the counters.
+const COUNTER_SIG: [u8; 3] = [0x01, 0x00, 0x01];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Count,
+    Identity,
+    Wrap,
+}
+
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Count => "count",
+            Mode::Identity => "identity",
+            Mode::Wrap => "wrap",
+        }
+    }
+}
+
+/// `ldc.i8 address; conv.i; calli <token 0>`: a call of a native function.
+fn native_call(function: extern "C" fn()) -> Snippet {
+    let mut b = Snippet::builder();
+    b.push(Instruction::ldc_i8(function as usize as i64));
+    b.push(Instruction::simple(OpCode::ConvI));
+    b.token(OpCode::Calli, 0);
+    b.finish().expect("a valid snippet")
+}
+
+thread_local! {
+    /// Each JIT thread's instrumenter (its scratch buffers are not shared).
+    static INSTRUMENTER: RefCell<Instrumenter> = RefCell::new(
+        Instrumenter::new(InstrumentationCode {
+            entry: native_call(on_enter),
+            exit: native_call(on_exit),
+            ..Default::default()
+        })
+        .expect("the counters name no return-value local"),
+    );
+}
+
+struct Sample {
+    mode: Mode,
+    filter: Option<String>,
+    rewriter: OnceLock<JitRewriter>,
+    jitted: AtomicU64,
+    rewritten: AtomicU64,
+    refused: AtomicU64,
+    failed: AtomicU64,
+    /// Refusal and failure reasons with their counts (the cold path only).
+    reasons: Mutex<BTreeMap<String, u64>>,
+}
+
+impl Sample {
+    fn new() -> Sample {
+        let mode = match std::env::var("ILREWRITE_MODE").as_deref() {
+            Ok("identity") => Mode::Identity,
+            Ok("wrap") => Mode::Wrap,
+            _ => Mode::Count,
+        };
+        Sample {
+            mode,
+            filter: std::env::var("ILREWRITE_FILTER")
+                .ok()
+                .filter(|f| !f.is_empty()),
+            rewriter: OnceLock::new(),
+            jitted: AtomicU64::new(0),
+            rewritten: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
+            reasons: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    fn note(&self, kind: &str, reason: String) {
+        if let Ok(mut reasons) = self.reasons.lock() {
+            *reasons.entry(format!("{kind}: {reason}")).or_default() += 1;
+        }
+    }
+
+    /// Whether `function` passes the filter.
+    fn selected(&self, rewriter: &JitRewriter, function: FunctionID) -> bool {
+        let Some(filter) = &self.filter else {
+            return true;
+        };
+        match rewriter.locate(function) {
+            Ok((module, token)) => {
+                let name = method_name(module.metadata(), token);
+                format!("{}::{}", name.owner, name.name).contains(filter.as_str())
+            }
+            Err(_) => false,
+        }
+    }
+
+    fn wrap(&self, rewriter: &JitRewriter, function: FunctionID) -> RewriteOutcome {
+        rewriter.rewrite(function, |body, method| {
+            // The `calli` signature, defined once per module.
+            let sig = method
+                .module
+                .data(|| method.module.metadata().token_from_sig(&COUNTER_SIG).ok())
+                .copied()
+                .flatten()
+                .ok_or(ilrewrite::Error::Unencodable {
+                    what: "no calli signature token in this module",
+                })?;
+            let tokens = [sig];
+            let mut context = method.context(body, 0)?;
+            context.tokens = &tokens;
+            let new_locals = INSTRUMENTER.with(|i| -> ilrewrite::Result<Option<Vec<u8>>> {
+                let mut instrumenter = i.borrow_mut();
+                let done = instrumenter.instrument(body, &context, method.module.resolver())?;
+                Ok(done.new_locals_signature.map(<[u8]>::to_vec))
+            })?;
+            if let Some(locals) = new_locals {
+                method.set_locals_signature(&locals);
+            }
+            Ok(true)
+        })
+    }
+}
+
+impl Profiler for Sample {
+    fn initialize(&self, info: ProfilerInfo) -> Result<(), HResult> {
+        let events = CorPrfMonitor::MONITOR_JIT_COMPILATION
+            | CorPrfMonitor::DISABLE_INLINING
+            | CorPrfMonitor::DISABLE_ALL_NGEN_IMAGES;
+        info.set_event_mask(events, CorPrfHighMonitor::empty())
+            .map_err(|_| HResult::E_FAIL)?;
+        let _ = self.rewriter.set(JitRewriter::new(info));
+        Ok(())
+    }
+
+    fn jit_compilation_started(
+        &self,
+        function: FunctionID,
+        _is_safe_to_block: bool,
+    ) -> Result<(), HResult> {
+        let Some(rewriter) = self.rewriter.get() else {
+            return Ok(());
+        };
+        if !self.selected(rewriter, function) {
+            return Ok(());
+        }
+        self.jitted.fetch_add(1, Relaxed);
+        let outcome = match self.mode {
+            Mode::Count => return Ok(()),
+            Mode::Identity => rewriter.rewrite(function, |_, _| Ok(true)),
+            Mode::Wrap => self.wrap(rewriter, function),
+        };
+        match outcome {
+            RewriteOutcome::Rewritten { .. } | RewriteOutcome::AlreadyRewritten => {
+                self.rewritten.fetch_add(1, Relaxed);
+            }
+            RewriteOutcome::Unchanged => {}
+            RewriteOutcome::Refused(e) => {
+                self.refused.fetch_add(1, Relaxed);
+                self.note("refused", e.to_string());
+            }
+            RewriteOutcome::Failed(why) => {
+                self.failed.fetch_add(1, Relaxed);
+                self.note("failed", why);
+            }
+        }
+        Ok(())
+    }
+
+    fn jit_inlining(&self, _caller: FunctionID, _callee: FunctionID) -> bool {
+        false
+    }
+
+    fn shutdown(&self) {
+        eprintln!(
+            "ilrewrite: mode {} jitted {} rewritten {} refused {} failed {} enters {} exits {}",
+            self.mode.name(),
+            self.jitted.load(Relaxed),
+            self.rewritten.load(Relaxed),
+            self.refused.load(Relaxed),
+            self.failed.load(Relaxed),
+            ENTERS.load(Relaxed),
+            EXITS.load(Relaxed),
+        );
+        if let Ok(reasons) = self.reasons.lock() {
+            for (reason, count) in reasons.iter() {
+                eprintln!("ilrewrite:   {count} {reason}");
+            }
+        }
+    }
+}
+
+ilrewrite::export_profiler!(
+    clsid = "{8C1E2D4F-3B6A-4E59-A7C2-1F0D9B3E6A51}",
+    profiler = Sample::new
+);
