@@ -257,8 +257,8 @@ thread_local! {
 ///
 /// Any error, refusal or panic on the way leaves the method's original IL untouched (the
 /// runtime cannot take back a body once it has it, so nothing is handed over before it
-/// has been verified), and is returned as a [`RewriteOutcome`] for the caller to log
-/// with the method's name and token. A method is rewritten at most once: later
+/// has been verified), is logged ([`super::log`]) with the method's name and token, and
+/// is returned as a [`RewriteOutcome`]. A method is rewritten at most once: later
 /// compilations of it (generic instantiations, tier-up) are [`RewriteOutcome::AlreadyRewritten`].
 ///
 /// It keeps per-module state (metadata, a shared call-site resolver) found without a
@@ -317,6 +317,30 @@ impl JitRewriter {
     /// documentation for what happens around it. Call it from
     /// `JITCompilationStarted`, on the thread of the callback.
     pub fn rewrite<F>(&self, function: FunctionID, edit: F) -> RewriteOutcome
+    where
+        F: FnOnce(&mut MethodBody, &mut MethodRewrite<'_>) -> crate::Result<bool>,
+    {
+        let outcome = self.rewrite_caught(function, edit);
+        if outcome.reason().is_some() {
+            self.log_outcome(function, &outcome);
+        }
+        outcome
+    }
+
+    /// Logs a refusal or failure with the method's name and token ([`super::log`]).
+    #[cold]
+    fn log_outcome(&self, function: FunctionID, outcome: &RewriteOutcome) {
+        let method = match self.locate(function) {
+            Ok((module, token)) => {
+                let name = crate::disasm::method_name(module.metadata(), token);
+                format!("{name} (0x{token:08x})")
+            }
+            Err(_) => format!("function {function:#x}"),
+        };
+        super::log::write(&format!("{method}: {outcome}; its original IL is kept"));
+    }
+
+    fn rewrite_caught<F>(&self, function: FunctionID, edit: F) -> RewriteOutcome
     where
         F: FnOnce(&mut MethodBody, &mut MethodRewrite<'_>) -> crate::Result<bool>,
     {
