@@ -23,7 +23,9 @@
 //!
 //! At shutdown it prints to stderr one line,
 //! `ilrewrite: mode M jitted N rewritten N refused N failed N enters N exits N`,
-//! then one line per refusal or failure reason, `ilrewrite:   COUNT REASON`. A method
+//! then one line per refusal or failure reason, `ilrewrite:   COUNT REASON`; with
+//! `ILREWRITE_TIMING` set, then `ilrewrite: timing NS ns in N JITCompilationStarted
+//! callbacks` (the time spent inside its JIT callback). A method
 //! counts as rewritten when the code compiled for it comes from rewritten IL (rewritten
 //! now, or by an earlier compilation of the same method).
 
@@ -103,6 +105,11 @@ struct Sample {
     failed: AtomicU64,
     /// Refusal and failure reasons with their counts (the cold path only).
     reasons: Mutex<BTreeMap<String, u64>>,
+    /// Whether to time the JIT callbacks (`ILREWRITE_TIMING`).
+    timing: bool,
+    /// Nanoseconds spent in `JITCompilationStarted`, and how many calls.
+    callback_ns: AtomicU64,
+    callbacks: AtomicU64,
 }
 
 impl Sample {
@@ -123,6 +130,9 @@ impl Sample {
             refused: AtomicU64::new(0),
             failed: AtomicU64::new(0),
             reasons: Mutex::new(BTreeMap::new()),
+            timing: std::env::var_os("ILREWRITE_TIMING").is_some(),
+            callback_ns: AtomicU64::new(0),
+            callbacks: AtomicU64::new(0),
         }
     }
 
@@ -180,15 +190,42 @@ impl Profiler for Sample {
             | CorPrfMonitor::DISABLE_ALL_NGEN_IMAGES;
         info.set_event_mask(events, CorPrfHighMonitor::empty())
             .map_err(|_| HResult::E_FAIL)?;
-        let _ = self.rewriter.set(JitRewriter::new(info));
+        let rewriter = JitRewriter::new(info);
+        let rewriter = match self.timing {
+            true => rewriter.with_timings(),
+            false => rewriter,
+        };
+        let _ = self.rewriter.set(rewriter);
         Ok(())
     }
 
     fn jit_compilation_started(
         &self,
         function: FunctionID,
-        _is_safe_to_block: bool,
+        is_safe_to_block: bool,
     ) -> Result<(), HResult> {
+        if !self.timing {
+            return self.on_jit(function, is_safe_to_block);
+        }
+        let start = std::time::Instant::now();
+        let result = self.on_jit(function, is_safe_to_block);
+        self.callback_ns
+            .fetch_add(start.elapsed().as_nanos() as u64, Relaxed);
+        self.callbacks.fetch_add(1, Relaxed);
+        result
+    }
+
+    fn jit_inlining(&self, _caller: FunctionID, _callee: FunctionID) -> bool {
+        false
+    }
+
+    fn shutdown(&self) {
+        self.print_summary();
+    }
+}
+
+impl Sample {
+    fn on_jit(&self, function: FunctionID, _is_safe_to_block: bool) -> Result<(), HResult> {
         let Some(rewriter) = self.rewriter.get() else {
             return Ok(());
         };
@@ -218,11 +255,7 @@ impl Profiler for Sample {
         Ok(())
     }
 
-    fn jit_inlining(&self, _caller: FunctionID, _callee: FunctionID) -> bool {
-        false
-    }
-
-    fn shutdown(&self) {
+    fn print_summary(&self) {
         eprintln!(
             "ilrewrite: mode {} jitted {} rewritten {} refused {} failed {} enters {} exits {}",
             self.mode.name(),
@@ -236,6 +269,18 @@ impl Profiler for Sample {
         if let Ok(reasons) = self.reasons.lock() {
             for (reason, count) in reasons.iter() {
                 eprintln!("ilrewrite:   {count} {reason}");
+            }
+        }
+        if self.timing {
+            eprintln!(
+                "ilrewrite: timing {} ns in {} JITCompilationStarted callbacks",
+                self.callback_ns.load(Relaxed),
+                self.callbacks.load(Relaxed)
+            );
+            if let Some(phases) = self.rewriter.get().and_then(JitRewriter::timings) {
+                for (phase, ns) in phases {
+                    eprintln!("ilrewrite: timing phase {ns} ns {phase}");
+                }
             }
         }
     }

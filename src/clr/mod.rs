@@ -122,7 +122,7 @@ pub use ffi::{
     ObjectID, ReJITID, ThreadID, mdMethodDef, mdToken,
 };
 pub use info::{ClrError, ClrResult, FunctionInfo, InfoVtbl, ModuleInfo, ProfilerInfo};
-pub use jit::{JitRewriter, MethodRewrite, ModuleState, RewriteOutcome};
+pub use jit::{JitRewriter, MethodRewrite, ModuleState, PHASES, RewriteOutcome};
 pub use metadata::ModuleMetadata;
 pub use profiler::Profiler;
 pub use ptr::ComPtr;

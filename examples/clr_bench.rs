@@ -1,0 +1,162 @@
+//! The cost of the sample profiler inside a real process: a test program that
+//! JIT-compiles thousands of methods (`tests/programs/bin/Many.exe` by default), run
+//! unprofiled and under the sample profiler in `count`, `identity` and `wrap` modes, the
+//! runs of the four taking turns so that a change in machine load hits them alike.
+//!
+//! ```text
+//! cargo build --release --features clr --example profiler
+//! cargo run --release --features clr --example clr_bench [-- -n RUNS] [PROGRAM]
+//! ```
+//!
+//! It prints, per mode, the median and best wall time of a run (runtime start-up
+//! included), the median's difference from `count` (the cost of rewriting over the cost
+//! of being a profiler at all), and the time the profiler spent inside
+//! `JITCompilationStarted` (median over runs), per callback. Tiered compilation is off,
+//! so that every run compiles the same methods.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+const CLSID: &str = "{8C1E2D4F-3B6A-4E59-A7C2-1F0D9B3E6A51}";
+const MODES: [&str; 4] = ["unprofiled", "count", "identity", "wrap"];
+
+struct Run {
+    wall: Duration,
+    /// (nanoseconds in callbacks, callbacks), from the profiler's timing line.
+    callbacks: Option<(u64, u64)>,
+}
+
+fn usage() -> ExitCode {
+    eprintln!("usage: clr_bench [-n RUNS] [PROGRAM.exe]");
+    ExitCode::from(2)
+}
+
+/// The sample profiler next to this example: `<target>/<profile>/examples/libprofiler.so`.
+fn profiler() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let path = exe.parent()?.join(format!(
+        "{}profiler{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    ));
+    path.is_file().then_some(path)
+}
+
+fn run_once(program: &Path, mode: &str, profiler: &Path) -> Result<Run, String> {
+    let mut cmd = ilrewrite_corpus::dotnet_command().map_err(|e| e.to_string())?;
+    cmd.arg(program)
+        .current_dir(program.parent().unwrap_or(Path::new(".")))
+        .env("COMPlus_TieredCompilation", "0");
+    if mode != "unprofiled" {
+        cmd.env("CORECLR_ENABLE_PROFILING", "1")
+            .env("CORECLR_PROFILER", CLSID)
+            .env("CORECLR_PROFILER_PATH", profiler)
+            .env("ILREWRITE_MODE", mode)
+            .env("ILREWRITE_TIMING", "1");
+    }
+    let start = Instant::now();
+    let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
+    let wall = start.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if mode != "unprofiled" && !stderr.contains(&format!("ilrewrite: mode {mode} ")) {
+        return Err(format!("{mode}: the profiler did not attach:\n{stderr}"));
+    }
+    let callbacks = stderr.lines().find_map(|l| {
+        let rest = l.strip_prefix("ilrewrite: timing ")?;
+        let mut words = rest.split_whitespace();
+        let ns = words.next()?.parse().ok()?;
+        let n = words.nth(2)?.parse().ok()?;
+        Some((ns, n))
+    });
+    Ok(Run { wall, callbacks })
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    if v.is_empty() {
+        f64::NAN
+    } else {
+        v[v.len() / 2]
+    }
+}
+
+fn main() -> ExitCode {
+    let mut runs = 11usize;
+    let mut program = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "-n" => match args.next().and_then(|n| n.parse().ok()) {
+                Some(n) if n > 0 => runs = n,
+                _ => return usage(),
+            },
+            a if a.starts_with('-') || program.is_some() => return usage(),
+            a => program = Some(PathBuf::from(a)),
+        }
+    }
+    let program = program.unwrap_or_else(|| {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/bin/Many.exe")
+    });
+    if !program.is_file() {
+        eprintln!("{}: no such program", program.display());
+        return ExitCode::FAILURE;
+    }
+    let Some(profiler) = profiler() else {
+        eprintln!(
+            "the sample profiler is not built: cargo build --release --features clr --example profiler"
+        );
+        return ExitCode::FAILURE;
+    };
+    let mut results: Vec<Vec<Run>> = MODES.iter().map(|_| Vec::new()).collect();
+    // One untimed warm-up round, then the timed rounds, modes taking turns.
+    for round in 0..=runs {
+        for (i, mode) in MODES.iter().enumerate() {
+            match run_once(&program, mode, &profiler) {
+                Ok(run) if round > 0 => results[i].push(run),
+                Ok(_) => {}
+                Err(e) => {
+                    eprintln!("{e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+    }
+    println!("{}: {runs} runs per mode", program.display());
+    println!(
+        "{:<11} {:>10} {:>9} {:>10} {:>10} {:>14} {:>12}",
+        "mode", "median ms", "best ms", "vs count", "callbacks", "in callback ms", "us/callback"
+    );
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let count_median = median(results[1].iter().map(|r| ms(r.wall)).collect());
+    for (mode, runs) in MODES.iter().zip(&results) {
+        let med = median(runs.iter().map(|r| ms(r.wall)).collect());
+        let best = runs
+            .iter()
+            .map(|r| ms(r.wall))
+            .fold(f64::INFINITY, f64::min);
+        let (cb_ms, per, n) = match runs[0].callbacks {
+            Some((_, n)) => {
+                let cb = median(
+                    runs.iter()
+                        .filter_map(|r| r.callbacks)
+                        .map(|(ns, _)| ns as f64 / 1e6)
+                        .collect(),
+                );
+                (
+                    format!("{cb:.2}"),
+                    format!("{:.2}", cb * 1e3 / n.max(1) as f64),
+                    n.to_string(),
+                )
+            }
+            None => ("-".into(), "-".into(), "-".into()),
+        };
+        let vs = if *mode == "unprofiled" {
+            "-".to_string()
+        } else {
+            format!("{:+.1}%", (med / count_median - 1.0) * 100.0)
+        };
+        println!("{mode:<11} {med:>10.1} {best:>9.1} {vs:>10} {n:>10} {cb_ms:>14} {per:>12}");
+    }
+    ExitCode::SUCCESS
+}
