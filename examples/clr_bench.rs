@@ -1,7 +1,7 @@
 //! The cost of the sample profiler inside a real process: a test program that
 //! JIT-compiles thousands of methods (`tests/programs/bin/Many.exe` by default), run
-//! unprofiled and under the sample profiler in `count`, `identity` and `wrap` modes, the
-//! runs of the four taking turns so that a change in machine load hits them alike.
+//! unprofiled and under the sample profiler in `count`, `decode`, `identity` and `wrap`
+//! modes, the runs of the five taking turns so that a change in machine load hits them alike.
 //!
 //! ```text
 //! cargo build --release --features clr --example profiler
@@ -9,20 +9,23 @@
 //! ```
 //!
 //! It prints, per mode, the median and best wall time of a run (runtime start-up
-//! included), the median's difference from `count` (the cost of rewriting over the cost
-//! of being a profiler at all), and the time the profiler spent inside
+//! included), the median CPU time (user and system, all threads: steadier than wall time
+//! on a busy machine), each median's difference from `count` (the cost of rewriting over
+//! the cost of being a profiler at all), and the time the profiler spent inside
 //! `JITCompilationStarted` (median over runs), per callback. Tiered compilation is off,
 //! so that every run compiles the same methods.
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
+use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 
 const CLSID: &str = "{8C1E2D4F-3B6A-4E59-A7C2-1F0D9B3E6A51}";
-const MODES: [&str; 4] = ["unprofiled", "count", "identity", "wrap"];
+const MODES: [&str; 5] = ["unprofiled", "count", "decode", "identity", "wrap"];
 
 struct Run {
     wall: Duration,
+    /// User plus system CPU time of the process (all its threads).
+    cpu: Duration,
     /// (nanoseconds in callbacks, callbacks), from the profiler's timing line.
     callbacks: Option<(u64, u64)>,
 }
@@ -44,7 +47,14 @@ fn profiler() -> Option<PathBuf> {
 }
 
 fn run_once(program: &Path, mode: &str, profiler: &Path) -> Result<Run, String> {
-    let mut cmd = ilrewrite_corpus::dotnet_command().map_err(|e| e.to_string())?;
+    // Through bash's `time` keyword, for the child's CPU time.
+    let dotnet = ilrewrite_corpus::dotnet_command().map_err(|e| e.to_string())?;
+    let mut cmd = Command::new("bash");
+    cmd.envs(dotnet.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .env("TIMEFORMAT", "ilrewrite-bench-cpu %3U %3S")
+        .args(["-c", "time \"$0\" \"$@\""])
+        .arg(dotnet.get_program())
+        .args(dotnet.get_args());
     cmd.arg(program)
         .current_dir(program.parent().unwrap_or(Path::new(".")))
         .env("COMPlus_TieredCompilation", "0");
@@ -59,6 +69,15 @@ fn run_once(program: &Path, mode: &str, profiler: &Path) -> Result<Run, String> 
     let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
     let wall = start.elapsed();
     let stderr = String::from_utf8_lossy(&out.stderr);
+    let cpu = stderr
+        .lines()
+        .find_map(|l| {
+            let mut w = l.strip_prefix("ilrewrite-bench-cpu ")?.split_whitespace();
+            let user: f64 = w.next()?.parse().ok()?;
+            let sys: f64 = w.next()?.parse().ok()?;
+            Some(Duration::from_secs_f64(user + sys))
+        })
+        .ok_or_else(|| format!("{mode}: no CPU time from bash:\n{stderr}"))?;
     if mode != "unprofiled" && !stderr.contains(&format!("ilrewrite: mode {mode} ")) {
         return Err(format!("{mode}: the profiler did not attach:\n{stderr}"));
     }
@@ -69,7 +88,11 @@ fn run_once(program: &Path, mode: &str, profiler: &Path) -> Result<Run, String> 
         let n = words.nth(2)?.parse().ok()?;
         Some((ns, n))
     });
-    Ok(Run { wall, callbacks })
+    Ok(Run {
+        wall,
+        cpu,
+        callbacks,
+    })
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -124,11 +147,20 @@ fn main() -> ExitCode {
     }
     println!("{}: {runs} runs per mode", program.display());
     println!(
-        "{:<11} {:>10} {:>9} {:>10} {:>10} {:>14} {:>12}",
-        "mode", "median ms", "best ms", "vs count", "callbacks", "in callback ms", "us/callback"
+        "{:<11} {:>10} {:>9} {:>10} {:>12} {:>10} {:>10} {:>14} {:>12}",
+        "mode",
+        "median ms",
+        "best ms",
+        "vs count",
+        "cpu med ms",
+        "vs count",
+        "callbacks",
+        "in callback ms",
+        "us/callback"
     );
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let count_median = median(results[1].iter().map(|r| ms(r.wall)).collect());
+    let count_cpu = median(results[1].iter().map(|r| ms(r.cpu)).collect());
     for (mode, runs) in MODES.iter().zip(&results) {
         let med = median(runs.iter().map(|r| ms(r.wall)).collect());
         let best = runs
@@ -151,12 +183,18 @@ fn main() -> ExitCode {
             }
             None => ("-".into(), "-".into(), "-".into()),
         };
-        let vs = if *mode == "unprofiled" {
-            "-".to_string()
+        let cpu = median(runs.iter().map(|r| ms(r.cpu)).collect());
+        let (vs, vs_cpu) = if *mode == "unprofiled" {
+            ("-".to_string(), "-".to_string())
         } else {
-            format!("{:+.1}%", (med / count_median - 1.0) * 100.0)
+            (
+                format!("{:+.1}%", (med / count_median - 1.0) * 100.0),
+                format!("{:+.1}%", (cpu / count_cpu - 1.0) * 100.0),
+            )
         };
-        println!("{mode:<11} {med:>10.1} {best:>9.1} {vs:>10} {n:>10} {cb_ms:>14} {per:>12}");
+        println!(
+            "{mode:<11} {med:>10.1} {best:>9.1} {vs:>10} {cpu:>12.1} {vs_cpu:>10} {n:>10} {cb_ms:>14} {per:>12}"
+        );
     }
     ExitCode::SUCCESS
 }

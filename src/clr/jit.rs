@@ -330,7 +330,7 @@ impl JitRewriter {
         &self.info
     }
 
-    /// The state of `module`, created (its metadata opened for writing) the first time.
+    /// The state of `module`, created (its metadata opened) the first time.
     ///
     /// # Errors
     /// When the runtime does not give the module's metadata.
@@ -338,7 +338,7 @@ impl JitRewriter {
         if let Some(state) = self.modules.get(module) {
             return Ok(state);
         }
-        let metadata = ModuleMetadata::open(&self.info, module, true)?;
+        let metadata = ModuleMetadata::open(&self.info, module)?;
         let state = Arc::new(ModuleState {
             id: module,
             resolver: CachingResolver::for_module(metadata.clone()),
