@@ -209,3 +209,17 @@ fn the_call_sequence_guard_refuses_asynchronous_calls() {
     );
     assert_eq!(out.stdout, "answer 41\n");
 }
+
+/// The README shows the smallest profiler exactly as `examples/tiny_profiler.rs` has it
+/// (the file the tests build and run).
+#[test]
+fn the_readme_shows_the_tested_tiny_profiler() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let example = std::fs::read_to_string(root.join("examples/tiny_profiler.rs")).unwrap();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let code = &example[example.find("use ilrewrite").expect("the example's code")..];
+    assert!(
+        readme.contains(&format!("```rust,ignore\n{code}```")),
+        "README.md must show examples/tiny_profiler.rs from its first `use` on"
+    );
+}

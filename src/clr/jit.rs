@@ -313,7 +313,7 @@ impl JitRewriter {
     /// Turns on the timing of each phase of [`JitRewriter::rewrite`] (two clock reads
     /// per phase; off by default).
     pub fn with_timings(mut self) -> JitRewriter {
-        self.timings = Some(Box::new(Default::default()));
+        self.timings = Some(Box::default());
         self
     }
 
