@@ -120,10 +120,6 @@ impl Snippet {
         self.branches
     }
 
-    /// Appends the stored form of the snippet to `out`, with `method_id` and the
-    /// return-value local `local` filled in. Branch slots keep their positions in the
-    /// snippet (see [`relocate`]).
-    #[inline]
     /// The number of per-method tokens it uses ([`SnippetBuilder::token`]): one past the
     /// highest index, 0 if none.
     pub fn tokens_used(&self) -> usize {
