@@ -198,59 +198,39 @@ fn no_names(token: u32) -> Error {
     }
 }
 
-impl<T: MetadataSource + ?Sized> MetadataSource for &T {
-    #[inline]
-    fn signature(&self, token: u32) -> Result<&[u8]> {
-        (**self).signature(token)
-    }
-    #[inline]
-    fn method_spec_parent(&self, token: u32) -> Result<u32> {
-        (**self).method_spec_parent(token)
-    }
-    #[inline]
-    fn call_site_signature(&self, token: u32) -> Result<&[u8]> {
-        (**self).call_site_signature(token)
-    }
-    fn type_name(&self, token: u32) -> Result<TypeName> {
-        (**self).type_name(token)
-    }
-    fn member_name(&self, token: u32) -> Result<MemberName> {
-        (**self).member_name(token)
-    }
-    fn user_string(&self, token: u32) -> Result<Vec<u16>> {
-        (**self).user_string(token)
-    }
-    fn generic_param_name(&self, owner: u32, index: u32) -> Option<String> {
-        (**self).generic_param_name(owner, index)
-    }
+/// Forwards every method of [`MetadataSource`] through a pointer type.
+macro_rules! forward_metadata_source {
+    ($($pointer:ty),*) => {$(
+        impl<T: MetadataSource + ?Sized> MetadataSource for $pointer {
+            #[inline]
+            fn signature(&self, token: u32) -> Result<&[u8]> {
+                (**self).signature(token)
+            }
+            #[inline]
+            fn method_spec_parent(&self, token: u32) -> Result<u32> {
+                (**self).method_spec_parent(token)
+            }
+            #[inline]
+            fn call_site_signature(&self, token: u32) -> Result<&[u8]> {
+                (**self).call_site_signature(token)
+            }
+            fn type_name(&self, token: u32) -> Result<TypeName> {
+                (**self).type_name(token)
+            }
+            fn member_name(&self, token: u32) -> Result<MemberName> {
+                (**self).member_name(token)
+            }
+            fn user_string(&self, token: u32) -> Result<Vec<u16>> {
+                (**self).user_string(token)
+            }
+            fn generic_param_name(&self, owner: u32, index: u32) -> Option<String> {
+                (**self).generic_param_name(owner, index)
+            }
+        }
+    )*};
 }
 
-impl<T: MetadataSource + ?Sized> MetadataSource for std::sync::Arc<T> {
-    #[inline]
-    fn signature(&self, token: u32) -> Result<&[u8]> {
-        (**self).signature(token)
-    }
-    #[inline]
-    fn method_spec_parent(&self, token: u32) -> Result<u32> {
-        (**self).method_spec_parent(token)
-    }
-    #[inline]
-    fn call_site_signature(&self, token: u32) -> Result<&[u8]> {
-        (**self).call_site_signature(token)
-    }
-    fn type_name(&self, token: u32) -> Result<TypeName> {
-        (**self).type_name(token)
-    }
-    fn member_name(&self, token: u32) -> Result<MemberName> {
-        (**self).member_name(token)
-    }
-    fn user_string(&self, token: u32) -> Result<Vec<u16>> {
-        (**self).user_string(token)
-    }
-    fn generic_param_name(&self, owner: u32, index: u32) -> Option<String> {
-        (**self).generic_param_name(owner, index)
-    }
-}
+forward_metadata_source!(&T, std::sync::Arc<T>, Box<T>);
 
 #[cfg(test)]
 mod tests {
