@@ -32,7 +32,7 @@
 //! now, or by an earlier compilation of the same method).
 
 use ilrewrite::body::Encoder;
-use ilrewrite::clr::ffi::{CorPrfHighMonitor, CorPrfMonitor, FunctionID};
+use ilrewrite::clr::ffi::{CorPrfHighMonitor, CorPrfMonitor, FunctionID, ModuleID};
 use ilrewrite::clr::{HResult, JitRewriter, Profiler, ProfilerInfo, RewriteOutcome};
 use ilrewrite::disasm::method_name;
 use ilrewrite::transform::{InstrumentationCode, Instrumenter, Snippet};
@@ -194,6 +194,7 @@ impl Sample {
 impl Profiler for Sample {
     fn initialize(&self, info: ProfilerInfo) -> Result<(), HResult> {
         let events = CorPrfMonitor::MONITOR_JIT_COMPILATION
+            | CorPrfMonitor::MONITOR_MODULE_LOADS
             | CorPrfMonitor::DISABLE_INLINING
             | CorPrfMonitor::DISABLE_ALL_NGEN_IMAGES;
         info.set_event_mask(events, CorPrfHighMonitor::empty())
@@ -221,6 +222,13 @@ impl Profiler for Sample {
             .fetch_add(start.elapsed().as_nanos() as u64, Relaxed);
         self.callbacks.fetch_add(1, Relaxed);
         result
+    }
+
+    fn module_unload_started(&self, module: ModuleID) -> Result<(), HResult> {
+        if let Some(rewriter) = self.rewriter.get() {
+            rewriter.module_unloaded(module);
+        }
+        Ok(())
     }
 
     fn jit_inlining(&self, _caller: FunctionID, _callee: FunctionID) -> bool {

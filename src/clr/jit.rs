@@ -25,6 +25,8 @@ pub struct ModuleState {
     rewritten: TokenSet,
     /// The profiler's own data for this module ([`ModuleState::data`]).
     data: OnceLock<Box<dyn std::any::Any + Send + Sync>>,
+    /// Set when the module unloads: its id may then name another module.
+    unloaded: std::sync::atomic::AtomicBool,
 }
 
 impl ModuleState {
@@ -50,6 +52,10 @@ impl ModuleState {
     /// once). Calls to members the profiler defined in the module resolve too.
     pub fn resolver(&self) -> &CachingResolver<MetadataResolver<ModuleMetadata>> {
         &self.resolver
+    }
+
+    fn is_unloaded(&self) -> bool {
+        self.unloaded.load(Ordering::Acquire)
     }
 
     /// Whether MethodDef `token` was claimed for rewriting (see [`JitRewriter::rewrite`]).
@@ -139,7 +145,9 @@ impl ModuleTable {
         let start = Self::start(id);
         for i in 0..Self::SLOTS {
             match self.slots[(start + i) % Self::SLOTS].get() {
-                Some(state) if state.id == id => return Some(state.clone()),
+                Some(state) if state.id == id && !state.is_unloaded() => {
+                    return Some(state.clone());
+                }
                 Some(_) => continue,
                 None => return None,
             }
@@ -153,7 +161,7 @@ impl ModuleTable {
         let start = Self::start(id);
         for i in 0..Self::SLOTS {
             let stored = self.slots[(start + i) % Self::SLOTS].get_or_init(|| state.clone());
-            if stored.id == id {
+            if stored.id == id && !stored.is_unloaded() {
                 return Some(stored.clone());
             }
         }
@@ -345,8 +353,22 @@ impl JitRewriter {
             metadata,
             rewritten: TokenSet::default(),
             data: OnceLock::new(),
+            unloaded: std::sync::atomic::AtomicBool::new(false),
         });
         Ok(self.modules.insert(module, state.clone()).unwrap_or(state))
+    }
+
+    /// Forgets the state of `module`: call it from
+    /// [`super::Profiler::module_unload_started`] (with `COR_PRF_MONITOR_MODULE_LOADS`)
+    /// when the program unloads assemblies (collectible `AssemblyLoadContext`s), since
+    /// the runtime may give a later module the same id. Without it a reused id would
+    /// find the unloaded module's metadata. The table keeps the slot (a tombstone), so
+    /// it can fill up after some 8,000 module loads; modules are then rewritten without
+    /// shared state.
+    pub fn module_unloaded(&self, module: ModuleID) {
+        if let Some(state) = self.modules.get(module) {
+            state.unloaded.store(true, Ordering::Release);
+        }
     }
 
     /// The module and MethodDef token of `function`.
