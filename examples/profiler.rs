@@ -165,28 +165,19 @@ impl Sample {
     }
 
     fn wrap(&self, rewriter: &JitRewriter, function: FunctionID) -> RewriteOutcome {
-        rewriter.rewrite(function, |body, method| {
-            // The `calli` signature, defined once per module.
-            let sig = method
-                .module
-                .data(|| method.module.metadata().token_from_sig(&COUNTER_SIG).ok())
-                .copied()
-                .flatten()
-                .ok_or(ilrewrite::Error::Unencodable {
-                    what: "no calli signature token in this module",
-                })?;
-            let tokens = [sig];
-            let mut context = method.context(body, 0)?;
-            context.tokens = &tokens;
-            let new_locals = INSTRUMENTER.with(|i| -> ilrewrite::Result<Option<Vec<u8>>> {
-                let mut instrumenter = i.borrow_mut();
-                let done = instrumenter.instrument(body, &context, method.module.resolver())?;
-                Ok(done.new_locals_signature.map(<[u8]>::to_vec))
-            })?;
-            if let Some(locals) = new_locals {
-                method.set_locals_signature(&locals);
-            }
-            Ok(true)
+        INSTRUMENTER.with(|instrumenter| {
+            let mut instrumenter = instrumenter.borrow_mut();
+            rewriter.instrument(function, &mut instrumenter, 0, |module| {
+                // The `calli` signature, defined once per module.
+                let sig = module
+                    .data(|| module.metadata().token_from_sig(&COUNTER_SIG).ok())
+                    .copied()
+                    .flatten()
+                    .ok_or(ilrewrite::Error::Unencodable {
+                        what: "no calli signature token in this module",
+                    })?;
+                Ok(vec![sig])
+            })
         })
     }
 }

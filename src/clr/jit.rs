@@ -214,6 +214,9 @@ pub struct MethodRewrite<'a> {
     /// Its module.
     pub module: &'a ModuleState,
     new_locals: Option<Vec<u8>>,
+    /// Whether the edit's result has been analysed already, with this module's resolver
+    /// (by the `Instrumenter` in [`JitRewriter::instrument`]).
+    stack_verified: bool,
 }
 
 impl MethodRewrite<'_> {
@@ -358,6 +361,37 @@ impl JitRewriter {
         Ok(self.modules.insert(module, state.clone()).unwrap_or(state))
     }
 
+    /// Instruments `function` with `instrumenter` ([`crate::Instrumenter`]), the method
+    /// id `id` and the tokens `tokens` gives for the function's module (for example the
+    /// probes' MemberRefs or a `calli` signature, defined once per module and kept in
+    /// [`ModuleState::data`]): [`JitRewriter::rewrite`] with the instrumentation as the
+    /// edit and the return-value local's signature defined after verification. The
+    /// instrumenter's exact max stack, computed with the module's resolver, is the
+    /// verification of the stack; it is not repeated (the clauses are still checked).
+    pub fn instrument<T>(
+        &self,
+        function: FunctionID,
+        instrumenter: &mut crate::Instrumenter,
+        id: i32,
+        tokens: T,
+    ) -> RewriteOutcome
+    where
+        T: FnOnce(&ModuleState) -> crate::Result<Vec<u32>>,
+    {
+        self.rewrite(function, |body, method| {
+            let tokens = tokens(method.module)?;
+            let mut context = method.context(body, id)?;
+            context.tokens = &tokens;
+            let done = instrumenter.instrument(body, &context, method.module.resolver())?;
+            let locals = done.new_locals_signature.map(<[u8]>::to_vec);
+            method.stack_verified = true;
+            if let Some(locals) = locals {
+                method.set_locals_signature(&locals);
+            }
+            Ok(true)
+        })
+    }
+
     /// Forgets the state of `module`: call it from
     /// [`super::Profiler::module_unload_started`] (with `COR_PRF_MONITOR_MODULE_LOADS`)
     /// when the program unloads assemblies (collectible `AssemblyLoadContext`s), since
@@ -465,6 +499,7 @@ impl JitRewriter {
                 token,
                 module: &module,
                 new_locals: None,
+                stack_verified: false,
             };
             match edit(&mut s.body, &mut method) {
                 Ok(true) => {}
@@ -476,7 +511,7 @@ impl JitRewriter {
             // Verified before anything goes to the runtime. An unedited body is its
             // original bytes again and needs no analysis.
             let edited = !s.body.instrs.is_unedited() || method.new_locals.is_some();
-            if edited {
+            if edited && !method.stack_verified {
                 let returns = match method.signature().and_then(summarize_method_sig) {
                     Ok(sig) => ReturnKind::value_if(sig.returns_value),
                     Err(e) => return RewriteOutcome::Failed(format!("signature: {e}")),
@@ -489,9 +524,9 @@ impl JitRewriter {
                 ) {
                     return RewriteOutcome::Failed(format!("verification: {e}"));
                 }
-                if let Err(e) = s.body.validate_clauses() {
-                    return RewriteOutcome::Failed(format!("verification: {e}"));
-                }
+            }
+            if edited && let Err(e) = s.body.validate_clauses() {
+                return RewriteOutcome::Failed(format!("verification: {e}"));
             }
             clock.lap(4);
             if let Some(blob) = &method.new_locals {
