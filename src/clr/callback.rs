@@ -15,8 +15,7 @@
 
 use core::ffi::c_void;
 use core::fmt;
-use core::ptr;
-use core::sync::atomic::{AtomicU32, Ordering, fence};
+use core::sync::atomic::{AtomicU32, Ordering};
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -39,6 +38,7 @@ use super::ffi::types::{
 use super::guard::CallbackScope;
 use super::info::ProfilerInfo;
 use super::log;
+use super::object::{self, ComObject};
 use super::profiler::{Profiler, for_each_callback};
 use super::ptr::ComPtr;
 
@@ -164,6 +164,17 @@ pub struct CallbackObject<P: Profiler> {
     profiler: P,
 }
 
+// SAFETY: `CallbackObject` is `#[repr(C)]` with its vtable pointer first, `create`
+// allocates it with `Box::new` and hands out its `Box::into_raw` pointer with a count of
+// 1, and `refs` is its one count.
+unsafe impl<P: Profiler> ComObject for CallbackObject<P> {
+    const NAME: &'static str = "the profiler's drop";
+    const INTERFACES: &'static [Guid] = INTERFACES;
+    fn refs(&self) -> &AtomicU32 {
+        &self.refs
+    }
+}
+
 impl<P: Profiler> fmt::Debug for CallbackObject<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CallbackObject")
@@ -194,74 +205,8 @@ impl<P: Profiler> CallbackObject<P> {
     /// `this` must be an interface pointer of a live `CallbackObject<P>` (one the caller
     /// holds a reference to), and the reference returned must not outlive it.
     unsafe fn from_this<'a>(this: *mut c_void) -> &'a Self {
-        // SAFETY: the caller's contract: `this` points to a live `CallbackObject<P>`.
-        unsafe { &*this.cast::<Self>() }
-    }
-
-    /// `IUnknown::QueryInterface`: `IUnknown` and every `ICorProfilerCallback` version
-    /// are this object (with a new reference); anything else is `E_NOINTERFACE`.
-    ///
-    /// # Safety
-    /// `this` as for [`Self::from_this`]; `riid` null or readable, `ppv` null or
-    /// writable.
-    pub(crate) unsafe extern "system" fn query_interface(
-        this: *mut c_void,
-        riid: *const Guid,
-        ppv: *mut *mut c_void,
-    ) -> HResult {
-        if ppv.is_null() {
-            return HResult::E_POINTER;
-        }
-        // SAFETY: `ppv` is a non-null out-pointer, writable per the COM contract.
-        unsafe { ppv.write(ptr::null_mut()) };
-        if riid.is_null() {
-            return HResult::E_POINTER;
-        }
-        // SAFETY: `riid` is non-null and points to an IID (the COM contract); read
-        // unaligned so that no alignment is assumed.
-        let iid = unsafe { riid.read_unaligned() };
-        if !INTERFACES.contains(&iid) {
-            return HResult::E_NOINTERFACE;
-        }
-        // SAFETY: `this` is a live object (the caller's contract); the new reference is
-        // the one `*ppv` gives out, written to the valid `ppv`.
-        unsafe {
-            Self::add_ref(this);
-            ppv.write(this);
-        }
-        HResult::S_OK
-    }
-
-    /// `IUnknown::AddRef`.
-    ///
-    /// # Safety
-    /// As for [`Self::from_this`].
-    unsafe extern "system" fn add_ref(this: *mut c_void) -> u32 {
-        // SAFETY: the caller's contract: a live object.
-        let object = unsafe { Self::from_this(this) };
-        object.refs.fetch_add(1, Ordering::Relaxed).wrapping_add(1)
-    }
-
-    /// `IUnknown::Release`: frees the object, and drops the profiler, with the last
-    /// reference.
-    ///
-    /// # Safety
-    /// As for [`Self::from_this`], and the caller gives up the reference it releases.
-    unsafe extern "system" fn release(this: *mut c_void) -> u32 {
-        // SAFETY: the caller's contract: a live object, on which it holds a reference.
-        let object = unsafe { Self::from_this(this) };
-        let previous = object.refs.fetch_sub(1, Ordering::Release);
-        if previous == 1 {
-            // Every other thread's last use of the object happens before its free.
-            fence(Ordering::Acquire);
-            // SAFETY: that was the last reference: nobody else can reach the object,
-            // which `create` allocated as a `Box<Self>`.
-            let object = unsafe { Box::from_raw(this.cast::<Self>()) };
-            if let Err(payload) = catch_unwind(AssertUnwindSafe(move || drop(object))) {
-                log_panic("the profiler's drop", payload);
-            }
-        }
-        previous.wrapping_sub(1)
+        // SAFETY: the caller's contract.
+        unsafe { object::from_this(this) }
     }
 
     /// `Initialize`: the runtime's `IUnknown` as a [`ProfilerInfo`], then the profiler.
@@ -401,9 +346,9 @@ impl<P: Profiler> CallbackObject<P> {
     }
 
     const IUNKNOWN: IUnknownVtbl = IUnknownVtbl {
-        QueryInterface: Self::query_interface,
-        AddRef: Self::add_ref,
-        Release: Self::release,
+        QueryInterface: object::query_interface::<Self>,
+        AddRef: object::add_ref::<Self>,
+        Release: object::release::<Self>,
     };
 
     /// The vtable every object of this profiler type points to.
@@ -508,6 +453,7 @@ mod tests {
     use crate::clr::testing::{
         FakeUnknown, Panicky, Record, Recorder, call_v1, capture_logs, logged,
     };
+    use core::ptr;
     use std::sync::Arc;
 
     #[test]
@@ -542,26 +488,35 @@ mod tests {
         for iid in INTERFACES {
             let mut out = ptr::null_mut();
             // SAFETY: a live object; valid IID and out-pointer.
-            let hr = unsafe { CallbackObject::<Recorder>::query_interface(this, iid, &mut out) };
+            let hr =
+                unsafe { object::query_interface::<CallbackObject<Recorder>>(this, iid, &mut out) };
             assert_eq!((hr, out), (HResult::S_OK, this), "{iid}");
             // SAFETY: releases the reference the query gave.
-            unsafe { CallbackObject::<Recorder>::release(out) };
+            unsafe { object::release::<CallbackObject<Recorder>>(out) };
         }
         let mut out = ptr::dangling_mut();
         // SAFETY: a live object; valid pointers (or null where the test says so).
         unsafe {
             assert_eq!(
-                CallbackObject::<Recorder>::query_interface(this, &IID_ICORPROFILERINFO, &mut out),
+                object::query_interface::<CallbackObject<Recorder>>(
+                    this,
+                    &IID_ICORPROFILERINFO,
+                    &mut out
+                ),
                 HResult::E_NOINTERFACE
             );
             assert!(out.is_null());
             assert_eq!(
-                CallbackObject::<Recorder>::query_interface(this, &IID_IUNKNOWN, ptr::null_mut()),
+                object::query_interface::<CallbackObject<Recorder>>(
+                    this,
+                    &IID_IUNKNOWN,
+                    ptr::null_mut()
+                ),
                 HResult::E_POINTER
             );
             out = ptr::dangling_mut();
             assert_eq!(
-                CallbackObject::<Recorder>::query_interface(this, ptr::null(), &mut out),
+                object::query_interface::<CallbackObject<Recorder>>(this, ptr::null(), &mut out),
                 HResult::E_POINTER
             );
             assert!(out.is_null());

@@ -109,6 +109,7 @@ mod info;
 mod jit;
 pub mod log;
 mod metadata;
+mod object;
 mod profiler;
 mod ptr;
 mod server;

@@ -9,11 +9,12 @@
 use core::ffi::c_void;
 use core::fmt;
 use core::ptr;
-use core::sync::atomic::{AtomicU32, Ordering, fence};
+use core::sync::atomic::{AtomicU32, Ordering};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use super::callback::{CallbackObject, log_panic};
 use super::com::{Guid, HResult, IClassFactoryVtbl, IID_ICLASSFACTORY, IID_IUNKNOWN, IUnknownVtbl};
+use super::object::{self, ComObject};
 use super::profiler::Profiler;
 use super::ptr::ComPtr;
 
@@ -25,6 +26,17 @@ pub struct ClassFactory<P: Profiler> {
     vtbl: &'static IClassFactoryVtbl,
     refs: AtomicU32,
     new: fn() -> P,
+}
+
+// SAFETY: `ClassFactory` is `#[repr(C)]` with its vtable pointer first, `create`
+// allocates it with `Box::new` and hands out its `Box::into_raw` pointer with a count of
+// 1, and `refs` is its one count.
+unsafe impl<P: Profiler> ComObject for ClassFactory<P> {
+    const NAME: &'static str = "the class factory's drop";
+    const INTERFACES: &'static [Guid] = &[IID_IUNKNOWN, IID_ICLASSFACTORY];
+    fn refs(&self) -> &AtomicU32 {
+        &self.refs
+    }
 }
 
 impl<P: Profiler> fmt::Debug for ClassFactory<P> {
@@ -52,9 +64,9 @@ impl<P: Profiler> ClassFactory<P> {
 
     const VTBL: &'static IClassFactoryVtbl = &IClassFactoryVtbl {
         base: IUnknownVtbl {
-            QueryInterface: Self::query_interface,
-            AddRef: Self::add_ref,
-            Release: Self::release,
+            QueryInterface: object::query_interface::<Self>,
+            AddRef: object::add_ref::<Self>,
+            Release: object::release::<Self>,
         },
         CreateInstance: Self::create_instance,
         LockServer: Self::lock_server,
@@ -67,66 +79,7 @@ impl<P: Profiler> ClassFactory<P> {
     /// a reference to, and the reference returned must not outlive it.
     unsafe fn from_this<'a>(this: *mut c_void) -> &'a Self {
         // SAFETY: the caller's contract.
-        unsafe { &*this.cast::<Self>() }
-    }
-
-    /// `IUnknown::QueryInterface`: `IUnknown` and `IClassFactory`.
-    ///
-    /// # Safety
-    /// As for [`Self::from_this`]; `riid` null or readable, `ppv` null or writable.
-    unsafe extern "system" fn query_interface(
-        this: *mut c_void,
-        riid: *const Guid,
-        ppv: *mut *mut c_void,
-    ) -> HResult {
-        if ppv.is_null() {
-            return HResult::E_POINTER;
-        }
-        // SAFETY: a non-null out-pointer, writable per the COM contract.
-        unsafe { ppv.write(ptr::null_mut()) };
-        if riid.is_null() {
-            return HResult::E_POINTER;
-        }
-        // SAFETY: a non-null IID pointer (the COM contract), read without assuming
-        // alignment.
-        let iid = unsafe { riid.read_unaligned() };
-        if iid != IID_IUNKNOWN && iid != IID_ICLASSFACTORY {
-            return HResult::E_NOINTERFACE;
-        }
-        // SAFETY: a live factory (the caller's contract); the new reference is the one
-        // written to the valid `ppv`.
-        unsafe {
-            Self::add_ref(this);
-            ppv.write(this);
-        }
-        HResult::S_OK
-    }
-
-    /// `IUnknown::AddRef`.
-    ///
-    /// # Safety
-    /// As for [`Self::from_this`].
-    unsafe extern "system" fn add_ref(this: *mut c_void) -> u32 {
-        // SAFETY: the caller's contract.
-        let factory = unsafe { Self::from_this(this) };
-        factory.refs.fetch_add(1, Ordering::Relaxed).wrapping_add(1)
-    }
-
-    /// `IUnknown::Release`: frees the factory with the last reference.
-    ///
-    /// # Safety
-    /// As for [`Self::from_this`]; the caller gives up the reference it releases.
-    unsafe extern "system" fn release(this: *mut c_void) -> u32 {
-        // SAFETY: the caller's contract.
-        let factory = unsafe { Self::from_this(this) };
-        let previous = factory.refs.fetch_sub(1, Ordering::Release);
-        if previous == 1 {
-            fence(Ordering::Acquire);
-            // SAFETY: the last reference: nobody else reaches the factory, which
-            // `create` allocated as a `Box<Self>` (dropping it runs no user code).
-            drop(unsafe { Box::from_raw(this.cast::<Self>()) });
-        }
-        previous.wrapping_sub(1)
+        unsafe { object::from_this(this) }
     }
 
     /// `IClassFactory::CreateInstance`: a new profiler in a new callback object, as
@@ -159,7 +112,7 @@ impl<P: Profiler> ClassFactory<P> {
             // caller's contract). The query adds the reference given out; ours is
             // released when `object` drops (freeing the object if the query failed).
             Ok(object) => unsafe {
-                CallbackObject::<P>::query_interface(object.as_raw(), riid, ppv)
+                object::query_interface::<CallbackObject<P>>(object.as_raw(), riid, ppv)
             },
             Err(payload) => {
                 log_panic("the profiler's constructor", payload);
@@ -205,7 +158,9 @@ pub unsafe fn get_class_object<P: Profiler>(
     match catch_unwind(|| ClassFactory::create(new)) {
         // SAFETY: a live factory; valid `riid` and `ppv`. The query adds the reference
         // given out; ours is released when `factory` drops.
-        Ok(factory) => unsafe { ClassFactory::<P>::query_interface(factory.as_raw(), riid, ppv) },
+        Ok(factory) => unsafe {
+            object::query_interface::<ClassFactory<P>>(factory.as_raw(), riid, ppv)
+        },
         Err(payload) => {
             log_panic("DllGetClassObject", payload);
             HResult::E_FAIL
