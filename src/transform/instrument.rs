@@ -3,14 +3,12 @@
 
 use super::Returns;
 use super::return_local::ReturnLocal;
-use super::snippet::Snippet;
+use super::snippet::{Fill, Snippet};
 use super::wrap::{CodeScan, StoredCode, wrap_scanned_stored};
 use crate::analysis::{CallSiteResolver, MaxStackMode, ReturnKind, StackAnalyzer};
 use crate::body::{EncodedHeader, Encoder, MethodBody};
-use crate::graph::packed::Slot;
 use crate::ilmap::IlMap;
 use crate::metadata::MetadataSource;
-use crate::opcode::OperandKind;
 use crate::{Error, Result};
 
 /// The code an [`Instrumenter`] injects into every method, given once.
@@ -163,9 +161,8 @@ pub struct Instrumenter {
     branches: bool,
     /// How many per-method tokens the snippets use.
     tokens_used: usize,
-    /// The stored forms of the four snippets, in the order of [`InstrumentationCode`]'s
-    /// fields; per body only their placeholders are filled in.
-    stored: [Vec<Slot>; 4],
+    /// Whether any snippet has placeholders (filled in per body as it is placed).
+    placeholders: bool,
     locals: Vec<u8>,
     analyzer: StackAnalyzer,
     encoder: Encoder,
@@ -208,15 +205,16 @@ impl Instrumenter {
         .map(|s| s.tokens_used())
         .max()
         .unwrap_or(0);
-        let stored = [
+        let placeholders = [
             &code.entry,
             &code.exit,
             &code.epilogue_value,
             &code.epilogue_void,
         ]
-        .map(|snippet| snippet.stored().to_vec());
+        .iter()
+        .any(|s| s.has_placeholders());
         Ok(Instrumenter {
-            stored,
+            placeholders,
             code,
             branches,
             tokens_used,
@@ -274,37 +272,15 @@ impl Instrumenter {
             Returns::Value { local } => (Some(local), &self.code.epilogue_value),
             Returns::Void => (None, &self.code.epilogue_void),
         };
-        let epilogue_at = if local.is_some() { 2 } else { 3 };
-        let [entry, exit, value, void] = &mut self.stored;
-        for (slots, snippet) in [
-            (&mut *entry, &self.code.entry),
-            (&mut *exit, &self.code.exit),
-            (
-                if local.is_some() {
-                    &mut *value
-                } else {
-                    &mut *void
-                },
-                epilogue,
-            ),
-        ] {
-            snippet.fill_placeholders(method.id, local, method.tokens, slots);
-        }
+        // The snippets are placed as stored, their placeholders filled in on the way.
         let code = StoredCode {
-            entry: &self.stored[0],
-            exit: &self.stored[1],
-            epilogue: &self.stored[epilogue_at],
+            entry: self.code.entry.stored(),
+            exit: self.code.exit.stored(),
+            epilogue: epilogue.stored(),
             branches: self.branches,
+            fill: Fill::new(method.id, local, method.tokens),
+            placeholders: self.placeholders,
         };
-        debug_assert!(
-            self.branches
-                || ![code.entry, code.exit, code.epilogue]
-                    .iter()
-                    .any(|c| c.iter().any(|s| matches!(
-                        s.opcode.operand(),
-                        OperandKind::Branch | OperandKind::ShortBranch
-                    )))
-        );
         #[cfg(test)]
         let wrap = match self.general_path_only {
             true => super::wrap::wrap_scanned_stored_linked,

@@ -40,11 +40,11 @@ use crate::{Error, Result};
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Snippet {
     parts: Vec<Part>,
-    /// The stored form of `parts`, placeholders stored as `nop`: what
-    /// [`Snippet::store_into`] copies before it fills in the placeholders.
+    /// The stored form of `parts`, each placeholder as a marked slot that [`Fill::slot`]
+    /// replaces where the snippet is placed.
     template: Vec<Slot>,
-    /// The positions of the placeholders in `parts`.
-    placeholders: Vec<u32>,
+    /// Whether any part is a placeholder.
+    has_placeholders: bool,
     /// Whether any part is a branch (its slot holds a position in the snippet).
     branches: bool,
     /// Whether any part names the return-value local.
@@ -126,62 +126,92 @@ impl Snippet {
         self.tokens_used
     }
 
-    /// The stored form, placeholders stored as `nop` (see
-    /// [`Snippet::fill_placeholders`]).
+    /// The stored form, each placeholder marked (see [`Fill`]).
     pub(crate) fn stored(&self) -> &[Slot] {
         &self.template
     }
 
-    /// Fills in the placeholders of `slots`, a copy of [`Snippet::stored`], with
-    /// `method_id`, the return-value local `local` and `tokens`. Branch slots keep their
-    /// positions in the snippet (see [`relocate`]). `tokens` must hold at least
-    /// [`Snippet::tokens_used`] tokens (the instrumenter checks); a missing one is stored
-    /// as 0.
+    /// Whether it has placeholders (slots that [`Fill::slot`] replaces).
+    pub(crate) fn has_placeholders(&self) -> bool {
+        self.has_placeholders
+    }
+
+    /// Appends the stored form with its placeholders filled in by `fill` to `out`.
+    #[cfg(test)]
+    pub(crate) fn store_into(&self, fill: &Fill<'_>, out: &mut Vec<Slot>) {
+        out.extend(self.template.iter().map(|&slot| fill.slot(slot)));
+    }
+}
+
+/// The values of a snippet's placeholders for one method, filled in as its stored form
+/// is placed (no copy of the snippet is made per method).
+///
+/// In a snippet's stored form a placeholder is a slot marked `odd` (stored code has no
+/// odd slots otherwise: those name a body's side table) whose opcode says which value
+/// it takes: `ldc.i4` the method id, `ldloc`/`ldloca`/`stloc` the return-value local,
+/// any other (an instruction with a token operand) entry `bits` of the method's tokens.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Fill<'a> {
+    /// `ldc.i4` of the method id, in its shortest form (computed once per method).
+    id: Slot,
+    /// The return-value local (0 when the method has none: only code placed in
+    /// value-returning methods names it).
+    local: u16,
+    /// The method's tokens; a missing entry is stored as 0 (the instrumenter checks
+    /// there are enough).
+    tokens: &'a [u32],
+}
+
+impl<'a> Fill<'a> {
+    /// The values for a method with id `method_id`, return-value local `local` and
+    /// tokens `tokens`.
     #[inline]
-    pub(crate) fn fill_placeholders(
-        &self,
-        method_id: i32,
-        local: Option<u16>,
-        tokens: &[u32],
-        slots: &mut [Slot],
-    ) {
-        for &at in &self.placeholders {
-            let slot = match self.parts[at as usize] {
-                Part::Fixed(slot) => slot,
-                Part::MethodId => stored::ldc_i4(method_id),
-                Part::Token(op, index) => {
-                    let token = tokens.get(usize::from(index)).copied().unwrap_or(0);
-                    Slot::new(op, u64::from(token))
-                }
-                Part::ReturnLocal(op) => {
-                    // Checked by the instrumenter: only value-returning methods get here.
-                    let local = local.unwrap_or(0);
-                    match op {
-                        OpCode::Stloc => stored::stloc(local),
-                        OpCode::Ldloca => stored::ldloca(local),
-                        _ => stored::ldloc(local),
-                    }
-                }
-            };
-            if let Some(place) = slots.get_mut(at as usize) {
-                *place = slot;
-            }
+    pub(crate) fn new(method_id: i32, local: Option<u16>, tokens: &'a [u32]) -> Self {
+        Fill {
+            id: stored::ldc_i4(method_id),
+            local: local.unwrap_or(0),
+            tokens,
         }
     }
 
-    /// Appends the stored form with its placeholders filled in to `out` (see
-    /// [`Snippet::fill_placeholders`]).
-    #[cfg(test)]
-    pub(crate) fn store_into(
-        &self,
-        method_id: i32,
-        local: Option<u16>,
-        tokens: &[u32],
-        out: &mut Vec<Slot>,
-    ) {
-        let start = out.len();
-        out.extend_from_slice(&self.template);
-        self.fill_placeholders(method_id, local, tokens, &mut out[start..]);
+    /// `slot` of a snippet's stored form as placed: itself, or a placeholder's value.
+    #[inline(always)]
+    pub(crate) fn slot(&self, slot: Slot) -> Slot {
+        if slot.odd { self.value(slot) } else { slot }
+    }
+
+    /// The value of placeholder `slot`.
+    #[inline]
+    fn value(&self, slot: Slot) -> Slot {
+        match slot.opcode {
+            OpCode::LdcI4 => self.id,
+            OpCode::Ldloc => stored::ldloc(self.local),
+            OpCode::Stloc => stored::stloc(self.local),
+            OpCode::Ldloca => stored::ldloca(self.local),
+            op => {
+                let token = usize::try_from(slot.bits)
+                    .ok()
+                    .and_then(|i| self.tokens.get(i))
+                    .copied()
+                    .unwrap_or(0);
+                Slot::new(op, u64::from(token))
+            }
+        }
+    }
+}
+
+/// The stored form of `part`: a placeholder as its marked slot (see [`Fill`]).
+fn stored_part(part: Part) -> Slot {
+    let (opcode, bits) = match part {
+        Part::Fixed(slot) => return slot,
+        Part::MethodId => (OpCode::LdcI4, 0),
+        Part::ReturnLocal(op) => (op, 0),
+        Part::Token(op, index) => (op, u64::from(index)),
+    };
+    Slot {
+        opcode,
+        odd: true,
+        bits,
     }
 }
 
@@ -376,19 +406,8 @@ impl SnippetBuilder {
             });
         }
         let uses_return_local = self.parts.iter().any(|p| matches!(p, Part::ReturnLocal(_)));
-        let template = self
-            .parts
-            .iter()
-            .map(|part| match *part {
-                Part::Fixed(slot) => slot,
-                Part::MethodId | Part::ReturnLocal(_) | Part::Token(..) => {
-                    Slot::new(OpCode::Nop, 0)
-                }
-            })
-            .collect();
-        let placeholders = (0..self.parts.len() as u32)
-            .filter(|&i| !matches!(self.parts[i as usize], Part::Fixed(_)))
-            .collect();
+        let template = self.parts.iter().map(|&part| stored_part(part)).collect();
+        let has_placeholders = self.parts.iter().any(|p| !matches!(p, Part::Fixed(_)));
         let tokens_used = self
             .parts
             .iter()
@@ -401,7 +420,7 @@ impl SnippetBuilder {
         Ok(Snippet {
             parts: self.parts,
             template,
-            placeholders,
+            has_placeholders,
             branches,
             uses_return_local,
             tokens_used,
@@ -426,7 +445,7 @@ mod tests {
         let s = b.finish().unwrap();
         assert!(s.has_branches());
         let mut slots = Vec::new();
-        s.store_into(0, None, &[], &mut slots);
+        s.store_into(&Fill::new(0, None, &[]), &mut slots);
         assert_eq!(slots[1], Slot::new(OpCode::BrtrueS, 4));
         assert_eq!(slots[2], Slot::new(OpCode::Br, 0));
         let placed = relocate(slots[1], 4, 100, InstrId(7));
@@ -448,8 +467,8 @@ mod tests {
         let s = b.finish().unwrap();
         assert!(s.uses_return_local() && !s.has_branches());
         let mut slots = Vec::new();
-        s.store_into(5, Some(2), &[], &mut slots);
-        s.store_into(1000, Some(300), &[], &mut slots);
+        s.store_into(&Fill::new(5, Some(2), &[]), &mut slots);
+        s.store_into(&Fill::new(1000, Some(300), &[]), &mut slots);
         let ops: Vec<OpCode> = slots.iter().map(|s| s.opcode).collect();
         use OpCode::*;
         assert_eq!(
@@ -469,7 +488,7 @@ mod tests {
         let s = b.finish().unwrap();
         assert_eq!(s.tokens_used(), 2);
         let mut slots = Vec::new();
-        s.store_into(0, None, &[0x0A00_0005, 0x1100_0002], &mut slots);
+        s.store_into(&Fill::new(0, None, &[0x0A00_0005, 0x1100_0002]), &mut slots);
         assert_eq!(slots[0], Slot::new(OpCode::Calli, 0x1100_0002));
         assert_eq!(slots[1], Slot::new(OpCode::Call, 0x0A00_0005));
         let mut b = Snippet::builder();

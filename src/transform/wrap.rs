@@ -2,7 +2,7 @@
 //! shape APM agents use for method entry/exit instrumentation.
 
 use super::single_ret::{Returns, rewrite_rets_at};
-use super::snippet::relocate;
+use super::snippet::{Fill, relocate};
 use crate::body::{ClauseKind, ExceptionClause, MethodBody};
 use crate::graph::FlatAppend;
 use crate::graph::build::stored;
@@ -168,6 +168,11 @@ pub(crate) struct StoredCode<'a> {
     pub epilogue: &'a [Slot],
     /// Whether any of the three has a branch (relative, see above).
     pub branches: bool,
+    /// The values of the placeholders the three may hold (see [`Fill`]), filled in as
+    /// they are placed.
+    pub fill: Fill<'a>,
+    /// Whether any of the three holds a placeholder.
+    pub placeholders: bool,
 }
 
 /// [`wrap_try_finally`] given a [`CodeScan`] of the whole body as it is, and code to run
@@ -218,7 +223,8 @@ fn wrap_stored_linked(
     let unpack = |slots: &[Slot]| -> SmallVec<[Instruction; 4]> {
         slots
             .iter()
-            .map(|slot| {
+            .map(|&slot| {
+                let slot = code.fill.slot(slot);
                 assert!(!slot.odd, "odd slots name a side table");
                 instruction(slot.opcode, slot.bits)
             })
@@ -369,31 +375,29 @@ fn wrap_flat(
             // Relative branches go to positions of their own code, or past its end: to
             // the load or `ret` after the epilogue code, the `endfinally` after the exit
             // code, the first original instruction after the entry code.
+            // Placeholders are filled in as the slots are appended.
             #[inline(always)]
             fn place(
                 append: &mut FlatAppend<'_>,
+                code: &StoredCode<'_>,
                 slots: &[Slot],
-                relative: bool,
                 base: u32,
                 end: u32,
             ) {
-                if relative {
+                if code.branches {
                     let len = slots.len() as u32;
                     for &slot in slots {
-                        append.push(relocate(slot, len, base, InstrId(end)));
+                        append.push(relocate(code.fill.slot(slot), len, base, InstrId(end)));
+                    }
+                } else if code.placeholders {
+                    for &slot in slots {
+                        append.push(code.fill.slot(slot));
                     }
                 } else {
                     append.extend(slots);
                 }
             }
-            let relative = code.branches;
-            place(
-                &mut append,
-                code.epilogue,
-                relative,
-                n,
-                n + epilogue_len as u32,
-            );
+            place(&mut append, code, code.epilogue, n, n + epilogue_len as u32);
             if let Some(load) = load {
                 append.push(load);
             }
@@ -401,15 +405,9 @@ fn wrap_flat(
             for _ in 0..leaves {
                 append.push(jump);
             }
-            place(
-                &mut append,
-                code.exit,
-                relative,
-                finally_start,
-                entry_start - 1,
-            );
+            place(&mut append, code, code.exit, finally_start, entry_start - 1);
             append.push(endfinally);
-            place(&mut append, code.entry, relative, entry_start, 0);
+            place(&mut append, code, code.entry, entry_start, 0);
         }
         Injected::Instructions {
             entry,
@@ -698,6 +696,8 @@ mod tests {
                             exit: &exit,
                             epilogue: &epi,
                             branches: false,
+                            fill: Fill::new(0, None, &[]),
+                            placeholders: false,
                         };
                         let mut fast = original.clone();
                         let a = wrap_flat(&mut fast, returns, &scan, Injected::Stored(&code))
@@ -739,6 +739,8 @@ mod tests {
             exit: &[],
             epilogue: &[],
             branches: false,
+            fill: Fill::new(0, None, &[]),
+            placeholders: false,
         };
         let before = format!("{b:?}");
         assert!(wrap_flat(&mut b, Returns::Void, &scan, none(&branchy)).is_none());
