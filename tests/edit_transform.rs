@@ -754,6 +754,59 @@ fn wrap_refuses_before_editing() {
     ));
 }
 
+/// Found by the `instrument` fuzz target: a `tail.` that ends a try block, followed by
+/// a `nop`, in unreachable code the stack analysis accepts. Removing it would move the
+/// branch to it out of the try, so the wrap failed after its first edits; it is now
+/// refused before any edit, as every `tail.` that does not prefix a call in its own
+/// regions is.
+#[test]
+fn a_tail_prefix_without_its_call_is_refused_before_any_edit() {
+    let wrap = |body: &mut MethodBody| {
+        wrap_try_finally(
+            body,
+            &WrapOptions {
+                returns: Returns::Void,
+                entry: &[],
+                exit: &[],
+                catch: None,
+            },
+        )
+    };
+    // ldarg.0; ret; then (unreachable) ldsfld; brfalse.s -> tail.;
+    // .try { ldloc.0; call; tail. } nop; ...: the fuzzer's input, as it came.
+    let bytes = [
+        0x1B, 0x30, 0x3C, 0x00, 0x2C, 0x00, 0x00, 0x00, 0x79, 0x09, 0x00, 0x11, 0x02, 0x2A, 0x7E,
+        0x1A, 0x00, 0x04, 0x07, 0x2C, 0x06, 0x06, 0x28, 0xFD, 0x1B, 0x00, 0x0A, 0xFE, 0x14, 0x00,
+        0xFE, 0x05, 0x2A, 0x7E, 0x00, 0x00, 0x00, 0x00, 0x0E, 0x00, 0x06, 0x0C, 0xDE, 0x0A, 0x07,
+        0x2C, 0x06, 0x06, 0x28, 0xFD, 0x1B, 0x00, 0x06, 0xDC, 0x08, 0x2A, 0x01, 0x10, 0x00, 0x00,
+        0x02, 0x00, 0x09, 0x00, 0x08, 0x2A, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00,
+    ];
+    let mut body = MethodBody::decode(&bytes).unwrap();
+    let before = format!("{body:?}");
+    assert!(matches!(wrap(&mut body), Err(Error::Unsupported { .. })));
+    assert_eq!(format!("{body:?}"), before);
+    // The same shape built by hand: `tail.` ends the try, its call follows outside.
+    let mut body = MethodBody::new();
+    let t0 = body.append(op(OpCode::Nop));
+    let tail = body.append(op(OpCode::Tail));
+    let h0 = body.append(op(OpCode::Endfinally));
+    body.append(call(HOOK));
+    body.append(op(OpCode::Ret));
+    body.add_clause(ExceptionClause::new(ClauseKind::Finally, t0, tail, h0, h0))
+        .unwrap();
+    let before = format!("{body:?}");
+    assert!(matches!(wrap(&mut body), Err(Error::Unsupported { .. })));
+    assert_eq!(format!("{body:?}"), before);
+    // A `tail.` that prefixes its call, as compilers emit it, is still removed.
+    let mut body = MethodBody::new();
+    body.append(op(OpCode::Tail));
+    body.append(call(HOOK));
+    body.append(op(OpCode::Ret));
+    let wrapped = wrap(&mut body).unwrap();
+    assert_eq!(wrapped.tail_prefixes_removed, 1);
+    assert!(!opcodes(&body).contains(&OpCode::Tail));
+}
+
 #[test]
 fn new_branches_must_target_instructions_of_this_body() {
     let mut body = MethodBody::new();

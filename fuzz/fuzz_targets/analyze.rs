@@ -40,7 +40,11 @@ type Outcome = std::result::Result<(u16, Option<bool>, Vec<Option<u16>>), String
 
 fn analyse(analyzer: &mut StackAnalyzer, body: &MethodBody, returns: Option<bool>) -> Outcome {
     analyzer
-        .analyze(body, &resolver, returns.map_or(ReturnKind::Infer, ReturnKind::value_if))
+        .analyze(
+            body,
+            &resolver,
+            returns.map_or(ReturnKind::Infer, ReturnKind::value_if),
+        )
         .map(|a| (a.max_stack(), a.returns_value(), a.heights_by_id()))
         .map_err(|e| e.to_string())
 }
@@ -69,7 +73,10 @@ fuzz_target!(|data: &[u8]| {
             return;
         }
         let wrapped = analyse(shared, body, returns_value);
-        assert_eq!(wrapped, analyse(&mut StackAnalyzer::new(), body, returns_value));
+        assert_eq!(
+            wrapped,
+            analyse(&mut StackAnalyzer::new(), body, returns_value)
+        );
         if let Err(e) = wrapped {
             panic!("a valid body is invalid after wrapping: {e}");
         }

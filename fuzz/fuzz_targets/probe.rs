@@ -45,10 +45,21 @@ fuzz_target!(|data: &[u8]| {
     let order: Vec<InstrId> = body.instrs.ids().collect();
     let mut at = 0usize;
     for (b, block) in cfg.blocks() {
-        assert_eq!(order.get(at), Some(&block.first), "block {b:?} starts out of order");
+        assert_eq!(
+            order.get(at),
+            Some(&block.first),
+            "block {b:?} starts out of order"
+        );
         let len = block.len as usize;
-        assert!(len >= 1 && at + len <= order.len(), "block {b:?} has a bad length");
-        assert_eq!(order[at + len - 1], block.last, "block {b:?} ends out of order");
+        assert!(
+            len >= 1 && at + len <= order.len(),
+            "block {b:?} has a bad length"
+        );
+        assert_eq!(
+            order[at + len - 1],
+            block.last,
+            "block {b:?} ends out of order"
+        );
         for &id in &order[at..at + len] {
             assert_eq!(cfg.block_of(id), Some(b), "{id:?} is not in its block");
         }
@@ -75,19 +86,28 @@ fuzz_target!(|data: &[u8]| {
     let ids = body
         .insert_before_each(&sites, Incoming::Redirect)
         .expect("probes before instructions of the body are never refused");
-    let probe_of: HashMap<InstrId, InstrId> =
-        leaders.iter().zip(&ids).map(|(&l, ids)| (l, ids[0])).collect();
+    let probe_of: HashMap<InstrId, InstrId> = leaders
+        .iter()
+        .zip(&ids)
+        .map(|(&l, ids)| (l, ids[0]))
+        .collect();
     // Each reference moved to the probe of the block it named (every target and region
     // start is the first instruction of a block).
     let after = references(&body);
     assert_eq!(after.len(), before.len(), "probes have no branch operands");
     for (old, new) in before.iter().zip(&after) {
-        assert_eq!(probe_of.get(old), Some(new), "{old:?} was not moved to its probe");
+        assert_eq!(
+            probe_of.get(old),
+            Some(new),
+            "{old:?} was not moved to its probe"
+        );
     }
     assert!(ids.iter().flatten().all(|&id| body.instrs.contains(id)));
     assert_eq!(body.instrs.len(), order.len() + 2 * leaders.len());
     if encodes {
-        let bytes = body.encode().expect("a body that encoded still encodes with probes");
+        let bytes = body
+            .encode()
+            .expect("a body that encoded still encodes with probes");
         let again = MethodBody::decode(&bytes).expect("the probed body decodes");
         assert_eq!(again.instrs.len(), body.instrs.len());
     }

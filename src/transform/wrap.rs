@@ -70,8 +70,8 @@ pub struct Wrapped {
 /// # Errors
 /// Refusals made before any edit, leaving the body as it was: [`Error::EmptyBody`],
 /// [`Error::Unsupported`] for a body with `jmp` (it cannot sit in a try block), of
-/// nothing but `tail.` prefixes, or with a `ret` inside a finally, fault or filter
-/// block. [`Error::NotInBody`] for entry, exit or catch code that branches to an
+/// nothing but `tail.` prefixes, with a `tail.` not followed by a call in its own
+/// regions, or with a `ret` inside a finally, fault or filter block. [`Error::NotInBody`] for entry, exit or catch code that branches to an
 /// instruction not in the body.
 pub fn wrap_try_finally(body: &mut MethodBody, opts: &WrapOptions<'_>) -> Result<Wrapped> {
     let scan = CodeScan::of(&body.instrs);
@@ -317,7 +317,37 @@ fn refusals(body: &MethodBody, scan: &CodeScan) -> Result<()> {
             what: "a body of nothing but tail. prefixes",
         });
     }
+    // Each `tail.` is removed, which moves the branches to it and the regions starting
+    // at it to the next instruction: in valid IL that is the call it prefixes, in the same
+    // regions (a prefix and its instruction are one instruction).
+    if !scan.tails.iter().all(|&t| prefixes_a_call(body, t)) {
+        return Err(Error::Unsupported {
+            what: "a tail. prefix that is not followed by a call in its own regions",
+        });
+    }
     Ok(())
+}
+
+/// Whether the `tail.` prefix `t` is followed by `call`, `calli` or `callvirt` with no
+/// region boundary between the two.
+fn prefixes_a_call(body: &MethodBody, t: InstrId) -> bool {
+    let Some(call) = body.instrs.next(t) else {
+        return false;
+    };
+    matches!(
+        body.instrs.opcode(call),
+        OpCode::Call | OpCode::Calli | OpCode::Callvirt
+    ) && body.clauses.iter().all(|c| {
+        let filter = match c.kind {
+            ClauseKind::Filter(f) => Some(f),
+            _ => None,
+        };
+        c.try_last != t
+            && c.handler_last != t
+            && c.try_start != call
+            && c.handler_start != call
+            && filter != Some(call)
+    })
 }
 
 /// [`wrap_scanned`] (after its refusals) for the usual body, all at once: a list in its
