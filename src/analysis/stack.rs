@@ -20,8 +20,9 @@
 //!   everything else comes from the opcode table.
 //!
 //! It also rejects the EH control flow that the JIT rejects as invalid IL and that this
-//! pass can see at no extra cost: a branch or fall-through into the first instruction of
-//! a catch handler, filter or filter handler; `ret` inside a try, filter or handler;
+//! pass can see at no extra cost: a method whose first instruction starts a handler or
+//! filter; a branch or fall-through into the first instruction of a catch handler,
+//! filter or filter handler; `ret` inside a try, filter or handler;
 //! `endfinally` outside a finally/fault handler; `endfilter` outside a filter.
 //!
 //! # Unreachable code
@@ -541,6 +542,18 @@ impl StackAnalyzer {
         body: &MethodBody,
         resolver: &R,
     ) -> Result<()> {
+        if EH
+            && self
+                .layout
+                .clauses
+                .iter()
+                .any(|c| c.handler_start == 0 || c.filter_start == 0)
+        {
+            return Err(Error::IllegalControlFlow {
+                at: self.site(body, 0),
+                what: "the method starts with a handler or filter, which only an exception enters",
+            });
+        }
         self.reach::<EH>(body, 0, 0, Via::Entry)?;
         self.work.push(0);
         loop {

@@ -687,6 +687,27 @@ fn illegal_eh_control_flow() {
     ")
     .catch(["T", "TL", "H", "HL"]);
     assert!(matches!(a.max(), Err(Error::IllegalControlFlow { .. })));
+    // A method that starts with a handler (found by fuzzing: the try was unreachable, so
+    // the handler was entered only by the method's entry, with an empty stack).
+    let a = asm("
+        H:  pop
+        HL: leave.s E
+        T:  nop
+        TL: leave.s E
+        E:  ret
+    ")
+    .catch(["T", "TL", "H", "HL"]);
+    let e = a.max().unwrap_err();
+    assert!(matches!(e, Error::IllegalControlFlow { .. }), "{e:?}");
+    assert_eq!(site_id(&e), a.id("H"));
+    let a = asm("
+        H:  endfinally
+        T:  nop
+        TL: leave.s E
+        E:  ret
+    ")
+    .clause(ClauseKind::Finally, ["T", "TL", "H", "H"]);
+    assert!(matches!(a.max(), Err(Error::IllegalControlFlow { .. })));
     // A finally may loop back to its own first instruction.
     let a = asm("
         T:  nop
