@@ -807,6 +807,45 @@ fn a_tail_prefix_without_its_call_is_refused_before_any_edit() {
     assert!(!opcodes(&body).contains(&OpCode::Tail));
 }
 
+/// Found by the `instrument` fuzz target: a decoded body whose two try regions overlap
+/// without nesting, in code the stack analysis never reaches. The wrap failed when it
+/// added its clause, after rewriting the `ret`s; an invalid clause list is now refused
+/// before any edit.
+#[test]
+fn an_invalid_clause_list_is_refused_before_any_edit() {
+    // Fat header, code `ret; nop x6`, two finally clauses: try [1, 3) handler [5, 6) and
+    // try [2, 4) handler [6, 7).
+    #[rustfmt::skip]
+    let bytes = [
+        0x1B, 0x30, 0x08, 0x00, 0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x2A, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x01, 28, 0x00, 0x00,
+        0x02, 0x00, 0x01, 0x00, 0x02, 0x05, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00,
+        0x02, 0x00, 0x02, 0x00, 0x02, 0x06, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00,
+    ];
+    let mut body = MethodBody::decode(&bytes).unwrap();
+    assert_eq!(body.clauses.len(), 2);
+    assert!(matches!(
+        body.validate_clauses(),
+        Err(Error::BadEhNesting { .. })
+    ));
+    let before = format!("{body:?}");
+    let wrapped = wrap_try_finally(
+        &mut body,
+        &WrapOptions {
+            returns: Returns::Void,
+            entry: &[],
+            exit: &[],
+            catch: None,
+        },
+    );
+    assert!(
+        matches!(wrapped, Err(Error::BadEhNesting { .. })),
+        "{wrapped:?}"
+    );
+    assert_eq!(format!("{body:?}"), before);
+}
+
 #[test]
 fn new_branches_must_target_instructions_of_this_body() {
     let mut body = MethodBody::new();

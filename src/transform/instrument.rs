@@ -242,8 +242,9 @@ impl Instrumenter {
     /// # Errors
     /// Refusals, made before any edit (the body is left as it was):
     /// [`Error::Unsupported`] for a body with `jmp`, of nothing but `tail.` prefixes or
-    /// with a `tail.` not followed by a call in its own regions,
-    /// or a context with fewer [`MethodContext::tokens`] than the snippets use,
+    /// with a `tail.` not followed by a call in its own regions, or a context with
+    /// fewer [`MethodContext::tokens`] than the snippets use; the errors of
+    /// [`MethodBody::validate_clauses`] for a clause list that is not valid;
     /// [`Error::EmptyBody`], and the errors of [`ReturnLocal::plan`] for malformed
     /// signatures. After the wrap, the errors of the stack analysis (a call site the
     /// resolver cannot resolve, code that does not verify): the body is then left

@@ -71,8 +71,10 @@ pub struct Wrapped {
 /// Refusals made before any edit, leaving the body as it was: [`Error::EmptyBody`],
 /// [`Error::Unsupported`] for a body with `jmp` (it cannot sit in a try block), of
 /// nothing but `tail.` prefixes, with a `tail.` not followed by a call in its own
-/// regions, or with a `ret` inside a finally, fault or filter block. [`Error::NotInBody`] for entry, exit or catch code that branches to an
-/// instruction not in the body.
+/// regions, or with a `ret` inside a finally, fault or filter block; the errors of
+/// [`MethodBody::validate_clauses`] for a clause list that is not valid;
+/// [`Error::NotInBody`] for entry, exit or catch code that branches to an instruction
+/// not in the body.
 pub fn wrap_try_finally(body: &mut MethodBody, opts: &WrapOptions<'_>) -> Result<Wrapped> {
     let scan = CodeScan::of(&body.instrs);
     wrap_scanned(body, opts, &scan, &[])
@@ -320,6 +322,11 @@ fn refusals(body: &MethodBody, scan: &CodeScan) -> Result<()> {
     // Each `tail.` is removed, which moves the branches to it and the regions starting
     // at it to the next instruction: in valid IL that is the call it prefixes, in the same
     // regions (a prefix and its instruction are one instruction).
+    // The edits keep a valid clause list valid; an invalid one would make one of them
+    // fail half-way.
+    if !body.clauses.is_empty() {
+        body.validate_clauses()?;
+    }
     if !scan.tails.iter().all(|&t| prefixes_a_call(body, t)) {
         return Err(Error::Unsupported {
             what: "a tail. prefix that is not followed by a call in its own regions",
