@@ -542,18 +542,6 @@ impl StackAnalyzer {
         body: &MethodBody,
         resolver: &R,
     ) -> Result<()> {
-        if EH
-            && self
-                .layout
-                .clauses
-                .iter()
-                .any(|c| c.handler_start == 0 || c.filter_start == 0)
-        {
-            return Err(Error::IllegalControlFlow {
-                at: self.site(body, 0),
-                what: "the method starts with a handler or filter, which only an exception enters",
-            });
-        }
         self.reach::<EH>(body, 0, 0, Via::Entry)?;
         self.work.push(0);
         loop {
@@ -593,6 +581,12 @@ impl StackAnalyzer {
             cells[p as usize] |= u64::from(flag) << STATE_SHIFT;
         };
         for c in &self.layout.clauses {
+            if c.handler_start == 0 || c.filter_start == 0 {
+                return Err(Error::IllegalControlFlow {
+                    at: self.site(body, 0),
+                    what: "the method starts with a handler or filter, which only an exception enters",
+                });
+            }
             flag(&mut self.cells, c.try_start, TRY_START);
             if c.kind.entry_height() == 1 {
                 flag(&mut self.cells, c.handler_start, EXCEPTION_ENTRY);

@@ -305,6 +305,7 @@ impl Injected<'_> {
 
 /// The refusals of [`wrap_scanned`], all made before the first edit, so that a refused
 /// body is left exactly as it was.
+#[inline]
 fn refusals(body: &MethodBody, scan: &CodeScan) -> Result<()> {
     if body.instrs.is_empty() {
         return Err(Error::EmptyBody);
@@ -322,6 +323,16 @@ fn refusals(body: &MethodBody, scan: &CodeScan) -> Result<()> {
     // Each `tail.` is removed, which moves the branches to it and the regions starting
     // at it to the next instruction: in valid IL that is the call it prefixes, in the same
     // regions (a prefix and its instruction are one instruction).
+    if body.clauses.is_empty() && scan.tails.is_empty() {
+        return Ok(());
+    }
+    edit_refusals(body, scan)
+}
+
+/// The refusals of [`refusals`] that only bodies with clauses or `tail.` prefixes can
+/// meet (the general path's bodies).
+#[inline(never)]
+fn edit_refusals(body: &MethodBody, scan: &CodeScan) -> Result<()> {
     // The edits keep a valid clause list valid; an invalid one would make one of them
     // fail half-way.
     if !body.clauses.is_empty() {
