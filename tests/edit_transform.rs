@@ -4,7 +4,7 @@
 use ilrewrite::graph::Incoming;
 use ilrewrite::ilmap::IlMap;
 use ilrewrite::transform::{
-    CatchRethrow, Returns, WrapOptions, inject_epilogue, inject_prologue, single_ret,
+    CatchRethrow, Returns, WrapOptions, Wrapped, inject_epilogue, inject_prologue, single_ret,
     wrap_try_finally,
 };
 use ilrewrite::{
@@ -709,19 +709,21 @@ fn a_ret_ending_a_try_becomes_stloc_and_a_leave_inside_the_try() {
     reencode(&body);
 }
 
+/// Wraps `body` (a void method) in try/finally with no entry or exit code.
+fn wrap(body: &mut MethodBody) -> Result<Wrapped, Error> {
+    wrap_try_finally(
+        body,
+        &WrapOptions {
+            returns: Returns::Void,
+            entry: &[],
+            exit: &[],
+            catch: None,
+        },
+    )
+}
+
 #[test]
 fn wrap_refuses_before_editing() {
-    let wrap = |body: &mut MethodBody| {
-        wrap_try_finally(
-            body,
-            &WrapOptions {
-                returns: Returns::Void,
-                entry: &[],
-                exit: &[],
-                catch: None,
-            },
-        )
-    };
     // A lone `tail.` decodes; wrapping it is refused, not a panic.
     let mut body = MethodBody::decode(&[0x0A, 0xFE, 0x14]).unwrap();
     assert!(matches!(wrap(&mut body), Err(Error::Unsupported { .. })));
@@ -761,17 +763,6 @@ fn wrap_refuses_before_editing() {
 /// regions is.
 #[test]
 fn a_tail_prefix_without_its_call_is_refused_before_any_edit() {
-    let wrap = |body: &mut MethodBody| {
-        wrap_try_finally(
-            body,
-            &WrapOptions {
-                returns: Returns::Void,
-                entry: &[],
-                exit: &[],
-                catch: None,
-            },
-        )
-    };
     // ldarg.0; ret; then (unreachable) ldsfld; brfalse.s -> tail.;
     // .try { ldloc.0; call; tail. } nop; ...: the fuzzer's input, as it came.
     let bytes = [
@@ -830,15 +821,7 @@ fn an_invalid_clause_list_is_refused_before_any_edit() {
         Err(Error::BadEhNesting { .. })
     ));
     let before = format!("{body:?}");
-    let wrapped = wrap_try_finally(
-        &mut body,
-        &WrapOptions {
-            returns: Returns::Void,
-            entry: &[],
-            exit: &[],
-            catch: None,
-        },
-    );
+    let wrapped = wrap(&mut body);
     assert!(
         matches!(wrapped, Err(Error::BadEhNesting { .. })),
         "{wrapped:?}"
