@@ -230,6 +230,16 @@ pub enum Error {
         /// Why.
         what: &'static str,
     },
+    /// A `tail.` call that a transform was asked to keep and cannot: the method is
+    /// refused before any edit (see [`TailCallRefusal`]).
+    #[error("the tail call at {} cannot be kept: {reason}", offset_text(.offset))]
+    TailCallNotKept {
+        /// Code offset of the `tail.` prefix in the decoded bytes; `None` for one added
+        /// since decoding.
+        offset: Option<u32>,
+        /// Why.
+        reason: TailCallRefusal,
+    },
     /// A value that does not fit the encoding it must be written in.
     #[error("cannot encode: {what}")]
     Unencodable {
@@ -372,6 +382,79 @@ pub enum Error {
         /// What is wrong.
         what: &'static str,
     },
+}
+
+/// Why a `tail.` call cannot be kept by a transform that wraps its method
+/// ([`Error::TailCallNotKept`]). Each is a refusal made before any edit: the method is
+/// left as it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TailCallRefusal {
+    /// The tail-call policy refuses every method with a `tail.` prefix.
+    PolicyRefuses,
+    /// The `tail.` prefix is not followed by `call`, `callvirt` or `calli` and then `ret`.
+    NotCallThenRet,
+    /// The tail call lies inside an exception-handling region of the method (invalid IL).
+    InProtectedRegion,
+    /// A branch targets the call instruction after its `tail.` prefix (invalid IL).
+    BranchIntoCall,
+    /// No metadata to read the callee's signature from (the call-site resolver gives
+    /// none, see [`crate::analysis::CallSiteResolver::metadata`]).
+    NoMetadata,
+    /// The callee's signature, its parent or its instantiation cannot be read.
+    UnreadableSignature,
+    /// A vararg call site.
+    VarArg,
+    /// An operand typed by a generic parameter (`!n` or `!!n`) that the call site does
+    /// not instantiate.
+    UnboundGenericParameter,
+    /// An instance call whose `this` may be an object reference or a managed pointer:
+    /// the declaring type is defined in another module (a TypeRef) or is a generic
+    /// parameter, or the call is an instance `calli`.
+    UnknownThisKind,
+    /// An operand whose type cannot be written into a LocalVarSig.
+    UnstorableOperand,
+    /// The locals needed for the operands would exceed the most a method can have.
+    TooManyLocals,
+    /// Values other than the call's operands are on the stack at the tail call (invalid
+    /// IL: a tail call leaves nothing but its result).
+    ExtraStackValues,
+}
+
+impl fmt::Display for TailCallRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TailCallRefusal::PolicyRefuses => {
+                "the tail-call policy refuses methods with tail calls"
+            }
+            TailCallRefusal::NotCallThenRet => {
+                "tail. is not followed by call, callvirt or calli and then ret"
+            }
+            TailCallRefusal::InProtectedRegion => "it lies inside an exception-handling region",
+            TailCallRefusal::BranchIntoCall => "a branch targets the call after its tail. prefix",
+            TailCallRefusal::NoMetadata => "no metadata to type the call's operands",
+            TailCallRefusal::UnreadableSignature => "the callee's signature cannot be read",
+            TailCallRefusal::VarArg => "a vararg call",
+            TailCallRefusal::UnboundGenericParameter => {
+                "an operand's generic parameter is not instantiated at the call site"
+            }
+            TailCallRefusal::UnknownThisKind => {
+                "whether `this` is an object reference or a managed pointer is unknown"
+            }
+            TailCallRefusal::UnstorableOperand => "an operand's type cannot be a local",
+            TailCallRefusal::TooManyLocals => {
+                "its operands need more locals than a method can have"
+            }
+            TailCallRefusal::ExtraStackValues => "values other than its operands are on the stack",
+        })
+    }
+}
+
+fn offset_text(offset: &Option<u32>) -> String {
+    match offset {
+        Some(o) => format!("IL_{o:04x}"),
+        None => "a new instruction".to_string(),
+    }
 }
 
 /// The instruction an analysis error is about: its id, its code offset in the decoded

@@ -147,6 +147,33 @@ pub trait MetadataSource {
         Err(no_names(token))
     }
 
+    /// The type a TypeDef (`0x02`) extends: a TypeDef, TypeRef or TypeSpec token, or
+    /// `None` for a type that extends nothing (`System.Object`, interfaces, `<Module>`).
+    /// Whether a type is a value type follows from it (it extends `System.ValueType` or
+    /// `System.Enum`).
+    ///
+    /// # Errors
+    /// [`Error::BadToken`] for other tokens or rows that do not exist; by default, for
+    /// every token (a source without type definitions).
+    fn type_extends(&self, type_def: u32) -> Result<Option<u32>> {
+        Err(no_names(type_def))
+    }
+
+    /// The parent of a member: for a MethodDef (`0x06`) the TypeDef that declares it
+    /// (the global `<Module>` type for a global function), for a MemberRef (`0x0A`) its
+    /// `Class` (a TypeDef, TypeRef, TypeSpec, ModuleRef or MethodDef token).
+    ///
+    /// # Errors
+    /// [`Error::BadToken`] for other tokens or rows that do not exist. By default it is
+    /// read from [`MetadataSource::member_name`], whose owner leaves out `<Module>`: a
+    /// member without an owner there is reported as [`Error::BadToken`].
+    fn member_parent(&self, token: u32) -> Result<u32> {
+        self.member_name(token)?.owner.ok_or(Error::BadToken {
+            token,
+            what: "the member has no parent type",
+        })
+    }
+
     /// The UTF-16 code units of a user string (`0x70`, the operand of `ldstr`), as
     /// stored: unpaired surrogates are kept.
     ///

@@ -18,8 +18,8 @@ use ilrewrite::body::{Decoder, Encoder};
 use ilrewrite::metadata::MetadataSource;
 use ilrewrite::pe::Assembly;
 use ilrewrite::transform::{
-    InstrumentationCode, Instrumenter, MethodContext, ReturnLocal, Returns, Snippet, WrapOptions,
-    inject_epilogue, wrap_try_finally,
+    InstrumentationCode, Instrumenter, MethodContext, ReturnLocal, Returns, Snippet,
+    TailCallPolicy, WrapOptions, inject_epilogue, wrap_try_finally,
 };
 use ilrewrite::{Error, Instruction, MethodBody, OpCode};
 use std::collections::{BTreeMap, HashSet};
@@ -61,8 +61,12 @@ fn instrumenter() -> Instrumenter {
         exit: call_with_id(EXIT),
         epilogue_value: epilogue.finish().expect("a valid snippet"),
         epilogue_void: Snippet::default(),
+        tail_call: None,
     })
     .expect("valid code")
+    // The shape recorded in the digests, and what `wrap_try_finally` gives: `tail.`
+    // prefixes removed. Tail calls kept are checked by `tests/corpus_rewrite.rs`.
+    .with_tail_call_policy(TailCallPolicy::DropPrefix)
 }
 
 /// The same rewrite composed from the public edit-by-edit transforms: plan the local,

@@ -20,6 +20,7 @@ use ilrewrite::analysis::{
 };
 use ilrewrite::body::{Decoder, MethodBody};
 use ilrewrite::ilmap::IlMap;
+use ilrewrite::metadata::MetadataSource;
 use ilrewrite::opcode::OpCode;
 use ilrewrite::pe::Assembly;
 use ilrewrite::sig::summarize_method_sig;
@@ -64,6 +65,8 @@ pub struct RewriteReport {
     pub locals_added: usize,
     /// `tail.` prefixes removed by wrapping.
     pub tail_prefixes_removed: usize,
+    /// Tail calls kept by wrapping (each left the try through a stub).
+    pub tail_calls_kept: usize,
     /// Bodies that grew from a tiny to a fat header.
     pub tiny_to_fat: usize,
     /// Bodies whose EH data had to change from small to fat sections.
@@ -91,6 +94,7 @@ impl RewriteReport {
         self.rets_rewritten += other.rets_rewritten;
         self.locals_added += other.locals_added;
         self.tail_prefixes_removed += other.tail_prefixes_removed;
+        self.tail_calls_kept += other.tail_calls_kept;
         self.tiny_to_fat += other.tiny_to_fat;
         self.small_to_fat_eh += other.small_to_fat_eh;
         self.il_map_entries += other.il_map_entries;
@@ -123,12 +127,13 @@ impl fmt::Display for RewriteReport {
         )?;
         write!(
             f,
-            "rewritten {} (rets {}, locals added {}, tail. removed {}, tiny->fat {}, \
-             small->fat EH {}, IL map entries {}), refused {:?}, failures {}",
+            "rewritten {} (rets {}, locals added {}, tail. removed {}, tail calls kept {}, \
+             tiny->fat {}, small->fat EH {}, IL map entries {}), refused {:?}, failures {}",
             self.rewritten,
             self.rets_rewritten,
             self.locals_added,
             self.tail_prefixes_removed,
+            self.tail_calls_kept,
             self.tiny_to_fat,
             self.small_to_fat_eh,
             self.il_map_entries,
@@ -165,6 +170,10 @@ impl CallSiteResolver for HookResolver<'_, '_> {
             _ => self.module.call_effect(opcode, token),
         }
     }
+
+    fn metadata(&self) -> Option<&dyn MetadataSource> {
+        self.module.metadata()
+    }
 }
 
 /// The instrumenter of the audit, the shape an APM agent injects: `ldc.i4 id; call
@@ -187,6 +196,7 @@ pub fn hook_instrumenter() -> Instrumenter {
         exit: call_with_id(EXIT_HOOK),
         epilogue_value: epilogue.finish().expect("a valid snippet"),
         epilogue_void: Snippet::default(),
+        tail_call: None,
     })
     .expect("only the value epilogue names the return-value local")
 }
@@ -277,12 +287,17 @@ pub fn rewrite_assembly(name: &str, asm: &Assembly<'_>) -> RewriteReport {
                 report.rets_rewritten += outcome.rets;
                 report.locals_added += usize::from(outcome.local_added);
                 report.tail_prefixes_removed += outcome.tails;
+                report.tail_calls_kept += outcome.tails_kept;
                 report.tiny_to_fat += usize::from(was_tiny);
                 report.small_to_fat_eh += usize::from(small_became_fat(code, &bytes));
                 report.il_map_entries += entries;
             }
             Err(Error::Unsupported { what }) => {
                 *report.refused.entry(what.to_string()).or_default() += 1;
+            }
+            Err(Error::TailCallNotKept { reason, .. }) => {
+                let reason = format!("tail call not kept: {reason}");
+                *report.refused.entry(reason).or_default() += 1;
             }
             Err(e) => fail(&mut report.rewrite_failures, token, e.to_string()),
         }
@@ -299,6 +314,8 @@ pub struct Outcome {
     pub local_added: bool,
     /// `tail.` prefixes removed.
     pub tails: usize,
+    /// Tail calls kept.
+    pub tails_kept: usize,
 }
 
 /// Instruments one body with `instrumenter` (from [`hook_instrumenter`]) the way an APM
@@ -321,6 +338,7 @@ pub fn instrument(
         rets: done.rets,
         local_added: done.new_locals_signature.is_some(),
         tails: done.tail_prefixes_removed,
+        tails_kept: done.tail_calls_kept,
     };
     if outcome.local_added {
         body.local_var_sig = NEW_LOCALS_TOKEN;
@@ -394,6 +412,16 @@ fn check_rewritten(
             });
         };
         let home = offsets[old_id.index()];
+        // A kept tail call's call and `ret` moved to its stub after the handlers: they
+        // map there, out of code order; everything else keeps its order.
+        if moved_to_stub(body, old_id) {
+            if entry.new_offset > home {
+                return Err(Error::Unencodable {
+                    what: "IL map points past a kept tail call's stub",
+                });
+            }
+            continue;
+        }
         if last_new.is_some_and(|prev| entry.new_offset <= prev) || entry.new_offset > home {
             return Err(Error::Unencodable {
                 what: "IL map entries are not in code order or point past the instruction",
@@ -429,6 +457,20 @@ fn check_rewritten(
         }
     }
     Ok(map.entries().len())
+}
+
+/// Whether original instruction `id` is the call or the `ret` of a kept tail call,
+/// which the wrap moves to a stub led by a new `tail.` prefix.
+fn moved_to_stub(body: &MethodBody, id: ilrewrite::InstrId) -> bool {
+    let new_tail = |p: Option<ilrewrite::InstrId>| {
+        p.is_some_and(|p| {
+            body.instrs.opcode(p) == OpCode::Tail && body.original_offset(p).is_none()
+        })
+    };
+    let prev = body.instrs.prev(id);
+    new_tail(prev)
+        || (body.instrs.opcode(id) == OpCode::Ret
+            && prev.is_some_and(|p| new_tail(body.instrs.prev(p))))
 }
 
 /// Whether the original body had a small EH section and the rewritten one a fat one.

@@ -90,6 +90,14 @@ pub trait CallSiteResolver {
     /// [`Error::BadToken`], [`Error::BadSignature`] or [`Error::UnresolvedCall`], and
     /// [`Error::BadCallSite`] from [`CallEffect::from_parts`].
     fn call_effect(&self, opcode: OpCode, token: u32) -> Result<CallEffect>;
+
+    /// The metadata the call-site tokens are read from, for what needs more of a callee
+    /// than its stack effect: [`crate::transform::Instrumenter`] types the operands of the
+    /// tail calls it keeps from the callee's signature. `None` (the default) for a
+    /// resolver that has none; what needs it is then refused.
+    fn metadata(&self) -> Option<&dyn MetadataSource> {
+        None
+    }
 }
 
 /// Any `Fn(OpCode, u32) -> Result<CallEffect>` closure is a resolver.
@@ -151,6 +159,10 @@ impl<M: MetadataSource> CallSiteResolver for MetadataResolver<M> {
             sig.returns_value,
             opcode,
         )
+    }
+
+    fn metadata(&self) -> Option<&dyn MetadataSource> {
+        Some(&self.0)
     }
 }
 
@@ -321,6 +333,10 @@ impl<R: CallSiteResolver> CallSiteResolver for CachingResolver<R> {
             return Ok(unpack(packed));
         }
         self.miss(opcode, token, slot, rid)
+    }
+
+    fn metadata(&self) -> Option<&dyn MetadataSource> {
+        self.inner.metadata()
     }
 }
 

@@ -184,7 +184,7 @@ pub enum RewriteOutcome {
     /// instrumented twice.
     AlreadyRewritten,
     /// The crate declined the method with a typed error (e.g. a body with `jmp`, which
-    /// cannot be wrapped): its original IL is kept.
+    /// cannot be wrapped, or a tail call that cannot be kept): its original IL is kept.
     Refused(crate::Error),
     /// Anything else went wrong (decoding, a failed verification, the runtime refusing a
     /// call, a panic in the edit): the original IL is kept.
@@ -504,7 +504,9 @@ impl JitRewriter {
             match edit(&mut s.body, &mut method) {
                 Ok(true) => {}
                 Ok(false) => return RewriteOutcome::Unchanged,
-                Err(e @ crate::Error::Unsupported { .. }) => return RewriteOutcome::Refused(e),
+                Err(
+                    e @ (crate::Error::Unsupported { .. } | crate::Error::TailCallNotKept { .. }),
+                ) => return RewriteOutcome::Refused(e),
                 Err(e) => return RewriteOutcome::Failed(e.to_string()),
             }
             clock.lap(3);

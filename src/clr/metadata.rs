@@ -406,6 +406,35 @@ impl MetadataSource for ModuleMetadata {
         }
     }
 
+    fn type_extends(&self, type_def: u32) -> Result<Option<u32>> {
+        if token_table(type_def) != table::TYPE_DEF {
+            return Err(Error::BadToken {
+                token: type_def,
+                what: "not a TypeDef token",
+            });
+        }
+        let (v, this) = self.import();
+        let (mut needed, mut extends) = (0u32, 0u32);
+        // SAFETY: a live import; no name buffer (a null buffer of 0 units is allowed, the
+        // needed length goes to `needed`), the flags null, `extends` a valid out-pointer.
+        let hr = unsafe {
+            (v.base.GetTypeDefProps)(
+                this,
+                type_def,
+                core::ptr::null_mut(),
+                0,
+                &mut needed,
+                core::ptr::null_mut(),
+                &mut extends,
+            )
+        };
+        // CLDB_S_TRUNCATION: the name did not fit the empty buffer, the rest is read.
+        if hr.as_u32() != 0x0013_1106 {
+            check("GetTypeDefProps", hr).map_err(|e| bad(type_def, e))?;
+        }
+        Ok((extends & 0x00FF_FFFF != 0).then_some(extends))
+    }
+
     fn member_name(&self, token: u32) -> Result<MemberName> {
         let (v, this) = self.import();
         let mut owner = 0;

@@ -657,6 +657,25 @@ impl InstrList {
         self.len -= 1;
     }
 
+    /// Moves linked instruction `id` to the end of the order, keeping its id (and so its
+    /// original offset). References to it are the caller's business, as for
+    /// [`InstrList::unlink`]. Crate-internal, like [`InstrList::link_before`].
+    pub(crate) fn move_to_back(&mut self, id: InstrId) {
+        debug_assert!(self.contains(id), "moving an unlinked instruction");
+        self.unlink(id);
+        self.links[id.index()] = Links {
+            prev: self.tail,
+            next: NIL,
+        };
+        if self.tail == NIL {
+            self.head = id.0;
+        } else {
+            self.links[self.tail as usize].next = id.0;
+        }
+        self.tail = id.0;
+        self.len += 1;
+    }
+
     /// Stores a new set of switch targets and returns its handle.
     pub fn new_switch_targets(&mut self, targets: &[InstrId]) -> SwitchTargets {
         self.pristine = 0;

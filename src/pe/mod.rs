@@ -58,6 +58,7 @@ mod col {
     pub const TYPEREF_NAMESPACE: usize = 2;
     pub const TYPEDEF_NAME: usize = 1;
     pub const TYPEDEF_NAMESPACE: usize = 2;
+    pub const TYPEDEF_EXTENDS: usize = 3;
     pub const TYPEDEF_FIELD_LIST: usize = 4;
     pub const TYPEDEF_METHOD_LIST: usize = 5;
     pub const FIELD_NAME: usize = 1;
@@ -585,6 +586,26 @@ impl<'a> Assembly<'a> {
             CodedIndex::MemberRefParent,
             "MemberRef.Class is not a valid MemberRefParent coded index",
         )
+    }
+
+    /// The type TypeDef `typedef` extends (its `Extends` column) as a TypeDef, TypeRef or
+    /// TypeSpec token, or `None` when the column is null (`System.Object`, interfaces,
+    /// the global `<Module>` type).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadToken`] when `typedef` is not a TypeDef token or names a row that does
+    /// not exist, [`Error::BadPe`] when the column is not a valid TypeDefOrRef coded index.
+    pub fn type_extends(&self, typedef: u32) -> Result<Option<u32>> {
+        let rid = Self::rid_in(typedef, TableId::TypeDef, "not a TypeDef token")?;
+        let token = self.coded_cell(
+            TableId::TypeDef,
+            rid,
+            col::TYPEDEF_EXTENDS,
+            CodedIndex::TypeDefOrRef,
+            "TypeDef.Extends is not a valid TypeDefOrRef coded index",
+        )?;
+        Ok((token & tables::MAX_ROWS != 0).then_some(token))
     }
 
     /// The resolution scope of a TypeRef as a token: a Module, ModuleRef, AssemblyRef

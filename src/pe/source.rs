@@ -80,6 +80,24 @@ impl MetadataSource for Assembly<'_> {
         })
     }
 
+    fn type_extends(&self, type_def: u32) -> Result<Option<u32>> {
+        Assembly::type_extends(self, type_def)
+    }
+
+    fn member_parent(&self, token: u32) -> Result<u32> {
+        match TableId::of_token(token) {
+            Some(TableId::MethodDef) => self.declaring_type(token)?.ok_or(Error::BadToken {
+                token,
+                what: "no TypeDef declares this MethodDef",
+            }),
+            Some(TableId::MemberRef) => self.member_ref_parent(token),
+            _ => Err(Error::BadToken {
+                token,
+                what: "not a MethodDef or MemberRef token",
+            }),
+        }
+    }
+
     fn user_string(&self, token: u32) -> Result<Vec<u16>> {
         Ok(Assembly::user_string(self, token)?.code_units().collect())
     }

@@ -256,11 +256,29 @@ impl LocalVarSig {
     /// [`crate::Error::Unencodable`] for a bad `local_type_bytes` or too many locals. On
     /// failure `out` is left as it was.
     pub fn append_to_blob(blob: &[u8], local_type_bytes: &[u8], out: &mut Vec<u8>) -> Result<u16> {
-        let (index, locals_start) = Self::check_append(blob, local_type_bytes)?;
+        Self::append_all_to_blob(blob, &[local_type_bytes], out)
+    }
+
+    /// [`LocalVarSig::append_to_blob`] for several new locals at once: appends to `out`
+    /// the signature `blob` extended by one local per entry of `local_types` (each
+    /// exactly one type valid as a local), in order, and returns the index of the
+    /// first (the index the next local would get when `local_types` is empty).
+    ///
+    /// # Errors
+    ///
+    /// Those of [`LocalVarSig::append_to_blob`], for any of the new types or for the
+    /// total count. On failure `out` is left as it was.
+    pub fn append_all_to_blob(
+        blob: &[u8],
+        local_types: &[&[u8]],
+        out: &mut Vec<u8>,
+    ) -> Result<u16> {
+        let (index, locals_start) = Self::check_append(blob, local_types)?;
         // Checked: nothing below can fail (the count is at most `MAX_LOCALS`, far below
         // the largest compressed integer).
-        let count = u32::from(index) + 1;
-        out.reserve(blob.len() + local_type_bytes.len() + 5);
+        let count = u32::from(index) + local_types.len() as u32;
+        let added: usize = local_types.iter().map(|t| t.len()).sum();
+        out.reserve(blob.len() + added + 5);
         out.push(callconv::LOCAL_SIG);
         match count {
             0..0x80 => out.push(count as u8),
@@ -268,7 +286,9 @@ impl LocalVarSig {
             _ => out.extend_from_slice(&(0xC000_0000 | count).to_be_bytes()),
         }
         out.extend_from_slice(&blob[locals_start..]);
-        out.extend_from_slice(local_type_bytes);
+        for t in local_types {
+            out.extend_from_slice(t);
+        }
         Ok(index)
     }
 
@@ -282,11 +302,11 @@ impl LocalVarSig {
     /// malformed `blob`, [`crate::Error::Unencodable`] for a bad `local_type_bytes` or too
     /// many locals.
     pub fn check_append_to_blob(blob: &[u8], local_type_bytes: &[u8]) -> Result<u16> {
-        Self::check_append(blob, local_type_bytes).map(|(index, _)| index)
+        Self::check_append(blob, &[local_type_bytes]).map(|(index, _)| index)
     }
 
-    /// The new local's index and where the existing locals start in `blob`.
-    fn check_append(blob: &[u8], local_type_bytes: &[u8]) -> Result<(u16, usize)> {
+    /// The first new local's index and where the existing locals start in `blob`.
+    fn check_append(blob: &[u8], local_types: &[&[u8]]) -> Result<(u16, usize)> {
         let mut r = SigReader::new(blob);
         let count = Self::read_head(&mut r)?;
         let locals_start = r.position();
@@ -296,13 +316,15 @@ impl LocalVarSig {
         r.expect_end()?;
         let index = u16::try_from(count)
             .ok()
-            .filter(|&i| usize::from(i) < Self::MAX_LOCALS)
+            .filter(|&i| usize::from(i) + local_types.len() <= Self::MAX_LOCALS)
             .ok_or_else(|| unencodable("more than 65534 locals"))?;
-        let mut t = SigReader::new(local_type_bytes);
-        if skip_type_at(&mut t, 0, Ctx::LOCAL).is_err() || !t.is_at_end() {
-            return Err(unencodable(
-                "the new local's type is not exactly one type valid for a local",
-            ));
+        for local_type in local_types {
+            let mut t = SigReader::new(local_type);
+            if skip_type_at(&mut t, 0, Ctx::LOCAL).is_err() || !t.is_at_end() {
+                return Err(unencodable(
+                    "the new local's type is not exactly one type valid for a local",
+                ));
+            }
         }
         Ok((index, locals_start))
     }

@@ -4,12 +4,19 @@
 use super::Returns;
 use super::return_local::ReturnLocal;
 use super::snippet::{Fill, Snippet};
-use super::wrap::{CodeScan, StoredCode, wrap_scanned_stored};
+use super::tail_call::{self, NewLocals, TailCallPolicy};
+use super::wrap::{
+    CodeScan, StoredCode, prologue_stored, wrap_scanned_stored, wrap_scanned_stored_keeping,
+};
 use crate::analysis::{CallSiteResolver, MaxStackMode, ReturnKind, StackAnalyzer};
 use crate::body::{EncodedHeader, Encoder, MethodBody};
 use crate::ilmap::IlMap;
 use crate::metadata::MetadataSource;
-use crate::{Error, Result};
+use crate::sig::{LocalVarSig, summarize_method_sig};
+use crate::{Error, Result, TailCallRefusal};
+
+/// The empty LocalVarSig (`LOCAL_SIG`, no locals), what a body without one extends.
+const EMPTY_LOCALS: &[u8] = &[0x07, 0x00];
 
 /// The code an [`Instrumenter`] injects into every method, given once.
 ///
@@ -26,11 +33,35 @@ use crate::{Error, Result};
 ///
 /// `entry` runs once per call, before the protected region (a loop back to the first
 /// instruction does not run it again); `exit` runs on every way out, normal or by an
-/// exception; the epilogue runs on every normal return, after `exit`. All four must
+/// exception; the epilogue runs on every normal return, after `exit`. All of them must
 /// leave the stack as they found it (empty); the stack analysis that ends every rewrite
 /// checks it. Only `epilogue_value` may name the return-value local
 /// ([`crate::transform::SnippetBuilder::return_local`]), which holds the value being
 /// returned (and which it may change with `stloc`).
+///
+/// # Tail calls
+///
+/// A `tail.` call stays a tail call (under the default [`TailCallPolicy::Keep`]): its
+/// operands are stored into new locals, a `leave` runs the `finally`, and a stub after
+/// the handlers makes the same `tail.` call:
+///
+/// ```text
+///       .try { ... stloc a1; stloc a0; leave TC ... } finally { <exit> endfinally }
+/// TC:   ldloc a0; ldloc a1; tail. call M; ret
+/// ```
+///
+/// So on a tail-call exit the `finally` runs before the callee starts, and no epilogue
+/// runs: the method does not return, its callee does, and the value it returns is not
+/// known to the instrumented method (the return-value local holds nothing meaningful
+/// then). `tail_call`, when given, runs in the `finally` instead of `exit` on a
+/// tail-call exit (a flag local set at the site tells the two apart); by default `exit`
+/// runs on every exit.
+///
+/// # Entry-only instrumentation
+///
+/// With `exit`, both epilogues and `tail_call` empty, the entry code is inserted before
+/// the first instruction (branches to it do not run it again) and nothing else
+/// changes: no try/finally, no return-value local, `tail.` and `jmp` kept.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct InstrumentationCode {
     /// Run on entry, before the try block.
@@ -41,6 +72,28 @@ pub struct InstrumentationCode {
     pub epilogue_value: Snippet,
     /// Run on the normal return of a `void` method, after `exit`.
     pub epilogue_void: Snippet,
+    /// Run by the `finally` on a tail-call exit instead of `exit`; `None` to run `exit`
+    /// there too (see the type's documentation).
+    pub tail_call: Option<Snippet>,
+}
+
+impl InstrumentationCode {
+    /// The snippets, `tail_call` last when given.
+    fn snippets(&self) -> impl Iterator<Item = &Snippet> {
+        [
+            &self.entry,
+            &self.exit,
+            &self.epilogue_value,
+            &self.epilogue_void,
+        ]
+        .into_iter()
+        .chain(self.tail_call.as_ref())
+    }
+
+    /// Whether only entry code is given (see the type's documentation).
+    pub fn is_entry_only(&self) -> bool {
+        self.snippets().skip(1).all(Snippet::is_empty)
+    }
 }
 
 /// The method an [`Instrumenter`] rewrites: what its body does not say.
@@ -97,8 +150,11 @@ pub struct Instrumented<'a> {
     pub new_locals_signature: Option<&'a [u8]>,
     /// `ret`s the body had.
     pub rets: usize,
-    /// `tail.` prefixes removed (a tail call cannot leave a try block).
+    /// `tail.` prefixes removed under [`TailCallPolicy::DropPrefix`].
     pub tail_prefixes_removed: usize,
+    /// Tail calls kept under [`TailCallPolicy::Keep`], each leaving the protected region
+    /// through a stub (see [`InstrumentationCode`]).
+    pub tail_calls_kept: usize,
     /// The exact max stack of the rewritten body, now in [`MethodBody::max_stack`].
     pub max_stack: u16,
 }
@@ -163,7 +219,13 @@ pub struct Instrumenter {
     tokens_used: usize,
     /// Whether any snippet has placeholders (filled in per body as it is placed).
     placeholders: bool,
+    /// What to do with `tail.` calls.
+    tail_calls: TailCallPolicy,
+    /// Whether only entry code is injected.
+    entry_only: bool,
     locals: Vec<u8>,
+    /// The types of the locals kept tail calls need (scratch).
+    tail_locals: NewLocals,
     analyzer: StackAnalyzer,
     encoder: Encoder,
     /// Whether to wrap edit by edit even where the one-pass wrap applies (for the tests
@@ -173,53 +235,45 @@ pub struct Instrumenter {
 }
 
 impl Instrumenter {
-    /// An instrumenter injecting `code`.
+    /// An instrumenter injecting `code`, keeping tail calls ([`TailCallPolicy::Keep`]).
     ///
     /// # Errors
-    /// [`Error::Unsupported`] when `entry`, `exit` or `epilogue_void` names the
-    /// return-value local (only `epilogue_value` runs where it holds the value).
+    /// [`Error::Unsupported`] when `entry`, `exit`, `epilogue_void` or `tail_call` names
+    /// the return-value local (only `epilogue_value` runs where it holds the value).
     pub fn new(code: InstrumentationCode) -> Result<Instrumenter> {
-        if code.entry.uses_return_local()
-            || code.exit.uses_return_local()
-            || code.epilogue_void.uses_return_local()
-        {
+        let reads_return = code
+            .snippets()
+            .filter(|&s| !std::ptr::eq(s, &code.epilogue_value))
+            .any(Snippet::uses_return_local);
+        if reads_return {
             return Err(Error::Unsupported {
                 what: "only the epilogue of value-returning methods can name the return-value local",
             });
         }
-        let branches = [
-            &code.entry,
-            &code.exit,
-            &code.epilogue_value,
-            &code.epilogue_void,
-        ]
-        .iter()
-        .any(|s| s.has_branches());
-        let tokens_used = [
-            &code.entry,
-            &code.exit,
-            &code.epilogue_value,
-            &code.epilogue_void,
-        ]
-        .iter()
-        .map(|s| s.tokens_used())
-        .max()
-        .unwrap_or(0);
-        let placeholders = [
-            &code.entry,
-            &code.exit,
-            &code.epilogue_value,
-            &code.epilogue_void,
-        ]
-        .iter()
-        .any(|s| s.has_placeholders());
+        let placeholders = code.snippets().any(Snippet::has_placeholders);
+        let branches = code.snippets().any(Snippet::has_branches);
+        let tokens_used = code.snippets().map(Snippet::tokens_used).max().unwrap_or(0);
         Ok(Instrumenter {
             placeholders,
-            code,
             branches,
             tokens_used,
+            entry_only: code.is_entry_only(),
+            code,
             ..Instrumenter::default()
         })
+    }
+
+    /// This instrumenter with `policy` for `tail.` calls (the default is
+    /// [`TailCallPolicy::Keep`]). Entry-only instrumentation leaves tail calls alone
+    /// whatever the policy.
+    pub fn with_tail_call_policy(mut self, policy: TailCallPolicy) -> Instrumenter {
+        self.tail_calls = policy;
+        self
+    }
+
+    /// What it does with `tail.` calls.
+    pub fn tail_call_policy(&self) -> TailCallPolicy {
+        self.tail_calls
     }
 
     /// The code it injects.
@@ -228,13 +282,16 @@ impl Instrumenter {
     }
 
     /// Instruments `body`: return-value local, try/finally wrap with the entry, exit
-    /// and epilogue code, exact max stack (set in the header), which also verifies the
-    /// stack of the rewritten body.
+    /// and epilogue code, tail calls kept (see [`InstrumentationCode`]), exact max stack
+    /// (set in the header), which also verifies the stack of the rewritten body. For
+    /// entry-only code, the entry code is inserted and nothing else changes.
     ///
     /// `method` gives the signatures the body does not hold and the method's id;
     /// `resolver` the stack effects of the body's call sites and of the calls the
     /// snippets make (see [`crate::analysis::MetadataResolver`] and
-    /// [`crate::analysis::CachingResolver`]).
+    /// [`crate::analysis::CachingResolver`]), and for a body with tail calls to keep,
+    /// the metadata their callees' signatures are read from
+    /// ([`CallSiteResolver::metadata`]).
     ///
     /// On success the body is ready to encode once its new LocalVarSig token is set
     /// (see [`Instrumented::new_locals_signature`]).
@@ -243,12 +300,16 @@ impl Instrumenter {
     /// Refusals, made before any edit (the body is left as it was):
     /// [`Error::Unsupported`] for a body with `jmp`, of nothing but `tail.` prefixes or
     /// with a `tail.` not followed by a call in its own regions, or a context with
-    /// fewer [`MethodContext::tokens`] than the snippets use; the errors of
-    /// [`MethodBody::validate_clauses`] for a clause list that is not valid;
-    /// [`Error::EmptyBody`], and the errors of [`ReturnLocal::plan`] for malformed
-    /// signatures. After the wrap, the errors of the stack analysis (a call site the
-    /// resolver cannot resolve, code that does not verify): the body is then left
-    /// wrapped and must not be used — fall back to the original IL.
+    /// fewer [`MethodContext::tokens`] than the snippets use;
+    /// [`Error::TailCallNotKept`] for a tail call the policy refuses or that cannot be
+    /// kept (see [`TailCallRefusal`]); the errors of [`MethodBody::validate_clauses`]
+    /// for a clause list that is not valid; [`Error::EmptyBody`], and the errors of
+    /// [`ReturnLocal::plan`] for malformed signatures. After the wrap, the errors of the
+    /// stack analysis (a call site the resolver cannot resolve, code that does not
+    /// verify), and [`Error::TailCallNotKept`] with
+    /// [`TailCallRefusal::ExtraStackValues`] for a tail call with more on the stack than
+    /// its operands (invalid IL): the body is then left edited and must not be used —
+    /// fall back to the original IL.
     pub fn instrument<R: CallSiteResolver + ?Sized>(
         &mut self,
         body: &mut MethodBody,
@@ -258,17 +319,20 @@ impl Instrumenter {
         // One pass: the `ret`s and `tail.` prefixes the wrap edits, and whether a `jmp`
         // makes the body unwrappable (refused before anything is planned).
         let scan = CodeScan::of(&body.instrs);
+        if method.tokens.len() < self.tokens_used {
+            return Err(Error::Unsupported {
+                what: "the method context gives fewer tokens than the snippets use",
+            });
+        }
+        if self.entry_only {
+            return self.instrument_entry(body, method, resolver, &scan);
+        }
         if scan.has_jmp {
             return Err(Error::Unsupported {
                 what: "jmp cannot be placed inside a try block",
             });
         }
         self.locals.clear();
-        if method.tokens.len() < self.tokens_used {
-            return Err(Error::Unsupported {
-                what: "the method context gives fewer tokens than the snippets use",
-            });
-        }
         let plan = ReturnLocal::plan(method.signature, method.locals, &mut self.locals)?;
         let (local, epilogue) = match plan.returns {
             Returns::Value { local } => (Some(local), &self.code.epilogue_value),
@@ -279,10 +343,28 @@ impl Instrumenter {
             entry: self.code.entry.stored(),
             exit: self.code.exit.stored(),
             epilogue: epilogue.stored(),
+            tail_exit: self.code.tail_call.as_ref().map(Snippet::stored),
             branches: self.branches,
             fill: Fill::new(method.id, local, method.tokens),
             placeholders: self.placeholders,
         };
+        let returns = ReturnKind::value_if(plan.extends_locals);
+        if !scan.tails.is_empty() && self.tail_calls != TailCallPolicy::DropPrefix {
+            return keep_tail_calls(
+                body,
+                method,
+                resolver,
+                &scan,
+                plan,
+                &code,
+                Scratch {
+                    policy: self.tail_calls,
+                    locals: &mut self.locals,
+                    tail_locals: &mut self.tail_locals,
+                    analyzer: &mut self.analyzer,
+                },
+            );
+        }
         #[cfg(test)]
         let wrap = match self.general_path_only {
             true => super::wrap::wrap_scanned_stored_linked,
@@ -291,7 +373,6 @@ impl Instrumenter {
         #[cfg(not(test))]
         let wrap = wrap_scanned_stored;
         let wrapped = wrap(body, plan.returns, &scan, &code)?;
-        let returns = ReturnKind::value_if(plan.extends_locals);
         // The clause list needs no check of its own: the wrap adds its clause through the
         // editing API, which keeps the list valid (or, in one pass, builds the lone
         // clause of a body that had none), and the stack analysis checks the regions it
@@ -304,6 +385,32 @@ impl Instrumenter {
             new_locals_signature: plan.extends_locals.then_some(&self.locals[..]),
             rets: scan.rets.len(),
             tail_prefixes_removed: wrapped.tail_prefixes_removed,
+            tail_calls_kept: 0,
+            max_stack: report.max_stack,
+        })
+    }
+
+    /// [`Instrumenter::instrument`] for entry-only code.
+    fn instrument_entry<R: CallSiteResolver + ?Sized>(
+        &mut self,
+        body: &mut MethodBody,
+        method: &MethodContext<'_>,
+        resolver: &R,
+        scan: &CodeScan,
+    ) -> Result<Instrumented<'_>> {
+        let returns_value = summarize_method_sig(method.signature)?.returns_value;
+        let fill = Fill::new(method.id, None, method.tokens);
+        prologue_stored(body, self.code.entry.stored(), &fill)?;
+        let returns = ReturnKind::value_if(returns_value);
+        let report =
+            self.analyzer
+                .apply_max_stack(body, resolver, MaxStackMode::Compute, returns)?;
+        Ok(Instrumented {
+            returns: Returns::Void,
+            new_locals_signature: None,
+            rets: scan.rets.len(),
+            tail_prefixes_removed: 0,
+            tail_calls_kept: 0,
             max_stack: report.max_stack,
         })
     }
@@ -325,6 +432,90 @@ impl Instrumenter {
     pub fn il_map(&self, body: &MethodBody) -> IlMap {
         IlMap::from_offsets(body, self.encoder.encoded_offsets())
     }
+}
+
+/// The parts of an [`Instrumenter`] the tail-call path uses, borrowed apart from its
+/// code.
+struct Scratch<'a> {
+    policy: TailCallPolicy,
+    locals: &'a mut Vec<u8>,
+    tail_locals: &'a mut NewLocals,
+    analyzer: &'a mut StackAnalyzer,
+}
+
+/// [`Instrumenter::instrument`] for a body with `tail.` prefixes, under
+/// [`TailCallPolicy::Keep`] or [`TailCallPolicy::Refuse`]: the sites are planned (and
+/// refused) before any edit, their locals added to the LocalVarSig after the return
+/// local's, the body wrapped with the calls moved to stubs, and the stack at each site
+/// checked to hold nothing but the call's operands. Out of line: few bodies have tail
+/// calls.
+#[inline(never)]
+fn keep_tail_calls<'s, R: CallSiteResolver + ?Sized>(
+    body: &mut MethodBody,
+    method: &MethodContext<'_>,
+    resolver: &R,
+    scan: &CodeScan,
+    plan: ReturnLocal,
+    code: &StoredCode<'_>,
+    scratch: Scratch<'s>,
+) -> Result<Instrumented<'s>> {
+    let not_kept = |reason| Error::TailCallNotKept {
+        offset: body.original_offset(scan.tails[0]),
+        reason,
+    };
+    if scratch.policy == TailCallPolicy::Refuse {
+        return Err(not_kept(TailCallRefusal::PolicyRefuses));
+    }
+    // The locals as the return local left them, and how many there are.
+    let base: Vec<u8> = match plan.extends_locals {
+        true => scratch.locals.clone(),
+        false => method.locals.unwrap_or(EMPTY_LOCALS).to_vec(),
+    };
+    let too_many = |e: Error| match e {
+        Error::Unencodable { .. } => not_kept(TailCallRefusal::TooManyLocals),
+        e => e,
+    };
+    let first_local = LocalVarSig::append_all_to_blob(&base, &[], &mut Vec::new())?;
+    scratch.tail_locals.clear();
+    let mut sites = tail_call::plan(
+        body,
+        &scan.tails,
+        resolver.metadata(),
+        usize::from(first_local),
+        code.tail_exit.is_some(),
+        scratch.tail_locals,
+    )?;
+    let extends_locals = plan.extends_locals || !sites.sites.is_empty();
+    if !sites.sites.is_empty() {
+        scratch.locals.clear();
+        LocalVarSig::append_all_to_blob(&base, &scratch.tail_locals.types(), scratch.locals)
+            .map_err(too_many)?;
+    }
+    let wrapped = wrap_scanned_stored_keeping(body, plan.returns, scan, code, &mut sites)?;
+    let returns = ReturnKind::from(plan.returns);
+    let analysis = scratch.analyzer.analyze(body, resolver, returns)?;
+    for site in &sites.sites {
+        if site
+            .leave
+            .and_then(|leave| analysis.height_before(leave))
+            .is_some_and(|h| h != 0)
+        {
+            return Err(Error::TailCallNotKept {
+                offset: body.original_offset(site.tail),
+                reason: TailCallRefusal::ExtraStackValues,
+            });
+        }
+    }
+    body.max_stack = analysis.max_stack();
+    let locals: &'s Vec<u8> = scratch.locals;
+    Ok(Instrumented {
+        returns: plan.returns,
+        new_locals_signature: extends_locals.then_some(&locals[..]),
+        rets: scan.rets.len(),
+        tail_prefixes_removed: 0,
+        tail_calls_kept: wrapped.tail_calls_kept,
+        max_stack: body.max_stack,
+    })
 }
 
 #[cfg(test)]
@@ -396,6 +587,7 @@ mod tests {
             exit: guarded(),
             epilogue_value: guarded(),
             epilogue_void: guarded(),
+            tail_call: None,
         })
         .unwrap();
         // static int32 M(): ldc.i4.1; ret (tiny)
@@ -480,6 +672,7 @@ mod tests {
                 exit,
                 epilogue_value: epilogue.clone(),
                 epilogue_void: guarded(),
+                tail_call: None,
             };
             let mut fast = Instrumenter::new(code.clone()).unwrap();
             let mut slow = Instrumenter::new(code).unwrap();
@@ -547,6 +740,7 @@ mod tests {
     fn a_refused_body_is_left_as_it_was() {
         let mut inst = Instrumenter::new(InstrumentationCode {
             entry: guarded(),
+            exit: guarded(),
             ..Default::default()
         })
         .unwrap();

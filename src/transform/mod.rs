@@ -11,6 +11,7 @@ mod instrument;
 mod return_local;
 mod single_ret;
 mod snippet;
+mod tail_call;
 mod wrap;
 
 pub use inject::{inject_epilogue, inject_prologue};
@@ -18,6 +19,7 @@ pub use instrument::{InstrumentationCode, Instrumented, Instrumenter, MethodCont
 pub use return_local::ReturnLocal;
 pub use single_ret::{Returns, SingleRet, single_ret};
 pub use snippet::{Label, Snippet, SnippetBuilder};
+pub use tail_call::TailCallPolicy;
 pub use wrap::{CatchRethrow, WrapOptions, Wrapped, wrap_try_finally};
 
 impl From<Returns> for crate::analysis::ReturnKind {

@@ -3,6 +3,7 @@
 
 use super::single_ret::{Returns, rewrite_rets_at};
 use super::snippet::{Fill, relocate};
+use super::tail_call::TailPlan;
 use crate::body::{ClauseKind, ExceptionClause, MethodBody};
 use crate::graph::FlatAppend;
 use crate::graph::build::stored;
@@ -50,6 +51,9 @@ pub struct Wrapped {
     pub epilogue: InstrId,
     /// `tail.` prefixes removed (a tail call cannot leave a try block).
     pub tail_prefixes_removed: usize,
+    /// Tail calls kept, each moved to a stub after the handlers (only
+    /// [`super::Instrumenter`] keeps them).
+    pub tail_calls_kept: usize,
 }
 
 /// Wraps the body:
@@ -168,6 +172,9 @@ pub(crate) struct StoredCode<'a> {
     pub exit: &'a [Slot],
     /// The code starting the epilogue, stored.
     pub epilogue: &'a [Slot],
+    /// The code the `finally` runs instead of `exit` on a tail-call exit, stored; `None`
+    /// to run `exit` there too. Used only with kept tail calls.
+    pub tail_exit: Option<&'a [Slot]>,
     /// Whether any of the three has a branch (relative, see above).
     pub branches: bool,
     /// The values of the placeholders the three may hold (see [`Fill`]), filled in as
@@ -198,7 +205,7 @@ pub(crate) fn wrap_scanned(
     {
         return Ok(wrapped);
     }
-    wrap_linked(body, opts, scan, epilogue_code, Placement::Absolute)
+    wrap_linked(body, opts, scan, epilogue_code, Placement::Absolute, None)
 }
 
 /// [`wrap_scanned`] without a catch handler, the injected code given in stored form.
@@ -212,7 +219,23 @@ pub(crate) fn wrap_scanned_stored(
     if let Some(wrapped) = wrap_flat(body, returns, scan, Injected::Stored(code)) {
         return Ok(wrapped);
     }
-    wrap_stored_linked(body, returns, scan, code)
+    wrap_stored_linked(body, returns, scan, code, None)
+}
+
+/// [`wrap_scanned_stored`] keeping the tail calls of `plan` (made by
+/// [`super::tail_call::plan`] for this body and this scan, with the locals it planned
+/// already part of the body's signature): each site stores its operands and leaves the
+/// try for a stub after the handlers that makes the tail call (see
+/// [`super::tail_call`]). The `leave` of each site is recorded in the plan.
+pub(crate) fn wrap_scanned_stored_keeping(
+    body: &mut MethodBody,
+    returns: Returns,
+    scan: &CodeScan,
+    code: &StoredCode<'_>,
+    plan: &mut TailPlan,
+) -> Result<Wrapped> {
+    refusals(body, scan)?;
+    wrap_stored_linked(body, returns, scan, code, Some(plan))
 }
 
 /// The general path of [`wrap_scanned_stored`], given the instructions `code` stores.
@@ -221,17 +244,9 @@ fn wrap_stored_linked(
     returns: Returns,
     scan: &CodeScan,
     code: &StoredCode<'_>,
+    plan: Option<&mut TailPlan>,
 ) -> Result<Wrapped> {
-    let unpack = |slots: &[Slot]| -> SmallVec<[Instruction; 4]> {
-        slots
-            .iter()
-            .map(|&slot| {
-                let slot = code.fill.slot(slot);
-                assert!(!slot.odd, "odd slots name a side table");
-                instruction(slot.opcode, slot.bits)
-            })
-            .collect()
-    };
+    let unpack = |slots: &[Slot]| unpack(slots, &code.fill);
     let (entry, exit) = (unpack(code.entry), unpack(code.exit));
     let opts = WrapOptions {
         returns,
@@ -243,7 +258,20 @@ fn wrap_stored_linked(
         true => Placement::Relative,
         false => Placement::Absolute,
     };
-    wrap_linked(body, &opts, scan, &unpack(code.epilogue), placement)
+    let tail_exit = code.tail_exit.map(unpack);
+    let kept = plan.map(|plan| Kept {
+        plan,
+        tail_exit: tail_exit.as_deref(),
+    });
+    wrap_linked(body, &opts, scan, &unpack(code.epilogue), placement, kept)
+}
+
+/// The tail calls a general-path wrap keeps, and the code their exits run.
+struct Kept<'p, 'c> {
+    plan: &'p mut TailPlan,
+    /// Run by the `finally` on a tail-call exit instead of the exit code (relative
+    /// branches, as the stored code's), when the plan has a flag.
+    tail_exit: Option<&'c [Instruction]>,
 }
 
 /// [`wrap_scanned_stored`] always taking the general path, edit by edit (for the tests
@@ -256,7 +284,7 @@ pub(crate) fn wrap_scanned_stored_linked(
     code: &StoredCode<'_>,
 ) -> Result<Wrapped> {
     refusals(body, scan)?;
-    wrap_stored_linked(body, returns, scan, code)
+    wrap_stored_linked(body, returns, scan, code, None)
 }
 
 /// The injected code as [`wrap_flat`] takes it.
@@ -511,7 +539,38 @@ fn wrap_flat(
         catch_start: None,
         epilogue,
         tail_prefixes_removed: 0,
+        tail_calls_kept: 0,
     })
+}
+
+/// Inserts the stored `entry` code (placeholders filled by `fill`, relative branches as
+/// [`StoredCode`] documents them, the end meaning the first instruction) before the
+/// first instruction, so that branches to it, and regions starting at it, do not run
+/// the new code: entry-only instrumentation. Nothing else changes.
+///
+/// # Errors
+/// [`Error::EmptyBody`] for a body without instructions; nothing is edited then.
+pub(crate) fn prologue_stored(
+    body: &mut MethodBody,
+    entry: &[Slot],
+    fill: &Fill<'_>,
+) -> Result<()> {
+    let first = body.instrs.first().ok_or(Error::EmptyBody)?;
+    let code = placed(&unpack(entry, fill), body.instrs.arena_len() as u32, first);
+    body.insert_all_before_keep_self_targeting(first, &code)?;
+    Ok(())
+}
+
+/// The instructions stored in `slots`, their placeholders filled by `fill`.
+fn unpack(slots: &[Slot], fill: &Fill<'_>) -> SmallVec<[Instruction; 8]> {
+    slots
+        .iter()
+        .map(|&slot| {
+            let slot = fill.slot(slot);
+            assert!(!slot.odd, "odd slots name a side table");
+            instruction(slot.opcode, slot.bits)
+        })
+        .collect()
 }
 
 /// How the branches of injected code name their targets.
@@ -544,6 +603,7 @@ fn wrap_linked(
     scan: &CodeScan,
     epilogue_code: &[Instruction],
     placement: Placement,
+    mut kept: Option<Kept<'_, '_>>,
 ) -> Result<Wrapped> {
     let relative = placement == Placement::Relative;
     // Each new instruction takes the next arena slot: the ids of injected code are known
@@ -562,12 +622,28 @@ fn wrap_linked(
         false => SmallVec::from_slice(epilogue_code),
     };
     // The `ret`s first: `rewrite_rets_at` checks all of them before it edits anything.
-    let single = rewrite_rets_at(body, opts.returns, true, &scan.rets, &epilogue_code)?;
-    // Then the `tail.` prefixes (a tail call cannot leave a protected region). None of
-    // them is the epilogue, which was just appended, so the try keeps an instruction.
-    let tails = &scan.tails;
-    for &t in tails {
-        body.remove(t)?;
+    // The `ret` of a kept tail call moves to its stub, unless a branch targets it.
+    let moved = |r: &InstrId| {
+        kept.as_ref()
+            .is_some_and(|k| k.plan.sites.iter().any(|s| s.ret == *r && !s.ret_stays))
+    };
+    let rets: SmallVec<[InstrId; 8]> = scan.rets.iter().filter(|r| !moved(r)).copied().collect();
+    let single = rewrite_rets_at(body, opts.returns, true, &rets, &epilogue_code)?;
+    // Then the tail calls (a tail call cannot leave a protected region): kept through
+    // stubs after the epilogue, or their prefixes removed. None of them is the epilogue,
+    // which was just appended, so the try keeps an instruction.
+    let (mut tails_removed, mut flag) = (0, None);
+    match kept.as_mut() {
+        Some(kept) => {
+            keep_tail_calls(body, kept.plan)?;
+            flag = kept.plan.flag;
+        }
+        None => {
+            for &t in &scan.tails {
+                body.remove(t)?;
+            }
+            tails_removed = scan.tails.len();
+        }
     }
     let nothing_left = || Error::Unsupported {
         what: "nothing left to wrap",
@@ -599,14 +675,30 @@ fn wrap_linked(
         inner_last = last;
     }
 
-    let mut exit: SmallVec<[Instruction; 8]> = match relative {
-        true => {
+    let mut exit: SmallVec<[Instruction; 8]> = match (relative, flag) {
+        (true, None) => {
             let base = next_id(body);
             placed(opts.exit, base, InstrId(base + opts.exit.len() as u32))
         }
-        false => SmallVec::from_slice(opts.exit),
+        (false, None) => SmallVec::from_slice(opts.exit),
+        // `if (flag) { <tail exit> } else { <exit> }`, each ending the handler.
+        (_, Some(flag)) => {
+            let tail_exit = kept.as_ref().and_then(|k| k.tail_exit).unwrap_or(&[]);
+            let base = next_id(body);
+            let exit_len = opts.exit.len() as u32;
+            let exit_end = base + 2 + exit_len;
+            let mut code = SmallVec::new();
+            code.push(Instruction::ldloc(flag));
+            code.push(Instruction::branch(OpCode::Brtrue, InstrId(exit_end + 1)));
+            code.extend(placed(opts.exit, base + 2, InstrId(exit_end)));
+            code.push(Instruction::simple(OpCode::Endfinally));
+            let tail_end = exit_end + 1 + tail_exit.len() as u32;
+            code.extend(placed(tail_exit, exit_end + 1, InstrId(tail_end)));
+            code
+        }
     };
     exit.push(Instruction::simple(OpCode::Endfinally));
+    let relative = relative || flag.is_some();
     let ids = match relative {
         true => body.insert_all_before_keep_self_targeting(single.epilogue, &exit)?,
         false => body.insert_all_before_keep(single.epilogue, &exit)?,
@@ -632,13 +724,21 @@ fn wrap_linked(
         body.add_clause(finally)?;
     }
 
-    // `inject_prologue`: the first instruction is still the try's first.
-    match relative {
-        true => {
+    // `inject_prologue`: the first instruction is still the try's first. The flag of
+    // kept tail calls starts false (locals are not zeroed without `localsinit`).
+    match (relative, flag) {
+        (true, None) => {
             let entry = placed(opts.entry, next_id(body), try_start);
             body.insert_all_before_keep_self_targeting(try_start, &entry)?
         }
-        false => body.insert_all_before_keep(try_start, opts.entry)?,
+        (false, None) => body.insert_all_before_keep(try_start, opts.entry)?,
+        (_, Some(flag)) => {
+            let mut entry: SmallVec<[Instruction; 8]> = SmallVec::new();
+            entry.push(Instruction::ldc_i4(0));
+            entry.push(Instruction::stloc(flag));
+            entry.extend(placed(opts.entry, next_id(body) + 2, try_start));
+            body.insert_all_before_keep_self_targeting(try_start, &entry)?
+        }
     };
     body.force_fat_header();
     Ok(Wrapped {
@@ -646,8 +746,58 @@ fn wrap_linked(
         finally_start,
         catch_start,
         epilogue: single.epilogue,
-        tail_prefixes_removed: tails.len(),
+        tail_prefixes_removed: tails_removed,
+        tail_calls_kept: kept.map_or(0, |k| k.plan.sites.len()),
     })
+}
+
+/// Keeps the tail calls of `plan` (after the `ret`s were rewritten, before the handler
+/// is added): appends each site's stub (its operands loaded back, a new `tail.` prefix,
+/// the call and its `ret` moved there, or a new `ret` when the original one is a branch
+/// target and stays), and replaces the site's `tail.` prefix by the stores of the
+/// operands, the flag when there is one, and a `leave` to the stub. Records each
+/// `leave` in the plan.
+///
+/// The original ids move with what they were: the `tail.` prefix's id (branches to it,
+/// its original offset) stays at the site, the call's and the `ret`'s go to the stub, so
+/// the IL map sends the call site to the stub.
+fn keep_tail_calls(body: &mut MethodBody, plan: &mut TailPlan) -> Result<()> {
+    let flag = plan.flag;
+    for site in &mut plan.sites {
+        let first = InstrId(body.instrs.arena_len() as u32);
+        for &local in &site.locals {
+            body.append(Instruction::ldloc(local));
+        }
+        let prefix = body.append(Instruction::simple(OpCode::Tail));
+        let stub = if site.locals.is_empty() {
+            prefix
+        } else {
+            first
+        };
+        body.instrs.move_to_back(site.call);
+        match site.ret_stays {
+            true => body.append(Instruction::simple(OpCode::Ret)),
+            false => {
+                body.instrs.move_to_back(site.ret);
+                site.ret
+            }
+        };
+        let mut code: SmallVec<[Instruction; 8]> = site
+            .locals
+            .iter()
+            .rev()
+            .map(|&l| Instruction::stloc(l))
+            .collect();
+        if let Some(flag) = flag {
+            code.push(Instruction::ldc_i4(1));
+            code.push(Instruction::stloc(flag));
+        }
+        code.push(Instruction::branch(OpCode::Leave, stub));
+        body.replace(site.tail, code[0])?;
+        let rest = body.insert_all_after(site.tail, &code[1..])?;
+        site.leave = Some(rest.last().copied().unwrap_or(site.tail));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -721,9 +871,15 @@ mod tests {
                             catch: None,
                         };
                         let mut slow = original.clone();
-                        let b =
-                            wrap_linked(&mut slow, &opts, &scan, &epilogue, Placement::Absolute)
-                                .expect("wraps");
+                        let b = wrap_linked(
+                            &mut slow,
+                            &opts,
+                            &scan,
+                            &epilogue,
+                            Placement::Absolute,
+                            None,
+                        )
+                        .expect("wraps");
                         let mut fast = original.clone();
                         let code = Injected::Instructions {
                             entry: opts.entry,
@@ -743,6 +899,7 @@ mod tests {
                             entry: &entry,
                             exit: &exit,
                             epilogue: &epi,
+                            tail_exit: None,
                             branches: false,
                             fill: Fill::new(0, None, &[]),
                             placeholders: false,
@@ -754,7 +911,7 @@ mod tests {
                         assert_eq!(format!("{fast:?}"), format!("{slow:?}"));
                         // The general path from stored code is the one from instructions.
                         let mut linked = original.clone();
-                        let c = wrap_stored_linked(&mut linked, returns, &scan, &code);
+                        let c = wrap_stored_linked(&mut linked, returns, &scan, &code, None);
                         assert_eq!(c, Ok(b));
                         assert_eq!(format!("{linked:?}"), format!("{slow:?}"));
                         checked_stored += 1;
@@ -786,6 +943,7 @@ mod tests {
             entry,
             exit: &[],
             epilogue: &[],
+            tail_exit: None,
             branches: false,
             fill: Fill::new(0, None, &[]),
             placeholders: false,
