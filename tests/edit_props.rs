@@ -1312,7 +1312,7 @@ mod real {
     use ilrewrite::pe::Assembly;
     use ilrewrite::sig::{LocalVarSig, summarize_method_sig};
     use ilrewrite::transform::{
-        CatchRethrow, Returns, WrapOptions, inject_epilogue, wrap_try_finally,
+        CatchRethrow, Returns, TailCallPolicy, WrapOptions, inject_epilogue, wrap_try_finally,
     };
     use std::sync::LazyLock;
 
@@ -1496,6 +1496,7 @@ mod real {
                     entry: &[token, hook(ENTER)],
                     exit: &[token, hook(EXIT)],
                     catch,
+                    tail_calls: TailCallPolicy::DropPrefix,
                 },
             ),
             "wrap_try_finally",

@@ -4,11 +4,12 @@
 use ilrewrite::graph::Incoming;
 use ilrewrite::ilmap::IlMap;
 use ilrewrite::transform::{
-    CatchRethrow, Returns, WrapOptions, Wrapped, inject_epilogue, inject_prologue, single_ret,
-    wrap_try_finally,
+    CatchRethrow, Returns, TailCallPolicy, WrapOptions, Wrapped, inject_epilogue, inject_prologue,
+    single_ret, wrap_try_finally,
 };
 use ilrewrite::{
     ClauseKind, Error, ExceptionClause, InstrId, Instruction, MethodBody, OpCode, Operand,
+    TailCallRefusal,
 };
 
 const HOOK: u32 = 0x0A00_0099;
@@ -500,6 +501,7 @@ fn wrap_builds_try_finally_with_entry_exit_and_catch_rethrow() {
                 type_token: 0x0100_0002,
                 code: &[],
             }),
+            tail_calls: TailCallPolicy::DropPrefix,
         },
     )
     .unwrap();
@@ -525,6 +527,37 @@ fn wrap_builds_try_finally_with_entry_exit_and_catch_rethrow() {
     );
 }
 
+/// The low-level wrap has no metadata to keep a tail call with: unless told to drop the
+/// prefixes, it refuses the body, untouched, with a typed reason.
+#[test]
+fn wrap_refuses_tail_calls_unless_told_to_drop_them() {
+    let mut body = MethodBody::new();
+    body.append(op(OpCode::Tail));
+    body.append(call(HOOK));
+    body.append(op(OpCode::Ret));
+    let before = format!("{body:?}");
+    for (policy, reason) in [
+        (TailCallPolicy::Keep, TailCallRefusal::NoMetadata),
+        (TailCallPolicy::Refuse, TailCallRefusal::PolicyRefuses),
+    ] {
+        let opts = WrapOptions {
+            returns: Returns::Void,
+            entry: &[call(HOOK)],
+            exit: &[call(HOOK)],
+            catch: None,
+            tail_calls: policy,
+        };
+        assert_eq!(
+            wrap_try_finally(&mut body, &opts),
+            Err(Error::TailCallNotKept {
+                offset: None,
+                reason
+            })
+        );
+        assert_eq!(format!("{body:?}"), before);
+    }
+}
+
 #[test]
 fn wrap_removes_tail_prefixes_and_handles_throw_only_methods() {
     let mut body = MethodBody::new();
@@ -538,6 +571,7 @@ fn wrap_removes_tail_prefixes_and_handles_throw_only_methods() {
             entry: &[],
             exit: &[],
             catch: None,
+            tail_calls: TailCallPolicy::DropPrefix,
         },
     )
     .unwrap();
@@ -556,6 +590,7 @@ fn wrap_removes_tail_prefixes_and_handles_throw_only_methods() {
             entry: &[call(HOOK)],
             exit: &[call(HOOK)],
             catch: None,
+            tail_calls: TailCallPolicy::DropPrefix,
         },
     )
     .unwrap();
@@ -575,7 +610,8 @@ fn empty_body_cannot_be_wrapped_but_round_trips() {
                 returns: Returns::Void,
                 entry: &[],
                 exit: &[],
-                catch: None
+                catch: None,
+                tail_calls: TailCallPolicy::DropPrefix,
             }
         )
         .is_err()
@@ -605,6 +641,7 @@ fn growing_a_tiny_body_past_64_bytes_and_past_small_eh_limits() {
             entry: &[],
             exit: &exit,
             catch: None,
+            tail_calls: TailCallPolicy::DropPrefix,
         },
     )
     .unwrap();
@@ -718,6 +755,7 @@ fn wrap(body: &mut MethodBody) -> Result<Wrapped, Error> {
             entry: &[],
             exit: &[],
             catch: None,
+            tail_calls: TailCallPolicy::DropPrefix,
         },
     )
 }

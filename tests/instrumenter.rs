@@ -89,6 +89,7 @@ fn by_hand(
             entry: &[id, Instruction::with_token(OpCode::Call, ENTER)],
             exit: &[id, Instruction::with_token(OpCode::Call, EXIT)],
             catch: None,
+            tail_calls: TailCallPolicy::DropPrefix,
         },
     )?;
     if let Returns::Value { local } = plan.returns {

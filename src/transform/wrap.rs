@@ -3,14 +3,14 @@
 
 use super::single_ret::{Returns, rewrite_rets_at};
 use super::snippet::{Fill, relocate};
-use super::tail_call::TailPlan;
+use super::tail_call::{TailCallPolicy, TailPlan};
 use crate::body::{ClauseKind, ExceptionClause, MethodBody};
 use crate::graph::FlatAppend;
 use crate::graph::build::stored;
 use crate::graph::packed::{Slot, instruction};
 use crate::graph::{Incoming, InstrId, InstrList, Instruction, Operand};
 use crate::opcode::OpCode;
-use crate::{Error, Result};
+use crate::{Error, Result, TailCallRefusal};
 use smallvec::SmallVec;
 
 /// A catch handler that runs `code` and rethrows.
@@ -36,6 +36,14 @@ pub struct WrapOptions<'a> {
     pub exit: &'a [Instruction],
     /// An optional catch-and-rethrow handler around the original body, inside the finally.
     pub catch: Option<CatchRethrow<'a>>,
+    /// What to do with `tail.` calls, which cannot stay in the try block. This wrap has
+    /// no metadata to type a tail call's operands, so it cannot keep them:
+    /// [`TailCallPolicy::DropPrefix`] removes the prefixes (changing what the program
+    /// does: its stack grows with the tail recursion), the other two refuse a body with
+    /// one ([`TailCallRefusal::NoMetadata`] for `Keep`,
+    /// [`TailCallRefusal::PolicyRefuses`] for `Refuse`). To keep tail calls, use
+    /// [`super::Instrumenter`].
+    pub tail_calls: TailCallPolicy,
 }
 
 /// Where the pieces of a wrapped body are.
@@ -68,11 +76,15 @@ pub struct Wrapped {
 /// ```
 ///
 /// Branches back to the first original instruction stay inside the try (the entry code
-/// runs once). `tail.` prefixes are removed, since a tail call cannot leave a protected
-/// region. The max stack is not recomputed here; run the stack analysis afterwards.
+/// runs once). A body with `tail.` prefixes is refused or has them removed, as
+/// [`WrapOptions::tail_calls`] says (a tail call cannot leave a protected region;
+/// [`super::Instrumenter`] keeps them). The max stack is not recomputed here; run the
+/// stack analysis afterwards.
 ///
 /// # Errors
 /// Refusals made before any edit, leaving the body as it was: [`Error::EmptyBody`],
+/// [`Error::TailCallNotKept`] for a body with `tail.` prefixes unless
+/// [`WrapOptions::tail_calls`] is [`TailCallPolicy::DropPrefix`],
 /// [`Error::Unsupported`] for a body with `jmp` (it cannot sit in a try block), of
 /// nothing but `tail.` prefixes, with a `tail.` not followed by a call in its own
 /// regions, or with a `ret` inside a finally, fault or filter block; the errors of
@@ -81,6 +93,19 @@ pub struct Wrapped {
 /// not in the body.
 pub fn wrap_try_finally(body: &mut MethodBody, opts: &WrapOptions<'_>) -> Result<Wrapped> {
     let scan = CodeScan::of(&body.instrs);
+    if let Some(&tail) = scan.tails.first() {
+        let reason = match opts.tail_calls {
+            TailCallPolicy::DropPrefix => None,
+            TailCallPolicy::Keep => Some(TailCallRefusal::NoMetadata),
+            TailCallPolicy::Refuse => Some(TailCallRefusal::PolicyRefuses),
+        };
+        if let Some(reason) = reason {
+            return Err(Error::TailCallNotKept {
+                offset: body.original_offset(tail),
+                reason,
+            });
+        }
+    }
     wrap_scanned(body, opts, &scan, &[])
 }
 
@@ -253,6 +278,7 @@ fn wrap_stored_linked(
         entry: &entry,
         exit: &exit,
         catch: None,
+        tail_calls: TailCallPolicy::DropPrefix,
     };
     let placement = match code.branches {
         true => Placement::Relative,
@@ -869,6 +895,7 @@ mod tests {
                             entry: codes[entry],
                             exit: codes[exit],
                             catch: None,
+                            tail_calls: TailCallPolicy::DropPrefix,
                         };
                         let mut slow = original.clone();
                         let b = wrap_linked(
