@@ -7,8 +7,9 @@
 mod clr_support;
 
 use clr_support::{
-    CALL_TREE_CALLS, MANY_METHODS, PROGRAMS, Summary, command_for, exit_code, expected_stdout,
-    program, programs_dir, run_command, run_unprofiled,
+    CALL_TREE_CALLS, MANY_METHODS, PROGRAMS, Summary, TAIL_CALLS_CALLS, TAIL_CALLS_DEEP_CALLS,
+    TAIL_CALLS_DEPTH, TAIL_CALLS_METHOD_CALLS, command_for, exit_code, expected_stdout, program,
+    programs_dir, run_command, run_unprofiled,
 };
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -72,6 +73,52 @@ fn many() {
         stdout.starts_with(&format!("methods {MANY_METHODS} ")),
         "{stdout}"
     );
+}
+
+#[test]
+fn tail_calls() {
+    let stdout = check("TailCalls");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 12, "{stdout}");
+    let per_shape = format!(" calls {}", TAIL_CALLS_DEPTH + 1);
+    for line in &lines[..11] {
+        assert!(line.ends_with(&per_shape), "{line}");
+    }
+    assert_eq!(lines[11], format!("deep calls {TAIL_CALLS_DEEP_CALLS}"));
+}
+
+/// The call counts of `TailCalls.exe` in the harness are those derived in the header of
+/// its source: one `//   TailCalls.Type::Method   count` line per method, then the total.
+#[test]
+fn tail_calls_counts_match_the_source() {
+    let source = fs::read_to_string(programs_dir().join("TailCalls.il")).unwrap();
+    let number = |s: &str| s.replace(',', "").parse::<u64>().unwrap();
+    let mut documented = Vec::new();
+    let mut total = None;
+    for line in source.lines().take_while(|l| l.starts_with("//")) {
+        let words: Vec<&str> = line.trim_start_matches('/').split_whitespace().collect();
+        match words.as_slice() {
+            [name, count, ..] if name.starts_with("TailCalls.") && name.contains("::") => {
+                documented.push(((*name).to_owned(), number(count)));
+            }
+            ["all", "methods", "of", "TailCalls.*", count, ..] => total = Some(number(count)),
+            _ => {}
+        }
+    }
+    let harness: Vec<(String, u64)> = TAIL_CALLS_METHOD_CALLS
+        .iter()
+        .map(|&(n, c)| (n.to_owned(), c))
+        .collect();
+    assert_eq!(documented, harness);
+    assert_eq!(total, Some(TAIL_CALLS_CALLS));
+    let sum: u64 = TAIL_CALLS_METHOD_CALLS.iter().map(|(_, c)| c).sum();
+    assert_eq!(sum, TAIL_CALLS_CALLS);
+    let deep: u64 = TAIL_CALLS_METHOD_CALLS
+        .iter()
+        .filter(|(n, _)| !n.starts_with("TailCalls.Program::") && !n.ends_with("::.ctor"))
+        .map(|(_, c)| c)
+        .sum();
+    assert_eq!(deep, TAIL_CALLS_DEEP_CALLS);
 }
 
 #[test]

@@ -23,7 +23,9 @@ use std::time::{Duration, Instant};
 
 /// The committed programs and the exit code of each (unprofiled).
 ///
-/// `CallTree` prints `calls 219`: see [`CALL_TREE_CALLS`].
+/// `CallTree` prints `calls 219`: see [`CALL_TREE_CALLS`]. `TailCalls` makes its
+/// `tail.` calls [`TAIL_CALLS_DEPTH`] deep: it dies with a stack overflow when a
+/// profiler drops their prefixes; see [`TAIL_CALLS_CALLS`].
 pub const PROGRAMS: &[(&str, i32)] = &[
     ("Features", 11),
     ("Threads", 12),
@@ -31,6 +33,7 @@ pub const PROGRAMS: &[(&str, i32)] = &[
     ("CallTree", 14),
     ("Generic", 15),
     ("Many", 16),
+    ("TailCalls", 17),
     ("Answer", 41),
 ];
 
@@ -41,6 +44,45 @@ pub const CALL_TREE_CALLS: u64 = 219;
 
 /// The number of methods of `Many.exe` (all in `Many.Program`), each called once.
 pub const MANY_METHODS: u64 = 4041;
+
+/// How deep each chain of `tail.` calls of `TailCalls.exe` goes: 1,000,000 tail calls
+/// (1,000,001 calls of the chain's methods). `EdgeCases.exe`'s tail-call chains count
+/// down from the same number.
+pub const TAIL_CALLS_DEPTH: u64 = 1_000_000;
+
+/// The number of calls `TailCalls.exe` makes of each of its methods, by the name
+/// `Namespace.Type::Method` that the sample profiler's `ILREWRITE_FILTER` matches (a
+/// substring of it): the table of `tests/programs/TailCalls.il`'s header, which derives
+/// them.
+pub const TAIL_CALLS_METHOD_CALLS: &[(&str, u64)] = &[
+    ("TailCalls.Program::Main", 1),
+    ("TailCalls.Program::Run", 1),
+    ("TailCalls.Program::Record", 11),
+    ("TailCalls.Program::Line", 11),
+    ("TailCalls.Program::Weight", 4),
+    ("TailCalls.Walker`1::.ctor", 2),
+    ("TailCalls.Walker`1::Walk", 2_000_002),
+    ("TailCalls.Deep::SumTo", 1_000_001),
+    ("TailCalls.Deep::Ping", 500_001),
+    ("TailCalls.Deep::Pong", 500_000),
+    ("TailCalls.Deep::Repeat", 2_000_002),
+    ("TailCalls.Deep::Indirect", 1_000_001),
+    ("TailCalls.Deep::Fold", 1_000_001),
+    ("TailCalls.Deep::Accumulate", 1_000_001),
+    ("TailCalls.Deep::Early", 1_000_001),
+    ("TailCalls.Cursor::Advance", 1_000_001),
+];
+
+/// The calls of all methods of `TailCalls.exe` (all in namespace `TailCalls`, so the
+/// filter `TailCalls.` selects exactly them): the sum of [`TAIL_CALLS_METHOD_CALLS`].
+/// Single-threaded apart from Main starting and joining one thread, with no exception:
+/// a profiler's enter and exit counters filtered to `TailCalls.` must both show it.
+pub const TAIL_CALLS_CALLS: u64 = 11_000_041;
+
+/// The calls of `TailCalls.exe`'s deep methods (all but those of `TailCalls.Program`
+/// and the constructor), which the program counts itself and prints as
+/// `deep calls 11000011` (it exits with 99 if its count differs).
+pub const TAIL_CALLS_DEEP_CALLS: u64 = 11_000_011;
 
 /// The exit code of a program of [`PROGRAMS`].
 ///

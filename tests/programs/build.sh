@@ -48,6 +48,7 @@ il() {
 cs Features -unsafe -r:System.dll -r:System.Core.dll
 cs Threads -r:System.Core.dll
 il EdgeCases
+il TailCalls
 cs CallTree
 cs Answer
 cs Generic
