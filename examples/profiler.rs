@@ -18,7 +18,12 @@
 //!   cost without the runtime's cost of taking a new body);
 //! * `wrap`: wraps every method in try/finally (single-ret, return-value local), with
 //!   entry and exit code that call native counters of this library through `calli` of
-//!   an unmanaged function pointer (no helper assembly needed).
+//!   an unmanaged function pointer (no helper assembly needed). Tail calls stay tail
+//!   calls: a `tail.` call leaves the try through a stub that makes the same tail call
+//!   after the finally ran, so a tail-call exit counts in `exits` like a return, and a
+//!   program that tail-recurses a million calls deep still runs in constant stack. A
+//!   method whose tail call cannot be kept (its callee's signature cannot be typed) is
+//!   refused and keeps its original IL; a method with `jmp` too.
 //!
 //! `ILREWRITE_FILTER`, when set, limits counting and rewriting to the methods whose name
 //! `Namespace.Type::Method` (nested types as `Outer/Inner`) contains it.

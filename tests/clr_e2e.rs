@@ -10,8 +10,9 @@
 mod clr_support;
 
 use clr_support::{
-    CALL_TREE_CALLS, PROGRAMS, Summary, build_example_cdylib, exit_code, expected_stdout,
-    run_profiled, run_unprofiled, sample_profiler,
+    CALL_TREE_CALLS, PROGRAMS, Summary, TAIL_CALLS_CALLS, TAIL_CALLS_METHOD_CALLS,
+    build_example_cdylib, exit_code, expected_stdout, run_profiled, run_unprofiled,
+    sample_profiler,
 };
 
 /// The sample profiler's CLSID (README and `examples/profiler.rs`).
@@ -23,7 +24,16 @@ const TEST: &str = "{4A7E2C19-5B3D-4F60-8E21-9C6D0B1A3F57}";
 /// are the same from run to run), checks that stdout and the exit code are those of
 /// the unprofiled run, and returns the profiler's summary.
 fn sample(program: &str, mode: &str, filter: Option<&str>) -> Summary {
-    let mut env = vec![("ILREWRITE_MODE", mode), ("COMPlus_TieredCompilation", "0")];
+    sample_tiered(program, mode, filter, false)
+}
+
+/// [`sample`] with tiered compilation on or off.
+fn sample_tiered(program: &str, mode: &str, filter: Option<&str>, tiering: bool) -> Summary {
+    let tiering = if tiering { "1" } else { "0" };
+    let mut env = vec![
+        ("ILREWRITE_MODE", mode),
+        ("COMPlus_TieredCompilation", tiering),
+    ];
     if let Some(filter) = filter {
         env.push(("ILREWRITE_FILTER", filter));
     }
@@ -105,6 +115,42 @@ fn wrap_counts_exactly_the_calls_of_a_known_call_tree() {
     assert_eq!((s.failed, s.refused), (0, 0), "{s:?}");
     assert_eq!(s.enters, CALL_TREE_CALLS, "{s:?}");
     assert_eq!(s.exits, CALL_TREE_CALLS, "{s:?}");
+}
+
+/// Tail calls stay tail calls under `wrap`: `TailCalls.exe` and `EdgeCases.exe`, whose
+/// `tail.` calls go 1,000,000 deep in every shape (and overflow the stack when a
+/// profiler drops the prefixes), run as unprofiled with every JIT-compiled method
+/// wrapped, tiering on and off; nothing fails, the only refusals are `jmp`.
+#[test]
+fn wrap_keeps_tail_calls_a_million_deep() {
+    for program in ["TailCalls", "EdgeCases"] {
+        for tiering in [false, true] {
+            let s = sample_tiered(program, "wrap", None, tiering);
+            assert_eq!(s.failed, 0, "{program} tiering {tiering}: {s:?}");
+            assert!(s.rewritten > 100, "{program}: {s:?}");
+            for (reason, _) in &s.reasons {
+                assert!(reason.contains("jmp"), "{program}: refused for {reason}");
+            }
+        }
+    }
+}
+
+/// Filtered to the tail-call program's types, and to each of its methods, the counters
+/// give the exact number of calls, each with its exit: a tail-call exit counts as an
+/// exit (the finally runs before the callee starts), every level of every chain once.
+#[test]
+fn wrap_counts_every_call_of_the_tail_call_program() {
+    for tiering in [false, true] {
+        let s = sample_tiered("TailCalls", "wrap", Some("TailCalls."), tiering);
+        assert_eq!((s.failed, s.refused), (0, 0), "{s:?}");
+        assert_eq!(s.enters, TAIL_CALLS_CALLS, "tiering {tiering}: {s:?}");
+        assert_eq!(s.exits, TAIL_CALLS_CALLS, "tiering {tiering}: {s:?}");
+    }
+    for &(method, calls) in TAIL_CALLS_METHOD_CALLS {
+        let s = sample("TailCalls", "wrap", Some(method));
+        assert_eq!((s.failed, s.refused), (0, 0), "{method}: {s:?}");
+        assert_eq!((s.enters, s.exits), (calls, calls), "{method}: {s:?}");
+    }
 }
 
 /// A method JIT-compiled several times (one generic method instantiated over six
