@@ -2,10 +2,15 @@
 //!
 //! For every surviving original instruction `X` the map holds one entry
 //! `old = X's original offset -> new = start of X in the new code, including the run of
-//! injected instructions immediately before X`. Injected code therefore maps to the
-//! original instruction that follows it, which is what a debugger needs: a breakpoint on
-//! `X` stops before the code injected in front of it, and native code generated from
-//! injected IL is attributed to `X`. Removed instructions have no entry.
+//! injected instructions immediately before X that flows into it`. Injected code
+//! therefore maps to the original instruction that follows it, which is what a debugger
+//! needs: a breakpoint on `X` stops before the code injected in front of it, and native
+//! code generated from injected IL is attributed to `X`. A run ends at an injected
+//! instruction that does not fall through (`ret`, `leave`, `br`, `throw`,
+//! `endfinally`...): the code before it never reaches `X` that way, and stays with the
+//! entry before it (a `leave` injected after a rewritten `ret` belongs to that `ret`,
+//! the handlers a wrap adds do not make a breakpoint on the code after them fire on
+//! every exit). Removed instructions have no entry.
 //!
 //! Maps from successive rewrite stages compose with [`IlMap::then`].
 
@@ -64,6 +69,9 @@ impl IlMap {
                 }
                 None => {
                     run_start.get_or_insert(new);
+                    if !body.instrs.opcode(id).flow().falls_through() {
+                        run_start = None;
+                    }
                 }
             }
         }

@@ -247,6 +247,12 @@ macro_rules! forward_metadata_source {
             fn member_name(&self, token: u32) -> Result<MemberName> {
                 (**self).member_name(token)
             }
+            fn type_extends(&self, type_def: u32) -> Result<Option<u32>> {
+                (**self).type_extends(type_def)
+            }
+            fn member_parent(&self, token: u32) -> Result<u32> {
+                (**self).member_parent(token)
+            }
             fn user_string(&self, token: u32) -> Result<Vec<u16>> {
                 (**self).user_string(token)
             }

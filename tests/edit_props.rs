@@ -1122,9 +1122,11 @@ fn check_il_map(
         };
         surviving.insert(old);
         let home = offsets[id.index()];
+        // The run of injected code that flows into `id`: back to the previous original
+        // instruction, or to an injected one that does not fall through.
         let mut first = id;
         while let Some(p) = body.instrs.prev(first) {
-            if body.original_offset(p).is_some() {
+            if body.original_offset(p).is_some() || !body.instrs.opcode(p).flow().falls_through() {
                 break;
             }
             first = p;

@@ -9,9 +9,8 @@
 //!   code under the default policy (`TailCallPolicy::Keep`), must keep all its tail calls
 //!   (out of every protected region, through a stub after the handlers), encode, decode
 //!   back, verify with the max stack the instrumenter reported, and have a complete IL
-//!   map; or be refused, untouched, for one of the reasons a tail call cannot be kept
-//!   (one body is refused today for a library bug: see `KNOWN_REFUSALS`; and the IL map
-//!   attributes the first stub's call to code before its stub: see `KeptCounts`);
+//!   map in which each kept call maps to its stub; or be refused, untouched, for one of
+//!   the reasons a tail call cannot be kept (none is, in this corpus);
 //! - the same bodies under `Refuse` are refused untouched, under `DropPrefix` lose every
 //!   prefix;
 //! - entry-only instrumentation of every framework and F# body inserts the entry code
@@ -210,14 +209,6 @@ struct KeptCounts {
     il_map_entries: usize,
     /// `ret`s of kept sites that stayed in place (a branch targets them).
     rets_stayed: usize,
-    /// Kept calls whose IL-map entry is not the start of their stub but earlier (with
-    /// only injected code in between): the map gives an original instruction the start
-    /// of the whole run of injected code before it in code order, and before the first
-    /// stub that run holds the `finally` and the epilogue, and starts in the try, after
-    /// its last original instruction (the first store of the last site, when that site
-    /// ends the try). One per body today; `fsharp_kept_calls_map_to_their_stubs`
-    /// expects none.
-    calls_mapped_before_stub: usize,
 }
 
 /// Encodes an instrumented body, decodes it back and checks it (see the module docs).
@@ -333,22 +324,10 @@ fn check_kept(
         }) {
             stub = p;
         }
-        // The call maps to the start of the run of injected code before it: its stub,
-        // or, for the first stub, code before the stub too (see `KeptCounts`).
-        let at_call = new(call)?;
-        if at_call > home(stub) {
-            return Err(format!("IL map: {site}: the call maps into its stub"));
-        }
-        if at_call < home(stub) {
-            counts.calls_mapped_before_stub += 1;
-            let original_between = body.instrs.ids().any(|id| {
-                (at_call..home(stub)).contains(&home(id)) && body.original_offset(id).is_some()
-            });
-            if original_between {
-                return Err(format!(
-                    "IL map: {site}: the call maps before original code"
-                ));
-            }
+        // The call maps to its stub: the run of injected code before it starts there
+        // (the code before the stub ends with a `ret`, which does not fall through).
+        if new(call)? != home(stub) {
+            return Err(format!("IL map: {site}: the call does not map to its stub"));
         }
         moved.insert(old(call));
         if body.instrs.prev(ret) == Some(call) {
@@ -394,24 +373,6 @@ fn refusal_is_allowed(reason: TailCallRefusal) -> bool {
             | TailCallRefusal::TooManyLocals
     )
 }
-
-/// Known refusals for other reasons, each a bug to fix in the library (see the report in
-/// the commit that added it): (assembly, MethodDef token, reason).
-const KNOWN_REFUSALS: &[(&str, u32, TailCallRefusal)] = &[
-    // `FSharpMemberOrFunctionOrValue::get_DeclarationLocationOpt` ends with
-    // `ldarg.0; tail. call instance FSharpSymbol::get_DeclarationLocation(); ret`, a base
-    // call: an instance `call` of a MethodDef of this module, whose `this` kind asks
-    // `MetadataSource::type_extends` of the declaring TypeDef. The resolver's metadata is
-    // a `&Assembly`, and the forwarding impl of `MetadataSource` for `&T` (`Arc<T>`,
-    // `Box<T>`) in src/metadata.rs does not forward `type_extends` (nor
-    // `member_parent`): the trait's default answers "this metadata source gives no
-    // names", which `this_type` reports as `UnreadableSignature`.
-    (
-        "FSharp.Compiler.Service.dll",
-        0x0600_0b48,
-        TailCallRefusal::UnreadableSignature,
-    ),
-];
 
 /// What [`keep_all`] found.
 #[derive(Default)]
@@ -467,9 +428,7 @@ fn keep_all() -> Kept {
                         .entry(format!("{reason:?}"))
                         .or_default()
                         .push((format!("{} (tail. at {at})", file.name), token));
-                    if !refusal_is_allowed(reason)
-                        && !KNOWN_REFUSALS.contains(&(file.name.as_str(), token, reason))
-                    {
+                    if !refusal_is_allowed(reason) {
                         k.failures
                             .push(fail(format!("refused with {reason:?} at {at}")));
                     }
@@ -504,7 +463,6 @@ fn keep_all() -> Kept {
                     k.bodies_kept += 1;
                     k.counts.il_map_entries += c.il_map_entries;
                     k.counts.rets_stayed += c.rets_stayed;
-                    k.counts.calls_mapped_before_stub += c.calls_mapped_before_stub;
                 }
                 Err(e) => k.failures.push(fail(e)),
             }
@@ -522,23 +480,23 @@ fn keep_all() -> Kept {
 /// Every F# body with a `tail.` prefix, instrumented with entry, exit and value-epilogue
 /// code under the default policy (`Keep`), keeps all its tail calls out of every
 /// protected region and comes back verified, with the max stack reported and a complete
-/// IL map (see [`check_kept`]); or is refused untouched, for a reason that
-/// [`refusal_is_allowed`] or that [`KNOWN_REFUSALS`] records.
+/// IL map (see [`check_kept`]) in which every kept call maps to its own stub; or is
+/// refused untouched, for a reason that [`refusal_is_allowed`] allows (none in the
+/// pinned corpus: every one of its tail calls is kept).
 #[test]
 fn fsharp_tail_calls_are_kept_out_of_the_protected_region() {
     let k = keep_all();
     let refused: usize = k.refused.values().map(Vec::len).sum();
     println!(
         "F# corpus: {} distinct bodies, {} with a tail. prefix ({} prefixes); instrumented \
-         {} bodies keeping {} tail calls (IL map entries {}, kept calls mapped before their \
-         stub {}, rets left in place {}); refused {refused} bodies",
+         {} bodies keeping {} tail calls (IL map entries {}, rets left in place {}); refused \
+         {refused} bodies",
         k.bodies,
         k.with_tail,
         k.prefixes,
         k.bodies_kept,
         k.kept,
         k.counts.il_map_entries,
-        k.counts.calls_mapped_before_stub,
         k.counts.rets_stayed,
     );
     for (reason, list) in &k.refused {
@@ -550,33 +508,11 @@ fn fsharp_tail_calls_are_kept_out_of_the_protected_region() {
     assert!(k.failures.is_empty(), "{} failures", k.failures.len());
     assert_eq!(k.bodies_kept + refused, k.with_tail);
     if ilrewrite_corpus::fsharp_assemblies_are_pinned() {
-        for &(asm, token, reason) in KNOWN_REFUSALS {
-            let seen = k
-                .refused
-                .get(&format!("{reason:?}"))
-                .is_some_and(|list| list.iter().any(|(a, t)| a.starts_with(asm) && *t == token));
-            assert!(
-                seen,
-                "{asm} 0x{token:08x} is no longer refused ({reason:?}): remove it from \
-                 KNOWN_REFUSALS"
-            );
-        }
+        assert_eq!(refused, 0);
         assert!(k.bodies > 80_000, "{}", k.bodies);
-        assert!(k.kept > 11_000, "{} tail calls kept", k.kept);
+        assert_eq!(k.kept, k.prefixes, "every tail call kept");
+        assert!(k.kept > 12_000, "{} tail calls kept", k.kept);
     }
-}
-
-/// What a debugger needs of the IL map: each kept call maps to its own stub. Today the
-/// first stub's call of every body maps to the start of the run of injected code before
-/// it in code order, which begins in the try (after the last site's first store, or
-/// after the try's last original instruction) and spans the `finally` and the epilogue:
-/// see [`KeptCounts::calls_mapped_before_stub`].
-#[test]
-#[ignore = "the first stub's call maps before its stub (KeptCounts::calls_mapped_before_stub)"]
-fn fsharp_kept_calls_map_to_their_stubs() {
-    let k = keep_all();
-    assert!(k.failures.is_empty(), "{} failures", k.failures.len());
-    assert_eq!(k.counts.calls_mapped_before_stub, 0);
 }
 
 // ---- 3. the other policies -------------------------------------------------------------
