@@ -268,6 +268,7 @@ impl LocalVarSig {
     ///
     /// Those of [`LocalVarSig::append_to_blob`], for any of the new types or for the
     /// total count. On failure `out` is left as it was.
+    #[inline]
     pub fn append_all_to_blob(
         blob: &[u8],
         local_types: &[&[u8]],
@@ -306,6 +307,7 @@ impl LocalVarSig {
     }
 
     /// The first new local's index and where the existing locals start in `blob`.
+    #[inline]
     fn check_append(blob: &[u8], local_types: &[&[u8]]) -> Result<(u16, usize)> {
         let mut r = SigReader::new(blob);
         let count = Self::read_head(&mut r)?;

@@ -390,7 +390,10 @@ impl Instrumenter {
         })
     }
 
-    /// [`Instrumenter::instrument`] for entry-only code.
+    /// [`Instrumenter::instrument`] for entry-only code (out of line: the wrapping path
+    /// is the hot one).
+    #[cold]
+    #[inline(never)]
     fn instrument_entry<R: CallSiteResolver + ?Sized>(
         &mut self,
         body: &mut MethodBody,
@@ -449,6 +452,7 @@ struct Scratch<'a> {
 /// local's, the body wrapped with the calls moved to stubs, and the stack at each site
 /// checked to hold nothing but the call's operands. Out of line: few bodies have tail
 /// calls.
+#[cold]
 #[inline(never)]
 fn keep_tail_calls<'s, R: CallSiteResolver + ?Sized>(
     body: &mut MethodBody,
