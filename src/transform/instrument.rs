@@ -141,7 +141,9 @@ impl<'a> MethodContext<'a> {
 /// What [`Instrumenter::instrument`] did to one body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Instrumented<'a> {
-    /// Where the return value goes: [`Returns::Value`] names the new local.
+    /// Where the return value goes: [`Returns::Value`] names the new local;
+    /// [`Returns::Void`] when no return-value local was added (a `void` method, or
+    /// entry-only instrumentation).
     pub returns: Returns,
     /// For a method that returns a value, the LocalVarSig with the return-value local
     /// added. Get a token for it (`IMetaDataEmit::GetTokenFromSig`) and set it on the
