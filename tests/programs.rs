@@ -8,8 +8,8 @@ mod clr_support;
 
 use clr_support::{
     CALL_TREE_CALLS, MANY_METHODS, PROGRAMS, Summary, TAIL_CALLS_CALLS, TAIL_CALLS_DEEP_CALLS,
-    TAIL_CALLS_DEPTH, TAIL_CALLS_METHOD_CALLS, command_for, exit_code, expected_stdout, program,
-    programs_dir, run_command, run_unprofiled,
+    TAIL_CALLS_DEPTH, TAIL_CALLS_METHOD_CALLS, TAIL_CALLS_STRUCT24_DEPTH, command_for, exit_code,
+    expected_stdout, program, programs_dir, run_command, run_unprofiled,
 };
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -79,12 +79,19 @@ fn many() {
 fn tail_calls() {
     let stdout = check("TailCalls");
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), 12, "{stdout}");
+    assert_eq!(lines.len(), 13, "{stdout}");
     let per_shape = format!(" calls {}", TAIL_CALLS_DEPTH + 1);
     for line in &lines[..11] {
         assert!(line.ends_with(&per_shape), "{line}");
     }
-    assert_eq!(lines[11], format!("deep calls {TAIL_CALLS_DEEP_CALLS}"));
+    let struct24 = format!(" calls {}", TAIL_CALLS_STRUCT24_DEPTH + 1);
+    assert!(lines[11].starts_with("struct24 "), "{}", lines[11]);
+    assert!(lines[11].ends_with(&struct24), "{}", lines[11]);
+    assert_eq!(lines[12], format!("deep calls {TAIL_CALLS_DEEP_CALLS}"));
+    assert_eq!(
+        TAIL_CALLS_DEEP_CALLS,
+        11 * (TAIL_CALLS_DEPTH + 1) + TAIL_CALLS_STRUCT24_DEPTH + 1
+    );
 }
 
 /// The call counts of `TailCalls.exe` in the harness are those derived in the header of
