@@ -118,9 +118,10 @@ fn wrap_counts_exactly_the_calls_of_a_known_call_tree() {
 }
 
 /// Tail calls stay tail calls under `wrap`: `TailCalls.exe` and `EdgeCases.exe`, whose
-/// `tail.` calls go 1,000,000 deep in every shape (and overflow the stack when a
-/// profiler drops the prefixes), run as unprofiled with every JIT-compiled method
-/// wrapped, tiering on and off; nothing fails, the only refusals are `jmp`.
+/// `tail.` calls go 1,000,000 deep in every shape the runtime makes fast (and overflow
+/// the stack when a profiler drops the prefixes; a 24-byte struct argument, which 3.1
+/// never tail-calls fast, goes 2,000 deep), run as unprofiled with every JIT-compiled
+/// method wrapped, tiering on and off; nothing fails, the only refusals are `jmp`.
 #[test]
 fn wrap_keeps_tail_calls_a_million_deep() {
     for program in ["TailCalls", "EdgeCases"] {
