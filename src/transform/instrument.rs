@@ -352,14 +352,14 @@ impl Instrumenter {
         };
         let returns = ReturnKind::value_if(plan.extends_locals);
         if !scan.tails.is_empty() && self.tail_calls != TailCallPolicy::DropPrefix {
-            return keep_tail_calls(
+            return instrument_keeping_tail_calls(
                 body,
                 method,
                 resolver,
                 &scan,
                 plan,
                 &code,
-                Scratch {
+                TailScratch {
                     policy: self.tail_calls,
                     locals: &mut self.locals,
                     tail_locals: &mut self.tail_locals,
@@ -441,7 +441,7 @@ impl Instrumenter {
 
 /// The parts of an [`Instrumenter`] the tail-call path uses, borrowed apart from its
 /// code.
-struct Scratch<'a> {
+struct TailScratch<'a> {
     policy: TailCallPolicy,
     locals: &'a mut Vec<u8>,
     tail_locals: &'a mut NewLocals,
@@ -456,14 +456,14 @@ struct Scratch<'a> {
 /// calls.
 #[cold]
 #[inline(never)]
-fn keep_tail_calls<'s, R: CallSiteResolver + ?Sized>(
+fn instrument_keeping_tail_calls<'s, R: CallSiteResolver + ?Sized>(
     body: &mut MethodBody,
     method: &MethodContext<'_>,
     resolver: &R,
     scan: &CodeScan,
     plan: ReturnLocal,
     code: &StoredCode<'_>,
-    scratch: Scratch<'s>,
+    scratch: TailScratch<'s>,
 ) -> Result<Instrumented<'s>> {
     let not_kept = |reason| Error::TailCallNotKept {
         offset: body.original_offset(scan.tails[0]),
