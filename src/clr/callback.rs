@@ -16,7 +16,6 @@
 use core::ffi::c_void;
 use core::fmt;
 use core::sync::atomic::{AtomicU32, Ordering};
-use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use super::com::{ComVtable, Guid, HResult, IID_IUNKNOWN, IUnknownVtbl};
@@ -37,7 +36,7 @@ use super::ffi::types::{
 };
 use super::guard::CallbackScope;
 use super::info::ProfilerInfo;
-use super::log;
+use super::log::{self, log_panic};
 use super::object::{self, ComObject};
 use super::profiler::{Profiler, for_each_callback};
 use super::ptr::ComPtr;
@@ -102,26 +101,6 @@ impl IntoHResult for Result<(), HResult> {
             Ok(()) => HResult::S_OK,
             Err(hr) => hr,
         }
-    }
-}
-
-/// The text of a panic's payload (`panic!` with a message gives a `&str` or a `String`).
-pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> &str {
-    if let Some(text) = payload.downcast_ref::<&str>() {
-        text
-    } else if let Some(text) = payload.downcast_ref::<String>() {
-        text
-    } else {
-        "(no message)"
-    }
-}
-
-/// Logs a panic caught at the FFI boundary, then drops its payload (itself guarded: a
-/// payload whose destructor panics is leaked rather than unwound into the runtime).
-pub(crate) fn log_panic(what: &str, payload: Box<dyn Any + Send>) {
-    log::write(&format!("panic in {what}: {}", panic_message(&*payload)));
-    if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
-        core::mem::forget(again);
     }
 }
 

@@ -7,8 +7,8 @@ use core::ptr;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU32, Ordering, fence};
 
-use super::callback::log_panic;
 use super::com::{Guid, HResult};
+use super::log::log_panic;
 
 /// A COM object implemented by this crate.
 ///

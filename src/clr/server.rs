@@ -12,8 +12,9 @@ use core::ptr;
 use core::sync::atomic::{AtomicU32, Ordering};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use super::callback::{CallbackObject, log_panic};
+use super::callback::CallbackObject;
 use super::com::{Guid, HResult, IClassFactoryVtbl, IID_ICLASSFACTORY, IID_IUNKNOWN, IUnknownVtbl};
+use super::log::log_panic;
 use super::object::{self, ComObject};
 use super::profiler::Profiler;
 use super::ptr::ComPtr;
