@@ -36,74 +36,8 @@
 //! same way.
 #![allow(unsafe_code)]
 
-/// Declares a COM vtable: a `#[repr(C)]` struct whose first field `base` is the parent
-/// interface's vtable, followed by one function pointer per method in slot order; the
-/// interface's IID constant; and a [`com::ComVtable`] implementation listing the method
-/// names and parameter counts from the same tokens as the fields.
-macro_rules! com_interface {
-    (
-        $(#[$attr:meta])*
-        pub struct $vtbl:ident for $name:ident : $parent:ty;
-        $(#[$iid_attr:meta])*
-        pub const $iid_const:ident = $iid:literal;
-        {
-            $(
-                $(#[$method_attr:meta])*
-                fn $method:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)?;
-            )*
-        }
-    ) => {
-        $(#[$iid_attr])*
-        pub const $iid_const: $crate::clr::com::Guid = $crate::clr::com::Guid::parse_const($iid);
-
-        $(#[$attr])*
-        #[repr(C)]
-        #[allow(non_snake_case)]
-        #[derive(Debug)]
-        pub struct $vtbl {
-            /// The slots inherited from the parent interface.
-            pub base: $parent,
-            $(
-                #[doc = concat!("`", stringify!($name), "::", stringify!($method), "`.")]
-                $(#[$method_attr])*
-                pub $method: unsafe extern "system" fn(
-                    this: *mut ::core::ffi::c_void
-                    $(, $arg: $ty)*
-                ) $(-> $ret)?,
-            )*
-        }
-
-        impl $vtbl {
-            /// The interface's own methods (not the inherited ones), in slot order.
-            pub const METHODS: &'static [&'static str] = &[$(stringify!($method)),*];
-            /// The interface's IID.
-            pub const IID: $crate::clr::com::Guid = $iid_const;
-        }
-
-        impl $crate::clr::com::ComVtable for $vtbl {
-            const NAME: &'static str = stringify!($name);
-            const IID: $crate::clr::com::Guid = $iid_const;
-            const PARENT: Option<&'static str> =
-                Some(<$parent as $crate::clr::com::ComVtable>::NAME);
-            const METHODS: &'static [&'static str] = &[$(stringify!($method)),*];
-            const PARAMS: &'static [&'static [&'static str]] = &[$(&[$(stringify!($arg)),*]),*];
-            const SLOTS: usize = <$parent as $crate::clr::com::ComVtable>::SLOTS
-                + <Self as $crate::clr::com::ComVtable>::METHODS.len();
-        }
-
-        // One pointer-sized slot per method, inherited ones included: the field list and
-        // the name list cannot drift apart.
-        const _: () = assert!(
-            ::core::mem::size_of::<$vtbl>()
-                == <$vtbl as $crate::clr::com::ComVtable>::SLOTS
-                    * ::core::mem::size_of::<usize>()
-        );
-    };
-}
-
 mod callback;
 pub mod com;
-pub mod ffi;
 pub mod guard;
 mod info;
 mod jit;
@@ -113,18 +47,21 @@ mod object;
 mod profiler;
 mod ptr;
 mod server;
+pub mod sys;
 #[cfg(test)]
 mod testing;
 
+pub use sys as ffi;
+
 pub use callback::CallbackObject;
-pub use com::{ComVtable, Guid, HResult, IClassFactoryVtbl, IUnknownVtbl};
-pub use ffi::{
-    AppDomainID, AssemblyID, ClassID, CorPrfHighMonitor, CorPrfMonitor, FunctionID, ModuleID,
-    ObjectID, ReJITID, ThreadID, mdMethodDef, mdToken,
-};
 pub use info::{ClrError, ClrResult, FunctionInfo, InfoVtbl, ModuleInfo, ProfilerInfo};
 pub use jit::{JitRewriter, MethodRewrite, ModuleState, PHASES, RewriteOutcome};
 pub use metadata::ModuleMetadata;
 pub use profiler::Profiler;
 pub use ptr::ComPtr;
 pub use server::{ClassFactory, get_class_object};
+pub use sys::{
+    AppDomainID, AssemblyID, ClassID, ComVtable, CorPrfHighMonitor, CorPrfMonitor, FunctionID,
+    Guid, HResult, IClassFactoryVtbl, IUnknownVtbl, ModuleID, ObjectID, ReJITID, ThreadID,
+    mdMethodDef, mdToken,
+};

@@ -8,6 +8,8 @@
 
 use core::ffi::{c_char, c_void};
 
+use super::guid::Guid;
+use super::hresult::HResult;
 use super::types::{
     AssemblyMetaData, CorFieldOffset, CorSaveSize, HCorEnum, mdAssembly, mdAssemblyRef,
     mdCustomAttribute, mdEvent, mdExportedType, mdFieldDef, mdFile, mdGenericParam,
@@ -15,7 +17,7 @@ use super::types::{
     mdMethodSpec, mdModule, mdModuleRef, mdParamDef, mdPermission, mdProperty, mdSignature,
     mdString, mdToken, mdTypeDef, mdTypeRef, mdTypeSpec,
 };
-use crate::clr::com::{Guid, HResult, IUnknownVtbl};
+use super::vtable::{IUnknownVtbl, com_interface};
 
 com_interface! {
     /// `IMetaDataImport`: reading a module's metadata (62 methods).

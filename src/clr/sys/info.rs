@@ -9,6 +9,8 @@
 use core::ffi::c_void;
 
 use super::enums::{CorPrfHandleType, CorPrfRuntimeType, CorPrfStaticType};
+use super::guid::Guid;
+use super::hresult::HResult;
 use super::types::{
     AppDomainID, AssemblyID, ClassID, ContextID, CorDebugIlToNativeMap, CorElementType,
     CorFieldOffset, CorIlMap, CorPrfCodeInfo, CorPrfEltInfo, CorPrfEventData,
@@ -22,7 +24,7 @@ use super::types::{
     ObjectReferenceCallback, ProcessID, ReJITID, StackSnapshotCallback, ThreadID, mdFieldDef,
     mdMethodDef, mdToken, mdTypeDef,
 };
-use crate::clr::com::{Guid, HResult, IUnknownVtbl};
+use super::vtable::{IUnknownVtbl, com_interface};
 
 com_interface! {
     /// `ICorProfilerInfo`: the runtime's services to the profiler (33 methods).
@@ -367,7 +369,7 @@ com_interface! {
     /// `{F0963021-E1EA-4732-8581-E01B0BD3C0C6}`.
     pub const IID_ICORPROFILERFUNCTIONCONTROL = "F0963021-E1EA-4732-8581-E01B0BD3C0C6";
     {
-        /// `flags`: `COR_PRF_CODEGEN_FLAGS` bits (see [`super::CorPrfCodegenFlags`]).
+        /// `flags`: `COR_PRF_CODEGEN_FLAGS` bits (see [`CorPrfCodegenFlags`](super::enums::CorPrfCodegenFlags)).
         fn SetCodegenFlags(flags: u32) -> HResult;
         fn SetILFunctionBody(
             cb_new_il_method_header: u32,
@@ -439,8 +441,8 @@ com_interface! {
     pub const IID_ICORPROFILERINFO5 = "07602928-CE38-4B83-81E7-74ADAF781214";
     {
         fn GetEventMask2(pdw_events_low: *mut u32, pdw_events_high: *mut u32) -> HResult;
-        /// `COR_PRF_MONITOR` and `COR_PRF_HIGH_MONITOR` bits (see [`super::CorPrfMonitor`],
-        /// [`super::CorPrfHighMonitor`]).
+        /// `COR_PRF_MONITOR` and `COR_PRF_HIGH_MONITOR` bits (see [`CorPrfMonitor`](super::enums::CorPrfMonitor),
+        /// [`CorPrfHighMonitor`](super::enums::CorPrfHighMonitor)).
         fn SetEventMask2(dw_events_low: u32, dw_events_high: u32) -> HResult;
     }
 }

@@ -7,11 +7,13 @@ use super::enums::{
     CorPrfGcReason, CorPrfGcRootFlags, CorPrfGcRootKind, CorPrfJitCache, CorPrfSuspendReason,
     CorPrfTransitionReason,
 };
+use super::guid::Guid;
+use super::hresult::HResult;
 use super::types::{
     AppDomainID, AssemblyID, ClassID, EventPipeProvider, FunctionID, GCHandleID, ModuleID,
     ObjectID, ReJITID, ThreadID, mdMethodDef,
 };
-use crate::clr::com::{Guid, HResult, IUnknownVtbl};
+use super::vtable::{IUnknownVtbl, com_interface};
 
 com_interface! {
     /// `ICorProfilerCallback`: the runtime's notifications to the profiler (69 methods).

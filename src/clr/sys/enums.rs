@@ -404,7 +404,7 @@ prf_enum! {
 }
 
 prf_enum! {
-    /// `COR_PRF_CLAUSE_TYPE`: the kind of exception clause in [`super::CorPrfExClauseInfo`].
+    /// `COR_PRF_CLAUSE_TYPE`: the kind of exception clause in [`CorPrfExClauseInfo`](super::types::CorPrfExClauseInfo).
     pub type CorPrfClauseType; table COR_PRF_CLAUSE_TYPE;
     {
         COR_PRF_CLAUSE_NONE = 0,
@@ -439,7 +439,7 @@ prf_enum! {
 
 prf_enum! {
     /// `CorDebugIlToNativeMappingTypes`: special `il_offset` values of
-    /// [`super::CorDebugIlToNativeMap`] (negative in the IDL, here as their 32-bit
+    /// [`CorDebugIlToNativeMap`](super::types::CorDebugIlToNativeMap) (negative in the IDL, here as their 32-bit
     /// patterns).
     pub type CorDebugIlToNativeMappingTypes; table COR_DEBUG_IL_TO_NATIVE_MAPPING_TYPES;
     {

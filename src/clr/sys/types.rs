@@ -10,7 +10,7 @@
 use core::ffi::c_void;
 
 use super::enums::{CorPrfClauseType, CorPrfGcGeneration};
-use crate::clr::com::HResult;
+use super::hresult::HResult;
 use crate::ilmap::IlMapEntry;
 
 /// `ProcessID`.
