@@ -14,7 +14,7 @@ use ilrewrite::MethodBody;
 use ilrewrite::analysis::{CallEffect, ReturnKind, StackAnalyzer};
 use ilrewrite::body::Decoder;
 use ilrewrite::opcode::OpCode;
-use ilrewrite::transform::{Returns, WrapOptions, wrap_try_finally};
+use ilrewrite::transform::{Returns, TailCallPolicy, WrapOptions, wrap_try_finally};
 use ilrewrite::{Error, Result};
 use libfuzzer_sys::fuzz_target;
 use std::cell::RefCell;
@@ -68,6 +68,8 @@ fuzz_target!(|data: &[u8]| {
             entry: &[],
             exit: &[],
             catch: None,
+            // As before the policy existed: the prefixes are removed.
+            tail_calls: TailCallPolicy::DropPrefix,
         };
         if wrap_try_finally(body, &options).is_err() {
             return;
