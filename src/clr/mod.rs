@@ -1,65 +1,58 @@
-//! Raw bindings to the CLR profiling API (feature `clr`).
+//! The CLR profiling API (feature `clr`): raw bindings, and a safe profiler layer on top.
 //!
-//! * [`com`]: the COM basics every interface needs: [`Guid`], [`HResult`], `IUnknown` and
-//!   `IClassFactory`.
-//! * [`ffi`]: the vtables of the profiling interfaces (`ICorProfilerCallback` ..
-//!   `ICorProfilerCallback11`, `ICorProfilerInfo` .. `ICorProfilerInfo15`,
-//!   `ICorProfilerFunctionControl`, `IMethodMalloc`) and of the metadata interfaces a
-//!   rewriting profiler uses (`IMetaDataImport`/`2`, `IMetaDataEmit`/`2`,
-//!   `IMetaDataAssemblyImport`), with the IDL's structures, flag sets and enumerations.
+//! The layer is a house of floors, one folder each, from the runtime up; a floor imports
+//! only from the floors below it:
 //!
-//! On top of them, the safe profiler layer:
+//! 1. `sys`: the raw ABI, declarations only. The COM basics ([`Guid`], [`HResult`],
+//!    [`IUnknownVtbl`], [`IClassFactoryVtbl`], the [`ComVtable`] description every bound
+//!    vtable implements, declared by one macro per interface), the vtables of the
+//!    profiling interfaces (`ICorProfilerCallback` .. `ICorProfilerCallback11`,
+//!    `ICorProfilerInfo` .. `ICorProfilerInfo15`, `ICorProfilerFunctionControl`,
+//!    `IMethodMalloc`) and of the metadata interfaces a rewriting profiler uses
+//!    (`IMetaDataImport`/`2`, `IMetaDataEmit`/`2`, `IMetaDataAssemblyImport`), with the
+//!    IDL's structures, flag sets and enumerations. Also reachable as `clr::ffi`, its
+//!    former name.
+//! 2. `com`: [`ComPtr`], a reference to an object the runtime implements, and the
+//!    `IUnknown` half of the objects the crate implements and serves to the runtime.
+//! 3. `runtime`: [`ProfilerInfo`] (the runtime's `ICorProfilerInfo`, typed, every call
+//!    checked by the call-sequence [`guard`]), [`ModuleMetadata`] (a module's metadata
+//!    inside the runtime) and [`ClrError`].
+//! 4. `profiler`: the [`Profiler`] trait a profiler implements, one method per callback
+//!    with a default (see there for a profiler in a dozen lines); [`CallbackObject`], the
+//!    COM object the runtime calls, whose thunks mark the thread as inside a callback and
+//!    keep panics from unwinding into the runtime; [`ClassFactory`],
+//!    [`get_class_object`] and [`export_profiler!`](crate::export_profiler), the entry
+//!    points a profiler `cdylib` exports.
+//! 5. `rewrite`: [`JitRewriter`], which rewrites methods as the JIT compiles them. No
+//!    `unsafe` there (`#![forbid(unsafe_code)]`): it reaches the runtime only through
+//!    the floors below.
 //!
-//! * [`Profiler`]: the trait a profiler implements, one method per callback with a
-//!   default (see there for a profiler in a dozen lines).
-//! * [`CallbackObject`]: the COM object the runtime calls, whose thunks mark the thread
-//!   as inside a callback ([`guard`]) and keep panics from unwinding into the runtime.
-//! * [`ClassFactory`], [`get_class_object`] and [`export_profiler!`](crate::export_profiler):
-//!   the entry points a profiler `cdylib` exports.
-//! * [`ProfilerInfo`]: the runtime's `ICorProfilerInfo`, typed and guarded.
-//! * [`log`]: where the layer reports what it cannot return (panics, failed starts).
+//! [`log`], where the layer reports what it cannot return (panics, failed starts), is
+//! used by every floor and uses none. `unsafe` is allowed floor by floor (in `sys`,
+//! `com`, `runtime` and `profiler`), not for the whole of `clr`. This module only
+//! declares the floors and re-exports what a profiler uses.
 //!
-//! Every vtable is declared once, by a macro that also records its method names in slot
-//! order ([`ComVtable::METHODS`]), the parameter count of each method and the interface's
-//! IID; `tests/clr_bindings.rs` compares all of that with the method lists, IIDs and enum
-//! values extracted from the runtime's `corprof.idl`, `cor.h` and `corerror.h`.
-//!
-//! The layouts are those of the C headers on every target (`extern "system"` is the COM
-//! calling convention: `stdcall` on 32-bit Windows, the C convention elsewhere); they are
-//! exercised against a real runtime on Linux x86_64 first.
-//!
-//! What a runtime really asks for: CoreCLR 3.1 creates the profiler through
-//! `IClassFactory::CreateInstance(IID_ICorProfilerCallback2)`, then queries up to
-//! `ICorProfilerCallback9` and calls through that vtable, so every slot up to
-//! `ICorProfilerCallback9` must be right; `ICorProfilerInfo` queries succeed up to
-//! `ICorProfilerInfo11` there. Later interfaces are bound for newer runtimes, checked the
-//! same way.
-#![allow(unsafe_code)]
+//! `tests/clr_bindings.rs` compares every vtable's slots, IID and parameter count, and
+//! every flag and enumeration value, with facts extracted from the runtime's
+//! `corprof.idl`, `cor.h` and `corerror.h`.
 
-mod callback;
 pub mod com;
-pub mod guard;
-mod info;
-mod jit;
 pub mod log;
-mod metadata;
-mod object;
 mod profiler;
-mod ptr;
-mod server;
+mod rewrite;
+mod runtime;
 pub mod sys;
-#[cfg(test)]
-mod testing;
 
+/// The raw ABI under its former name: `clr::ffi::…` paths still resolve.
 pub use sys as ffi;
 
-pub use callback::CallbackObject;
-pub use info::{ClrError, ClrResult, FunctionInfo, InfoVtbl, ModuleInfo, ProfilerInfo};
-pub use jit::{JitRewriter, MethodRewrite, ModuleState, PHASES, RewriteOutcome};
-pub use metadata::ModuleMetadata;
-pub use profiler::Profiler;
-pub use ptr::ComPtr;
-pub use server::{ClassFactory, get_class_object};
+pub use com::ComPtr;
+pub use profiler::{CallbackObject, ClassFactory, Profiler, get_class_object};
+pub use rewrite::{JitRewriter, MethodRewrite, ModuleState, PHASES, RewriteOutcome};
+pub use runtime::guard;
+pub use runtime::{
+    ClrError, ClrResult, FunctionInfo, InfoVtbl, ModuleInfo, ModuleMetadata, ProfilerInfo,
+};
 pub use sys::{
     AppDomainID, AssemblyID, ClassID, ComVtable, CorPrfHighMonitor, CorPrfMonitor, FunctionID,
     Guid, HResult, IClassFactoryVtbl, IUnknownVtbl, ModuleID, ObjectID, ReJITID, ThreadID,

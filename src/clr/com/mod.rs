@@ -1,6 +1,16 @@
-//! Floor 2, COM objects: for now the COM basics of [`super::sys`], under this path.
+//! Floor 2, COM references and objects: [`ComPtr`], a reference the crate holds to an
+//! object the runtime implements, and `ComObject`, the `IUnknown` half of the objects
+//! the crate implements and serves to the runtime.
+//!
+//! The COM basics of [`sys`](super::sys) are reachable under this path too
+//! (`clr::com::Guid`, `clr::com::ComVtable`, ...).
+#![allow(unsafe_code)]
+
+pub(crate) mod object;
+mod ptr;
 
 pub use super::sys::{
     ComVtable, Guid, HResult, IClassFactoryVtbl, IID_ICLASSFACTORY, IID_IUNKNOWN, IUnknownVtbl,
     ParseGuidError,
 };
+pub use ptr::ComPtr;

@@ -3,89 +3,18 @@
 
 use core::ffi::c_void;
 
-use super::com::{ComVtable, HResult};
-use super::ffi::{
-    AssemblyID, ClassID, CorIlMap, CorPrfHighMonitor, CorPrfMonitor, FunctionID,
-    ICorProfilerInfo2Vtbl, ICorProfilerInfo3Vtbl, ICorProfilerInfo4Vtbl, ICorProfilerInfo5Vtbl,
-    ICorProfilerInfo6Vtbl, ICorProfilerInfo7Vtbl, ICorProfilerInfo8Vtbl, ICorProfilerInfo9Vtbl,
-    ICorProfilerInfo10Vtbl, ICorProfilerInfo11Vtbl, ICorProfilerInfo12Vtbl, ICorProfilerInfo13Vtbl,
-    ICorProfilerInfo14Vtbl, ICorProfilerInfo15Vtbl, ICorProfilerInfoVtbl, IMethodMallocVtbl,
-    ModuleID, ThreadID, mdToken,
-};
+use super::error::{ClrError, ClrResult, check};
 use super::guard::CallContext;
-use super::ptr::ComPtr;
+use crate::clr::com::ComPtr;
+use crate::clr::sys::{
+    AssemblyID, ClassID, ComVtable, CorIlMap, CorPrfHighMonitor, CorPrfMonitor, FunctionID, Guid,
+    HResult, ICorProfilerInfo2Vtbl, ICorProfilerInfo3Vtbl, ICorProfilerInfo4Vtbl,
+    ICorProfilerInfo5Vtbl, ICorProfilerInfo6Vtbl, ICorProfilerInfo7Vtbl, ICorProfilerInfo8Vtbl,
+    ICorProfilerInfo9Vtbl, ICorProfilerInfo10Vtbl, ICorProfilerInfo11Vtbl, ICorProfilerInfo12Vtbl,
+    ICorProfilerInfo13Vtbl, ICorProfilerInfo14Vtbl, ICorProfilerInfo15Vtbl, ICorProfilerInfoVtbl,
+    IMethodMallocVtbl, IUnknownVtbl, ModuleID, ThreadID, mdToken,
+};
 use crate::ilmap::IlMap;
-
-/// What went wrong in a call to the runtime.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ClrError {
-    /// The runtime answered with a failure `HRESULT`.
-    #[error("{method} failed: {hr}")]
-    Failed {
-        /// The `ICorProfilerInfo` (or metadata) method.
-        method: &'static str,
-        /// Its answer, named when known (`0x80131363 (CORPROF_E_UNSUPPORTED_CALL_SEQUENCE)`).
-        hr: HResult,
-    },
-    /// Refused by the call-sequence guard before calling: `method` is not safe to call
-    /// asynchronously, and the current thread is neither inside a callback nor one the
-    /// profiler created (see [`super::guard`]).
-    #[error(
-        "{method} called asynchronously (outside a callback, from a thread the profiler did not create): refused to avoid a deadlock"
-    )]
-    UnsupportedCallSequence {
-        /// The method refused.
-        method: &'static str,
-    },
-    /// The runtime's `ICorProfilerInfo` is older than the version the method needs.
-    #[error("{method} needs ICorProfilerInfo{needs}; the runtime gives ICorProfilerInfo{has}")]
-    NotAvailable {
-        /// The method.
-        method: &'static str,
-        /// The interface version it is declared in.
-        needs: u32,
-        /// The version the runtime gives.
-        has: u32,
-    },
-    /// The runtime returned something the crate cannot use (named).
-    #[error("{method}: {what}")]
-    Unexpected {
-        /// The method.
-        method: &'static str,
-        /// What was wrong.
-        what: &'static str,
-    },
-}
-
-/// The result of a call to the runtime.
-pub type ClrResult<T> = Result<T, ClrError>;
-
-/// The `HRESULT` a callback answers for an error (so that `?` works in a
-/// [`Profiler`](super::Profiler) method): the runtime's own code for
-/// [`ClrError::Failed`], `CORPROF_E_UNSUPPORTED_CALL_SEQUENCE` for a call the guard
-/// refused, `E_NOINTERFACE` for an interface version the runtime lacks, `E_FAIL`
-/// otherwise.
-impl From<ClrError> for HResult {
-    fn from(error: ClrError) -> HResult {
-        match error {
-            ClrError::Failed { hr, .. } => hr,
-            ClrError::UnsupportedCallSequence { .. } => {
-                HResult::CORPROF_E_UNSUPPORTED_CALL_SEQUENCE
-            }
-            ClrError::NotAvailable { .. } => HResult::E_NOINTERFACE,
-            ClrError::Unexpected { .. } => HResult::E_FAIL,
-        }
-    }
-}
-
-/// Turns an `HRESULT` into a result naming `method`.
-pub(crate) fn check(method: &'static str, hr: HResult) -> ClrResult<()> {
-    if hr.is_ok() {
-        Ok(())
-    } else {
-        Err(ClrError::Failed { method, hr })
-    }
-}
 
 /// The function, class, module and token of a `FunctionID`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,12 +63,10 @@ impl ProfilerInfo {
         // SAFETY: the caller promises a live interface pointer; it is borrowed, not
         // released: `ManuallyDrop` keeps the caller's reference.
         let unknown = core::mem::ManuallyDrop::new(
-            unsafe { ComPtr::<crate::clr::com::IUnknownVtbl>::from_raw(unknown) }.ok_or(
-                ClrError::Failed {
-                    method,
-                    hr: HResult::E_POINTER,
-                },
-            )?,
+            unsafe { ComPtr::<IUnknownVtbl>::from_raw(unknown) }.ok_or(ClrError::Failed {
+                method,
+                hr: HResult::E_POINTER,
+            })?,
         );
         for &(version, iid) in VERSIONS {
             let mut out = core::ptr::null_mut();
@@ -467,7 +394,7 @@ macro_rules! info_versions {
     ($($vtbl:ident = $n:literal),* $(,)?) => {
         $(impl InfoVtbl for $vtbl { const VERSION: u32 = $n; })*
         /// The `ICorProfilerInfo` IIDs, newest first, with their version numbers.
-        const VERSIONS: &[(u32, crate::clr::com::Guid)] = &[$(($n, <$vtbl as ComVtable>::IID)),*];
+        const VERSIONS: &[(u32, Guid)] = &[$(($n, <$vtbl as ComVtable>::IID)),*];
     };
 }
 

@@ -12,12 +12,14 @@ use core::ptr;
 use core::sync::atomic::{AtomicU32, Ordering};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use super::callback::CallbackObject;
-use super::com::{Guid, HResult, IClassFactoryVtbl, IID_ICLASSFACTORY, IID_IUNKNOWN, IUnknownVtbl};
-use super::log::log_panic;
-use super::object::{self, ComObject};
-use super::profiler::Profiler;
-use super::ptr::ComPtr;
+use super::callbacks::Profiler;
+use super::thunks::CallbackObject;
+use crate::clr::com::ComPtr;
+use crate::clr::com::object::{self, ComObject};
+use crate::clr::log::log_panic;
+use crate::clr::sys::{
+    Guid, HResult, IClassFactoryVtbl, IID_ICLASSFACTORY, IID_IUNKNOWN, IUnknownVtbl,
+};
 
 /// The `IClassFactory` that makes [`CallbackObject`]s over profilers built by a
 /// constructor.
@@ -227,13 +229,13 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use super::*;
-    use crate::clr::ffi::{
+    use crate::clr::profiler::testing::{FakeUnknown, Record, Recorder, capture_logs, logged};
+    use crate::clr::runtime::guard::CallContext;
+    use crate::clr::sys::{
         ICorProfilerCallback4Vtbl, ICorProfilerCallback9Vtbl, ICorProfilerCallback10Vtbl,
         ICorProfilerCallback11Vtbl, IID_ICORPROFILERCALLBACK2, IID_ICORPROFILERCALLBACK9,
         IID_ICORPROFILERCALLBACK11, IID_ICORPROFILERINFO,
     };
-    use crate::clr::guard::CallContext;
-    use crate::clr::testing::{FakeUnknown, Record, Recorder, capture_logs, logged};
 
     const CLSID: Guid = Guid::parse_const("{9E2B38F2-7355-4C61-A54F-434B7AC266C0}");
 

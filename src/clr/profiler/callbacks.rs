@@ -3,20 +3,20 @@
 //! One method per callback of `ICorProfilerCallback` .. `ICorProfilerCallback11` (95 in
 //! all), each with a default, so that a profiler implements only the events it asks for.
 //! The callback list below is the single source of the trait, of the FFI thunks and of
-//! the vtable the runtime calls through (`clr::callback`).
+//! the vtable the runtime calls through (`thunks.rs`).
 
 use core::ffi::c_void;
 
-use super::com::{Guid, HResult};
-use super::ffi::enums::{
+use crate::clr::runtime::ProfilerInfo;
+use crate::clr::sys::enums::{
     CorPrfGcReason, CorPrfGcRootFlags, CorPrfGcRootKind, CorPrfJitCache, CorPrfSuspendReason,
     CorPrfTransitionReason,
 };
-use super::ffi::types::{
+use crate::clr::sys::types::{
     AppDomainID, AssemblyID, ClassID, EventPipeProvider, FunctionID, GCHandleID, ModuleID,
     ObjectID, ReJITID, ThreadID, mdMethodDef,
 };
-use super::info::ProfilerInfo;
+use crate::clr::sys::{Guid, HResult};
 
 /// Invokes macro `$m` with the list of every callback, grouped by interface in vtable
 /// order (`ICorProfilerCallback` first).

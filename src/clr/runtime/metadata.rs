@@ -3,13 +3,13 @@
 
 use core::ffi::c_void;
 
-use super::com::HResult;
-use super::ffi::{
-    HCorEnum, IMetaDataAssemblyImportVtbl, IMetaDataEmit2Vtbl, IMetaDataImport2Vtbl, ModuleID,
-    mdToken,
+use super::error::{ClrError, ClrResult, check};
+use super::info::ProfilerInfo;
+use crate::clr::com::ComPtr;
+use crate::clr::sys::{
+    HCorEnum, HResult, IMetaDataAssemblyImportVtbl, IMetaDataEmit2Vtbl, IMetaDataImport2Vtbl,
+    ModuleID, mdToken,
 };
-use super::info::{ClrError, ClrResult, ProfilerInfo, check};
-use super::ptr::ComPtr;
 use crate::metadata::{MemberName, MetadataSource, TypeName, table, token_table};
 use crate::{Error, Result};
 use std::sync::{Arc, OnceLock};

@@ -1,14 +1,14 @@
-//! The `IUnknown` half of the COM objects this crate implements (the callback object
-//! the runtime talks to, and its class factory): `QueryInterface`, `AddRef` and
-//! `Release`, written once.
+//! [`ComObject`]: the `IUnknown` half of the COM objects this crate implements and hands
+//! to the runtime (the profiler's callback object and its class factory are two):
+//! `QueryInterface`, `AddRef` and `Release`, written once, generic over the object.
 
 use core::ffi::c_void;
 use core::ptr;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU32, Ordering, fence};
 
-use super::com::{Guid, HResult};
-use super::log::log_panic;
+use crate::clr::log::log_panic;
+use crate::clr::sys::{Guid, HResult};
 
 /// A COM object implemented by this crate.
 ///

@@ -10,9 +10,9 @@
 //! answers the others with `CORPROF_E_UNSUPPORTED_CALL_SEQUENCE` when it notices, but
 //! it cannot notice every case.
 //!
-//! [`ProfilerInfo`](super::ProfilerInfo) checks every call before making it: a method
+//! [`ProfilerInfo`](super::info::ProfilerInfo) checks every call before making it: a method
 //! that is not [`async_safe`] is refused with
-//! [`ClrError::UnsupportedCallSequence`](super::ClrError::UnsupportedCallSequence)
+//! [`ClrError::UnsupportedCallSequence`](super::error::ClrError::UnsupportedCallSequence)
 //! unless the current thread is inside a callback ([`CallbackScope`], entered by the
 //! crate's callback dispatch) or is a thread the profiler created itself
 //! ([`spawn_profiler_thread`], [`mark_profiler_thread`]): such a thread was never in the
@@ -140,7 +140,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clr::ffi::info::{
+    use crate::clr::sys::info::{
         ICorProfilerInfo2Vtbl, ICorProfilerInfo3Vtbl, ICorProfilerInfo4Vtbl, ICorProfilerInfo5Vtbl,
         ICorProfilerInfo10Vtbl, ICorProfilerInfoVtbl,
     };

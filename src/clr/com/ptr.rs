@@ -4,10 +4,10 @@ use core::ffi::c_void;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 
-use super::com::{ComVtable, HResult, IUnknownVtbl};
+use crate::clr::sys::{ComVtable, HResult, IUnknownVtbl};
 
 /// An owned reference to a COM object seen through interface `V` (a vtable type of
-/// [`crate::clr::ffi`]): `Clone` adds a reference, `Drop` releases one.
+/// [`crate::clr::sys`]): `Clone` adds a reference, `Drop` releases one.
 ///
 /// The runtime's interfaces are free-threaded, so a `ComPtr` is `Send` and `Sync`.
 pub struct ComPtr<V> {

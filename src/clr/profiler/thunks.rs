@@ -10,7 +10,7 @@
 //!
 //! The vtable is built from the same callback list as the [`Profiler`] trait, slot by
 //! slot by name, so that a slot and its method cannot drift apart; the slot order itself
-//! is that of the `ffi` vtable types, which `tests/clr_bindings.rs` checks against the
+//! is that of the `sys` vtable types, which `tests/clr_bindings.rs` checks against the
 //! runtime's headers.
 
 use core::ffi::c_void;
@@ -18,28 +18,28 @@ use core::fmt;
 use core::sync::atomic::{AtomicU32, Ordering};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use super::com::{ComVtable, Guid, HResult, IID_IUNKNOWN, IUnknownVtbl};
-use super::ffi::callback::{
+use super::callbacks::{Profiler, for_each_callback};
+use crate::clr::com::ComPtr;
+use crate::clr::com::object::{self, ComObject};
+use crate::clr::log::{self, log_panic};
+use crate::clr::runtime::ProfilerInfo;
+use crate::clr::runtime::guard::CallbackScope;
+use crate::clr::sys::callback::{
     ICorProfilerCallback2Vtbl, ICorProfilerCallback3Vtbl, ICorProfilerCallback4Vtbl,
     ICorProfilerCallback5Vtbl, ICorProfilerCallback6Vtbl, ICorProfilerCallback7Vtbl,
     ICorProfilerCallback8Vtbl, ICorProfilerCallback9Vtbl, ICorProfilerCallback10Vtbl,
     ICorProfilerCallback11Vtbl, ICorProfilerCallbackVtbl,
 };
 // The types the callback list names (see `for_each_callback`).
-use super::ffi::enums::{
+use crate::clr::sys::enums::{
     CorPrfGcReason, CorPrfGcRootFlags, CorPrfGcRootKind, CorPrfJitCache, CorPrfSuspendReason,
     CorPrfTransitionReason,
 };
-use super::ffi::types::{
+use crate::clr::sys::types::{
     AppDomainID, AssemblyID, ClassID, EventPipeProvider, FunctionID, GCHandleID, ModuleID,
     ObjectID, ReJITID, ThreadID, mdMethodDef,
 };
-use super::guard::CallbackScope;
-use super::info::ProfilerInfo;
-use super::log::{self, log_panic};
-use super::object::{self, ComObject};
-use super::profiler::{Profiler, for_each_callback};
-use super::ptr::ComPtr;
+use crate::clr::sys::{ComVtable, Guid, HResult, IID_IUNKNOWN, IUnknownVtbl};
 
 /// A callback parameter type and the raw type its vtable slot passes.
 trait Abi {
@@ -427,11 +427,11 @@ for_each_callback!(define_callback_vtables);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clr::ffi::IID_ICORPROFILERINFO;
-    use crate::clr::guard::CallContext;
-    use crate::clr::testing::{
+    use crate::clr::profiler::testing::{
         FakeUnknown, Panicky, Record, Recorder, call_v1, capture_logs, logged,
     };
+    use crate::clr::runtime::guard::CallContext;
+    use crate::clr::sys::IID_ICORPROFILERINFO;
     use core::ptr;
     use std::sync::Arc;
 

@@ -6,11 +6,11 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use super::ffi::{FunctionID, ModuleID, mdToken};
-use super::info::{ClrError, ProfilerInfo};
-use super::metadata::ModuleMetadata;
 use crate::analysis::{CachingResolver, MaxStackMode, MetadataResolver, ReturnKind, StackAnalyzer};
 use crate::body::{Decoder, Encoder, MethodBody};
+use crate::clr::log;
+use crate::clr::runtime::{ClrError, ModuleMetadata, ProfilerInfo};
+use crate::clr::sys::{FunctionID, ModuleID, mdToken};
 use crate::ilmap::IlMap;
 use crate::metadata::MetadataSource;
 use crate::sig::summarize_method_sig;
@@ -268,7 +268,7 @@ thread_local! {
 ///
 /// Any error, refusal or panic on the way leaves the method's original IL untouched (the
 /// runtime cannot take back a body once it has it, so nothing is handed over before it
-/// has been verified), is logged ([`super::log`]) with the method's name and token, and
+/// has been verified), is logged ([`log`]) with the method's name and token, and
 /// is returned as a [`RewriteOutcome`]. A method is rewritten at most once: later
 /// compilations of it (generic instantiations, tier-up) are [`RewriteOutcome::AlreadyRewritten`].
 ///
@@ -312,7 +312,7 @@ impl Clock<'_> {
 }
 
 impl JitRewriter {
-    /// A rewriter using `info` (from [`super::Profiler::initialize`]).
+    /// A rewriter using `info` (from [`Profiler::initialize`](crate::clr::Profiler::initialize)).
     pub fn new(info: ProfilerInfo) -> JitRewriter {
         JitRewriter {
             info,
@@ -393,7 +393,7 @@ impl JitRewriter {
     }
 
     /// Forgets the state of `module`: call it from
-    /// [`super::Profiler::module_unload_started`] (with `COR_PRF_MONITOR_MODULE_LOADS`)
+    /// [`Profiler::module_unload_started`](crate::clr::Profiler::module_unload_started) (with `COR_PRF_MONITOR_MODULE_LOADS`)
     /// when the program unloads assemblies (collectible `AssemblyLoadContext`s), since
     /// the runtime may give a later module the same id. Without it a reused id would
     /// find the unloaded module's metadata. The table keeps the slot (a tombstone), so
@@ -429,7 +429,7 @@ impl JitRewriter {
         outcome
     }
 
-    /// Logs a refusal or failure with the method's name and token ([`super::log`]).
+    /// Logs a refusal or failure with the method's name and token ([`log`]).
     #[cold]
     fn log_outcome(&self, function: FunctionID, outcome: &RewriteOutcome) {
         let method = match self.locate(function) {
@@ -439,7 +439,7 @@ impl JitRewriter {
             }
             Err(_) => format!("function {function:#x}"),
         };
-        super::log::write(&format!("{method}: {outcome}; its original IL is kept"));
+        log::write(&format!("{method}: {outcome}; its original IL is kept"));
     }
 
     fn rewrite_caught<F>(&self, function: FunctionID, edit: F) -> RewriteOutcome

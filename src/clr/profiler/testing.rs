@@ -6,13 +6,15 @@ use core::ptr;
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Once};
 
-use super::com::{Guid, HResult, IID_IUNKNOWN, IUnknownVtbl};
-use super::ffi::{
-    EventPipeProvider, FunctionID, ICorProfilerCallback11Vtbl, ICorProfilerCallbackVtbl, ModuleID,
-    ReJITID, ThreadID, mdMethodDef,
+use super::callbacks::Profiler;
+use crate::clr::com::ComPtr;
+use crate::clr::log;
+use crate::clr::runtime::ProfilerInfo;
+use crate::clr::runtime::guard::CallContext;
+use crate::clr::sys::{
+    ClassID, EventPipeProvider, FunctionID, Guid, HResult, ICorProfilerCallback11Vtbl,
+    ICorProfilerCallbackVtbl, IID_IUNKNOWN, IUnknownVtbl, ModuleID, ReJITID, ThreadID, mdMethodDef,
 };
-use super::guard::CallContext;
-use super::{ClassID, ComPtr, Profiler, ProfilerInfo, log};
 
 static LOGS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
