@@ -37,7 +37,7 @@
 //! now, or by an earlier compilation of the same method).
 
 use ilrewrite::body::Encoder;
-use ilrewrite::clr::ffi::{CorPrfHighMonitor, CorPrfMonitor, FunctionID, ModuleID};
+use ilrewrite::clr::{CorPrfHighMonitor, CorPrfMonitor, FunctionID, ModuleID};
 use ilrewrite::clr::{HResult, JitRewriter, Profiler, ProfilerInfo, RewriteOutcome};
 use ilrewrite::disasm::method_name;
 use ilrewrite::transform::{InstrumentationCode, Instrumenter, Snippet};

@@ -17,9 +17,9 @@
 //! Each case prints `ilrewrite-test: ...` lines to stderr as it observes things; at
 //! shutdown the profiler waits (briefly) for its own thread's answer in the `guard` case.
 
-use ilrewrite::clr::ffi::{CorPrfHighMonitor, CorPrfMonitor, FunctionID, ModuleID};
 use ilrewrite::clr::guard::spawn_profiler_thread;
 use ilrewrite::clr::{ClrError, HResult, JitRewriter, Profiler, ProfilerInfo};
+use ilrewrite::clr::{CorPrfHighMonitor, CorPrfMonitor, FunctionID, ModuleID};
 use ilrewrite::disasm::method_name;
 use ilrewrite::transform::{InstrumentationCode, Instrumenter, Snippet};
 use ilrewrite::{Instruction, OpCode};

@@ -17,8 +17,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use bitflags::Flags;
-use ilrewrite::clr::com::{ComVtable, Guid, HResult, IClassFactoryVtbl, IUnknownVtbl};
-use ilrewrite::clr::ffi::*;
+use ilrewrite::clr::sys::*;
 
 // ------------------------------------------------------------------------------------
 // The spec: what the headers declare.
@@ -709,6 +708,39 @@ fn com_basics_are_consistent() {
     for b in bound_interfaces() {
         assert_eq!(b.methods.len(), b.params.len(), "{}", b.name);
     }
+}
+
+/// The paths the bindings had before `clr::sys` (`clr::ffi::…`, `clr::com::Guid`, ...)
+/// name the same items: they are re-exports, not copies.
+#[test]
+fn the_former_paths_name_the_same_items() {
+    use core::any::TypeId;
+    use ilrewrite::clr::{com, ffi};
+    assert_eq!(TypeId::of::<com::Guid>(), TypeId::of::<Guid>());
+    assert_eq!(TypeId::of::<com::HResult>(), TypeId::of::<HResult>());
+    assert_eq!(
+        TypeId::of::<com::IUnknownVtbl>(),
+        TypeId::of::<IUnknownVtbl>()
+    );
+    assert_eq!(
+        TypeId::of::<com::IClassFactoryVtbl>(),
+        TypeId::of::<IClassFactoryVtbl>()
+    );
+    assert_eq!(com::IID_IUNKNOWN, IID_IUNKNOWN);
+    assert_eq!(<com::IUnknownVtbl as com::ComVtable>::NAME, "IUnknown");
+    assert_eq!(
+        TypeId::of::<ffi::ICorProfilerInfoVtbl>(),
+        TypeId::of::<ICorProfilerInfoVtbl>()
+    );
+    assert_eq!(
+        TypeId::of::<ffi::callback::ICorProfilerCallback9Vtbl>(),
+        TypeId::of::<ICorProfilerCallback9Vtbl>()
+    );
+    assert_eq!(
+        TypeId::of::<ffi::enums::CorPrfMonitor>(),
+        TypeId::of::<CorPrfMonitor>()
+    );
+    assert_eq!(ffi::IID_ICORPROFILERINFO, IID_ICORPROFILERINFO);
 }
 
 #[test]
