@@ -398,6 +398,9 @@ pub enum TailCallRefusal {
     InProtectedRegion,
     /// A branch targets the call instruction after its `tail.` prefix (invalid IL).
     BranchIntoCall,
+    /// Another prefix (e.g. `constrained.`) comes with the `tail.` prefix: a tail call
+    /// through it is not moved to a stub.
+    OtherPrefix,
     /// No metadata to read the callee's signature from (the call-site resolver gives
     /// none, see [`crate::analysis::CallSiteResolver::metadata`]).
     NoMetadata,
@@ -417,7 +420,8 @@ pub enum TailCallRefusal {
     /// The locals needed for the operands would exceed the most a method can have.
     TooManyLocals,
     /// Values other than the call's operands are on the stack at the tail call (invalid
-    /// IL: a tail call leaves nothing but its result).
+    /// IL: a tail call leaves nothing but its result), e.g. a `void` callee in a method
+    /// that returns a value.
     ExtraStackValues,
 }
 
@@ -432,6 +436,7 @@ impl fmt::Display for TailCallRefusal {
             }
             TailCallRefusal::InProtectedRegion => "it lies inside an exception-handling region",
             TailCallRefusal::BranchIntoCall => "a branch targets the call after its tail. prefix",
+            TailCallRefusal::OtherPrefix => "another prefix (e.g. constrained.) comes with tail.",
             TailCallRefusal::NoMetadata => "no metadata to type the call's operands",
             TailCallRefusal::UnreadableSignature => "the callee's signature cannot be read",
             TailCallRefusal::VarArg => "a vararg call",

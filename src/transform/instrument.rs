@@ -489,6 +489,7 @@ fn instrument_keeping_tail_calls<'s, R: CallSiteResolver + ?Sized>(
         resolver.metadata(),
         usize::from(first_local),
         code.tail_exit.is_some(),
+        matches!(plan.returns, Returns::Value { .. }),
         scratch.tail_locals,
     )?;
     let extends_locals = plan.extends_locals || !sites.sites.is_empty();

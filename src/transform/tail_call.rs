@@ -128,7 +128,7 @@ const FLAG_TYPE: &[u8] = &[0x08];
 /// types its operands through `metadata`, and gives each operand a new local (locals of
 /// one type are shared between sites). With `flag`, one more `int32` local is planned
 /// for [`TailPlan::flag`]. The new locals' types go to `locals`, in index order from
-/// `first_local`.
+/// `first_local`. `returns_value` says whether the method returns a value.
 ///
 /// # Errors
 /// [`Error::TailCallNotKept`] naming the first site that cannot be kept and why. Nothing
@@ -139,6 +139,7 @@ pub(crate) fn plan(
     metadata: Option<&dyn MetadataSource>,
     first_local: usize,
     flag: bool,
+    returns_value: bool,
     locals: &mut NewLocals,
 ) -> Result<TailPlan> {
     let refuse = |tail: InstrId, reason| Error::TailCallNotKept {
@@ -152,6 +153,12 @@ pub(crate) fn plan(
     let mut plan = TailPlan::default();
     let mut types: SmallVec<[Vec<u8>; 6]> = SmallVec::new();
     for &tail in tails {
+        // `constrained. T` (or `no.`) before or after the `tail.` would have to move to
+        // the stub with it, and types `this` differently: not done.
+        let prefixed = |id: Option<InstrId>| id.is_some_and(|p| body.instrs.opcode(p).is_prefix());
+        if prefixed(body.instrs.prev(tail)) || prefixed(body.instrs.next(tail)) {
+            return Err(refuse(tail, TailCallRefusal::OtherPrefix));
+        }
         let (call, ret) =
             call_then_ret(body, tail).ok_or(refuse(tail, TailCallRefusal::NotCallThenRet))?;
         if let Some((pos, inside)) = &regions
@@ -168,7 +175,13 @@ pub(crate) fn plan(
         let opcode = body.instrs.opcode(call);
         let token = body.instrs.token(call).unwrap_or(0);
         types.clear();
-        operand_types(metadata, opcode, token, &mut types).map_err(|r| refuse(tail, r))?;
+        let callee_returns =
+            operand_types(metadata, opcode, token, &mut types).map_err(|r| refuse(tail, r))?;
+        // The `ret` after a `void` callee returns a value from below the call's operands:
+        // the stack held more than the operands (invalid IL the stack rules let through).
+        if returns_value && !callee_returns {
+            return Err(refuse(tail, TailCallRefusal::ExtraStackValues));
+        }
         // Each operand gets a local of its type not yet used by this site.
         let mut used: SmallVec<[bool; 16]> = SmallVec::from_elem(false, locals.len());
         let mut site_locals = SmallVec::new();
@@ -257,12 +270,13 @@ fn branch_targets(body: &MethodBody) -> Vec<bool> {
 
 /// The local types of the values `opcode` with operand `token` pops, bottom first:
 /// `this` (unless explicit), the parameters, and for `calli` the function pointer.
+/// Returns whether the callee returns a value.
 fn operand_types(
     md: &dyn MetadataSource,
     opcode: OpCode,
     token: u32,
     out: &mut SmallVec<[Vec<u8>; 6]>,
-) -> std::result::Result<(), TailCallRefusal> {
+) -> std::result::Result<bool, TailCallRefusal> {
     use TailCallRefusal::*;
     let unreadable = |_| UnreadableSignature;
     // The method named, and the instantiation of its generic parameters.
@@ -307,7 +321,7 @@ fn operand_types(
     if opcode == OpCode::Calli {
         out.push(encode(&TypeSig::I)?);
     }
-    Ok(())
+    Ok(sig.return_type.strip_modifiers() != &TypeSig::Void)
 }
 
 /// The type arguments of a MethodSpec instantiation blob (`GENERICINST count types`).
@@ -553,6 +567,8 @@ mod tests {
     const CALLI_SIG: u32 = 0x1100_0001;
     /// static void CLASS::Open(!0): a MethodDef naming a generic parameter.
     const OPEN: u32 = 0x0600_0003;
+    /// static void CLASS::V(float64)
+    const STRUCT_STATIC_VOID: u32 = 0x0600_0004;
 
     fn metadata() -> Fake {
         let mut m = Fake::default();
@@ -582,6 +598,9 @@ mod tests {
         m.sigs.insert(CALLI_SIG, vec![0x00, 0x01, 0x08, 0x08]);
         m.sigs.insert(OPEN, vec![0x00, 0x01, 0x01, 0x13, 0x00]);
         m.parents.insert(OPEN, CLASS);
+        m.sigs
+            .insert(STRUCT_STATIC_VOID, vec![0x00, 0x01, 0x01, 0x0D]);
+        m.parents.insert(STRUCT_STATIC_VOID, CLASS);
         m
     }
 
@@ -922,26 +941,62 @@ mod tests {
                 true,
             ),
         ];
+        let void = [0x00, 0x00, 0x01];
         for (code, reason, with_metadata) in cases {
-            let mut b = body(code);
-            let before = format!("{b:?}");
-            let method = MethodContext {
-                signature: &[0x00, 0x00, 0x01],
-                locals: None,
-                id: 5,
-                tokens: &[],
-            };
-            let mut inst = instrumenter(false);
-            let r = Resolver(MetadataResolver::new(metadata()), with_metadata);
-            match inst.instrument(&mut b, &method, &r) {
-                Err(Error::TailCallNotKept { reason: r, offset }) => {
-                    assert_eq!(r, reason);
-                    assert!(offset.is_some());
-                }
-                other => panic!("{reason:?}: {other:?}"),
-            }
-            assert_eq!(format!("{b:?}"), before, "{reason:?}");
+            refused(code, &void, reason, with_metadata);
         }
+        // Found by the instrument fuzz target. `constrained.` with the `tail.` prefix
+        // (valid IL: the importer skips prefixes) would be left before the site's
+        // stores, and is refused; so is the other order.
+        let constrained = Instruction::with_token(OpCode::Constrained, CLASS);
+        for order in [
+            [constrained, op(OpCode::Tail)],
+            [op(OpCode::Tail), constrained],
+        ] {
+            let mut code = vec![Instruction::ldarga(0)];
+            code.extend(order);
+            code.extend([call(OpCode::Callvirt, EXTERNAL_METHOD), op(OpCode::Ret)]);
+            refused(&code, &void, TailCallRefusal::OtherPrefix, true);
+        }
+        // A `void` callee in a method returning int32: the `ret` returns a value from
+        // below the call's operands, which the stack rules let through; refused before
+        // any edit (it used to fail in the analysis after the wrap).
+        let code = [
+            Instruction::ldarg(0),
+            Instruction::ldc_r8(1.0),
+            op(OpCode::Tail),
+            call(OpCode::Call, STRUCT_STATIC_VOID),
+            op(OpCode::Ret),
+        ];
+        refused(
+            &code,
+            &[0x00, 0x01, 0x08, 0x08],
+            TailCallRefusal::ExtraStackValues,
+            true,
+        );
+    }
+
+    /// Instruments `code` in a method of signature `signature` and expects the refusal
+    /// `reason`, with the body left as it was.
+    fn refused(code: &[Instruction], signature: &[u8], reason: TailCallRefusal, metadata: bool) {
+        let mut b = body(code);
+        let before = format!("{b:?}");
+        let method = MethodContext {
+            signature,
+            locals: None,
+            id: 5,
+            tokens: &[],
+        };
+        let mut inst = instrumenter(false);
+        let r = Resolver(MetadataResolver::new(self::metadata()), metadata);
+        match inst.instrument(&mut b, &method, &r) {
+            Err(Error::TailCallNotKept { reason: r, offset }) => {
+                assert_eq!(r, reason);
+                assert!(offset.is_some());
+            }
+            other => panic!("{reason:?}: {other:?}"),
+        }
+        assert_eq!(format!("{b:?}"), before, "{reason:?}");
     }
 
     /// The policies: `Refuse` refuses the method untouched, `DropPrefix` removes the
