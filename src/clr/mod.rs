@@ -27,7 +27,7 @@
 //!    `unsafe` there (`#![forbid(unsafe_code)]`): it reaches the runtime only through
 //!    the floors below.
 //!
-//! [`log`], where the layer reports what it cannot return (panics, failed starts), is
+//! [`log`], where the layer reports what it cannot return (panics, failed starts), may be
 //! used by every floor and uses none. `unsafe` is allowed floor by floor (in `sys`,
 //! `com`, `runtime` and `profiler`), not for the whole of `clr`. This module only
 //! declares the floors and re-exports what a profiler uses.
