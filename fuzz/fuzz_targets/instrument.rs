@@ -33,12 +33,10 @@
 //! handler). Every `tail.` in it is followed by a call and `ret`, outside every protected
 //! region; the prefixes are the original's minus those removed, the tail calls kept are
 //! the original's sites, each stub loads locals of the types the callee's signature
-//! gives, and a `constrained.` that preceded a kept `tail.` still precedes it. Each kept
-//! call's IL-map entry is the start of its stub, a moved `ret`'s the stub's `ret`.
-//! Entry-only code gives the entry code followed by the original code, byte for byte.
-//!
-//! `ILREWRITE_FUZZ_SKIP_KNOWN` (set to anything) tolerates the bugs found and not yet
-//! fixed (see [`SKIP_KNOWN`]).
+//! gives, and no `constrained.` prefixes a kept `tail.` (a tail call with another
+//! prefix is refused). Each kept call's IL-map entry is the start of its stub, a moved
+//! `ret`'s the stub's `ret`. Entry-only code gives the entry code followed by the
+//! original code, byte for byte.
 #![no_main]
 
 use ilrewrite::analysis::{CallEffect, CallSiteResolver, ReturnKind, StackAnalyzer};
@@ -310,29 +308,6 @@ impl MetadataSource for Fake {
 }
 
 static FAKE: LazyLock<Fake> = LazyLock::new(Fake::new);
-
-/// Whether to tolerate the two bugs this target found that are not fixed yet (set
-/// `ILREWRITE_FUZZ_SKIP_KNOWN`), which every run otherwise finds within seconds:
-///
-/// * a `constrained.` prefix before a kept `tail.` is left at the call site, before the
-///   first store, and the stub makes the call without it (and stores the managed
-///   pointer `this` in an `object` local): the check that it still precedes the `tail.`
-///   is skipped;
-/// * a tail call of a `void` callee in a method that returns a value (the value below
-///   the call's operands is what the `ret` returns: invalid IL that the stack analysis
-///   accepts) is not refused before the edit; the stub's `ret` fails the analysis after
-///   it ([`void_tail_call`]): that error is let through.
-static SKIP_KNOWN: LazyLock<bool> =
-    LazyLock::new(|| std::env::var_os("ILREWRITE_FUZZ_SKIP_KNOWN").is_some());
-
-/// Whether a tail call of `sites` calls a method that returns nothing (see
-/// [`SKIP_KNOWN`]).
-fn void_tail_call(body: &MethodBody, sites: &[Site]) -> bool {
-    sites.iter().filter_map(|(_, pair)| *pair).any(|(call, _)| {
-        let token = body.instrs.token(call).unwrap_or(0);
-        effect(body.instrs.opcode(call), token).is_ok_and(|e| e.pushes == 0)
-    })
-}
 
 /// Effects from the token's bits; the hooks pop one value.
 fn effect(opcode: OpCode, token: u32) -> Result<CallEffect> {
@@ -655,12 +630,16 @@ enum Prediction {
     Unknown,
 }
 
-fn predict(body: &MethodBody, sites: &[Site], metadata: bool) -> Prediction {
+fn predict(body: &MethodBody, sites: &[Site], metadata: bool, returns_value: bool) -> Prediction {
     use TailCallRefusal::*;
     let pos = body.positions();
     let inside = protected(body, &pos);
     let targets = branch_targets(body);
+    let prefix = |id: Option<InstrId>| id.is_some_and(|p| body.instrs.opcode(p).is_prefix());
     for &(tail, pair) in sites {
+        if prefix(body.instrs.prev(tail)) || prefix(body.instrs.next(tail)) {
+            return Prediction::Refuse(tail, OtherPrefix);
+        }
         let Some((call, ret)) = pair else {
             return Prediction::Refuse(tail, NotCallThenRet);
         };
@@ -676,11 +655,19 @@ fn predict(body: &MethodBody, sites: &[Site], metadata: bool) -> Prediction {
         if !metadata {
             return Prediction::Refuse(tail, NoMetadata);
         }
-        let token = body.instrs.token(call).unwrap_or(0);
-        match expected_operands(body.instrs.opcode(call), token) {
+        let (opcode, token) = (
+            body.instrs.opcode(call),
+            body.instrs.token(call).unwrap_or(0),
+        );
+        match expected_operands(opcode, token) {
             None => return Prediction::Unknown,
             Some(Err(reason)) => return Prediction::Refuse(tail, reason),
             Some(Ok(_)) => {}
+        }
+        // A `void` callee in a method that returns a value: the `ret` returns a value
+        // from below the call's operands (invalid IL the stack rules let through).
+        if returns_value && effect(opcode, token).is_ok_and(|e| e.pushes == 0) {
+            return Prediction::Refuse(tail, ExtraStackValues);
         }
     }
     Prediction::Keep
@@ -816,7 +803,7 @@ fuzz_target!(|data: &[u8]| {
         }
         let encodes = input.encode().is_ok();
         let sites = tail_sites(&input);
-        let prediction = predict(&input, &sites, with_metadata);
+        let prediction = predict(&input, &sites, with_metadata, returns_value);
         let originals = input
             .instrs
             .ids()
@@ -828,7 +815,6 @@ fuzz_target!(|data: &[u8]| {
             .count();
         let targets = branch_targets(&input);
         let constrained = constrained_tails(&input);
-        let known_void_tail = *SKIP_KNOWN && returns_value && void_tail_call(&input, &sites);
         let method = MethodContext {
             signature: &signature,
             locals: locals.as_deref(),
@@ -857,7 +843,6 @@ fuzz_target!(|data: &[u8]| {
                     if let Error::TailCallNotKept { offset, reason } = &e {
                         let (offset, reason) = (*offset, *reason);
                         assert!(keeps, "{kind:?} refused a tail call: {e}");
-                        assert_ne!(reason, TailCallRefusal::ExtraStackValues, "{e}");
                         match prediction {
                             Prediction::Refuse(tail, r) => {
                                 assert_eq!((reason, offset), (r, input.original_offset(tail)))
@@ -869,7 +854,6 @@ fuzz_target!(|data: &[u8]| {
                     assert_eq!(format!("{body:?}"), format!("{input:?}"), "{e}");
                     continue;
                 }
-                Err(_) if keeps && known_void_tail => continue,
                 Err(e) => panic!("{kind:?}: a verified body failed to instrument: {e}"),
             };
             if keeps && let Prediction::Refuse(tail, reason) = prediction {
@@ -960,7 +944,7 @@ fuzz_target!(|data: &[u8]| {
                     }
                 }
             }
-            if keeps && !*SKIP_KNOWN {
+            if keeps {
                 assert_eq!(
                     constrained_tails(&again),
                     constrained,
