@@ -28,6 +28,10 @@
 //! `ILREWRITE_FILTER`, when set, limits counting and rewriting to the methods whose name
 //! `Namespace.Type::Method` (nested types as `Outer/Inner`) contains it.
 //!
+//! A configuration it cannot read (an unknown mode, a variable that is not UTF-8) is an
+//! error line at start-up, `ilrewrite: error: ...; nothing is rewritten`, and then the
+//! profiler stays attached in mode `off`: it asks for no event and rewrites nothing.
+//!
 //! At shutdown it prints to stderr one line,
 //! `ilrewrite: mode M jitted N rewritten N refused N failed N enters N exits N`,
 //! then one line per refusal or failure reason, `ilrewrite:   COUNT REASON`; with
@@ -67,6 +71,8 @@ const COUNTER_SIG: [u8; 3] = [0x01, 0x00, 0x01];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
+    /// The configuration could not be read: nothing is counted or rewritten.
+    Off,
     Count,
     Decode,
     Identity,
@@ -74,14 +80,47 @@ enum Mode {
 }
 
 impl Mode {
+    /// The modes `ILREWRITE_MODE` may name.
+    const CHOICES: [Mode; 4] = [Mode::Count, Mode::Identity, Mode::Decode, Mode::Wrap];
+
     fn name(self) -> &'static str {
         match self {
+            Mode::Off => "off",
             Mode::Count => "count",
             Mode::Decode => "decode",
             Mode::Identity => "identity",
             Mode::Wrap => "wrap",
         }
     }
+}
+
+/// What the environment asks for: the mode (`count` when `ILREWRITE_MODE` is not set)
+/// and the filter (none when `ILREWRITE_FILTER` is not set or empty).
+///
+/// Fails closed: a mode that is not one of [`Mode::CHOICES`], or a variable that is not
+/// UTF-8, is an error, never a silent fallback (an unreadable filter read as "no
+/// filter" would rewrite every method).
+fn config() -> Result<(Mode, Option<String>), String> {
+    let text = |name: &str| match std::env::var(name) {
+        Ok(value) => Ok(Some(value)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(raw)) => {
+            Err(format!("{name} is not valid UTF-8 ({raw:?})"))
+        }
+    };
+    let mode = match text("ILREWRITE_MODE")? {
+        None => Mode::Count,
+        Some(name) => Mode::CHOICES
+            .into_iter()
+            .find(|m| m.name() == name)
+            .ok_or_else(|| {
+                format!(
+                    "unknown ILREWRITE_MODE {name:?} (expected count, identity, decode or wrap)"
+                )
+            })?,
+    };
+    let filter = text("ILREWRITE_FILTER")?.filter(|f| !f.is_empty());
+    Ok((mode, filter))
 }
 
 /// `ldc.i8 address; conv.i; calli <token 0>`: a call of a native function.
@@ -126,17 +165,13 @@ struct Sample {
 
 impl Sample {
     fn new() -> Sample {
-        let mode = match std::env::var("ILREWRITE_MODE").as_deref() {
-            Ok("identity") => Mode::Identity,
-            Ok("decode") => Mode::Decode,
-            Ok("wrap") => Mode::Wrap,
-            _ => Mode::Count,
-        };
+        let (mode, filter) = config().unwrap_or_else(|error| {
+            eprintln!("ilrewrite: error: {error}; nothing is rewritten");
+            (Mode::Off, None)
+        });
         Sample {
             mode,
-            filter: std::env::var("ILREWRITE_FILTER")
-                .ok()
-                .filter(|f| !f.is_empty()),
+            filter,
             rewriter: OnceLock::new(),
             jitted: AtomicU64::new(0),
             rewritten: AtomicU64::new(0),
@@ -189,6 +224,13 @@ impl Sample {
 
 impl Profiler for Sample {
     fn initialize(&self, info: ProfilerInfo) -> Result<(), HResult> {
+        if self.mode == Mode::Off {
+            // Attached (its summary shows it), and asking for no event: the program
+            // runs exactly as it would unprofiled.
+            return info
+                .set_event_mask(CorPrfMonitor::empty(), CorPrfHighMonitor::empty())
+                .map_err(|_| HResult::E_FAIL);
+        }
         let events = CorPrfMonitor::MONITOR_JIT_COMPILATION
             | CorPrfMonitor::MONITOR_MODULE_LOADS
             | CorPrfMonitor::DISABLE_INLINING
@@ -246,7 +288,7 @@ impl Sample {
         }
         self.jitted.fetch_add(1, Relaxed);
         let outcome = match self.mode {
-            Mode::Count => return Ok(()),
+            Mode::Off | Mode::Count => return Ok(()),
             Mode::Identity => rewriter.rewrite(function, |_, _| Ok(true)),
             Mode::Decode => rewriter.rewrite(function, |body, _| {
                 ENCODER.with(|e| {
