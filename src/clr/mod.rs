@@ -54,7 +54,7 @@ pub use runtime::{
     ClrError, ClrResult, FunctionInfo, InfoVtbl, ModuleInfo, ModuleMetadata, ProfilerInfo,
 };
 pub use sys::{
-    AppDomainID, AssemblyID, ClassID, ComVtable, CorPrfHighMonitor, CorPrfMonitor, FunctionID,
-    Guid, HResult, IClassFactoryVtbl, IUnknownVtbl, ModuleID, ObjectID, ReJITID, ThreadID,
-    mdMethodDef, mdToken,
+    AppDomainID, AssemblyID, ClassID, ComVtable, CorPrfHighMonitor, CorPrfMonitor, FreeThreaded,
+    FunctionID, Guid, HResult, IClassFactoryVtbl, IUnknownVtbl, ModuleID, ObjectID, ReJITID,
+    ThreadID, mdMethodDef, mdToken,
 };

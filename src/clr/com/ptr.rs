@@ -4,23 +4,48 @@ use core::ffi::c_void;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 
-use crate::clr::sys::{ComVtable, HResult, IUnknownVtbl};
+use crate::clr::sys::{ComVtable, FreeThreaded, HResult, IUnknownVtbl};
 
 /// An owned reference to a COM object seen through interface `V` (a vtable type of
 /// [`crate::clr::sys`]): `Clone` adds a reference, `Drop` releases one.
 ///
-/// The runtime's interfaces are free-threaded, so a `ComPtr` is `Send` and `Sync`.
+/// `Send` and `Sync` only for the interfaces whose objects may be used from any thread
+/// at once ([`FreeThreaded`]: `ICorProfilerInfo*`, `ICorProfilerFunctionControl`, the
+/// metadata interfaces); a `ComPtr` to any other interface stays on the thread that has
+/// it.
+///
+/// ```
+/// use ilrewrite::clr::ComPtr;
+/// use ilrewrite::clr::sys::{ICorProfilerInfo11Vtbl, IMetaDataEmit2Vtbl};
+///
+/// fn share<T: Send + Sync>(_: T) {}
+/// fn give_away(info: ComPtr<ICorProfilerInfo11Vtbl>, emit: ComPtr<IMetaDataEmit2Vtbl>) {
+///     share(info); // free-threaded: `Send` and `Sync`
+///     share(emit);
+/// }
+/// ```
+///
+/// ```compile_fail,E0277
+/// use ilrewrite::clr::{ComPtr, IUnknownVtbl};
+///
+/// fn send<T: Send>(_: T) {}
+/// fn give_away(unknown: ComPtr<IUnknownVtbl>) {
+///     send(unknown); // IUnknown says nothing of threads: not `Send`
+/// }
+/// ```
 pub struct ComPtr<V> {
     ptr: NonNull<c_void>,
     _vtbl: PhantomData<*const V>,
 }
 
-// SAFETY: the interfaces bound here (the profiling API's and metadata's) are
-// free-threaded: the runtime documents them as callable from any thread at once, and
-// reference counting through AddRef/Release is atomic in its implementation.
-unsafe impl<V> Send for ComPtr<V> {}
-// SAFETY: as for `Send`: every method may be called from several threads at once.
-unsafe impl<V> Sync for ComPtr<V> {}
+// SAFETY: `V: FreeThreaded` promises that every object giving out interface `V` accepts
+// every call of `V`, and `AddRef`/`Release`, from any thread (`from_raw`'s contract is
+// that the object behind a `ComPtr<V>` gives out `V`); moving the reference to another
+// thread and releasing it there is such a call.
+unsafe impl<V: FreeThreaded> Send for ComPtr<V> {}
+// SAFETY: as for `Send`: through `&ComPtr<V>` several threads call the object's methods
+// (and `AddRef` in `clone`) at once, which `FreeThreaded` allows.
+unsafe impl<V: FreeThreaded> Sync for ComPtr<V> {}
 
 impl<V: ComVtable> ComPtr<V> {
     /// Takes ownership of one reference to `raw`, an interface pointer of type `V`
@@ -29,7 +54,9 @@ impl<V: ComVtable> ComPtr<V> {
     ///
     /// # Safety
     /// `raw` must be null or a valid COM interface pointer whose vtable is `V` (or an
-    /// interface derived from `V`), with one reference the caller gives up.
+    /// interface derived from `V`), with one reference the caller gives up. If `V` is
+    /// [`FreeThreaded`], the object must honour that (the runtime's objects do): the
+    /// `ComPtr` may be sent to and shared with other threads.
     pub unsafe fn from_raw(raw: *mut c_void) -> Option<ComPtr<V>> {
         NonNull::new(raw).map(|ptr| ComPtr {
             ptr,
@@ -44,15 +71,20 @@ impl<V: ComVtable> ComPtr<V> {
 
     /// The vtable.
     pub fn vtbl(&self) -> &V {
-        // SAFETY: a COM interface pointer points at its vtable pointer (`from_raw`'s
-        // contract), and the vtable lives as long as the object, which `self` keeps
-        // alive.
+        // SAFETY: relies on two promises. `from_raw`'s contract (or, for a pointer made
+        // by `query` or `ProfilerInfo::module_metadata`, `ComVtable`'s: the object gave
+        // it out as interface `V::IID`, whose vtable layout `V` is): the pointer points
+        // at a pointer to a vtable that starts with `V`'s layout. And COM's: the vtable
+        // is not freed or changed while the object lives, which `self`'s reference
+        // ensures for as long as the borrow.
         unsafe { &**(self.ptr.as_ptr() as *const *const V) }
     }
 
     fn unknown(&self) -> &IUnknownVtbl {
-        // SAFETY: every COM vtable starts with the three IUnknown slots: the vtable
-        // types here are `#[repr(C)]` with their parent first, down to `IUnknownVtbl`.
+        // SAFETY: every COM interface's vtable starts with the three IUnknown slots
+        // (COM's rule, and `ComVtable`'s layout contract for `V`), so whatever `V` is,
+        // the pointer `from_raw` was given points at a table that starts with an
+        // `IUnknownVtbl`, alive while `self` holds its reference.
         unsafe { &**(self.ptr.as_ptr() as *const *const IUnknownVtbl) }
     }
 
@@ -63,19 +95,26 @@ impl<V: ComVtable> ComPtr<V> {
     /// implement `W`), or `E_POINTER` if it succeeded with a null pointer.
     pub fn query<W: ComVtable>(&self) -> Result<ComPtr<W>, HResult> {
         let mut out = core::ptr::null_mut();
-        // SAFETY: `self` is a live interface pointer; `QueryInterface` writes an owned
-        // pointer to an interface whose vtable is `W` (the IID says which) to `out`.
+        // SAFETY: `self` holds a reference to a live object whose vtable starts with the
+        // IUnknown slots (see `unknown`); the IID and the out-pointer are valid for the
+        // call.
         let hr = unsafe { (self.unknown().QueryInterface)(self.as_raw(), &W::IID, &mut out) };
         hr.ok()?;
-        // SAFETY: see above: `out` holds one reference to a `W` interface.
+        // SAFETY: relies on COM's contract for QueryInterface (success writes a pointer
+        // to the interface the IID names, with one reference added for the caller) and
+        // on `ComVtable`'s for `W` (an unsafe trait: the interface `W::IID` names has
+        // `W`'s vtable layout). Together: `out` is null or an interface pointer whose
+        // vtable is `W`, with one reference that the new `ComPtr` takes over. If `W` is
+        // `FreeThreaded`, its implementation promised that of every object giving out
+        // `W::IID`, this one included.
         unsafe { ComPtr::from_raw(out) }.ok_or(HResult::E_POINTER)
     }
 }
 
 impl<V: ComVtable> Clone for ComPtr<V> {
     fn clone(&self) -> Self {
-        // SAFETY: `self` is a live interface pointer; AddRef gives the new value its
-        // own reference.
+        // SAFETY: `self` holds a reference to a live object whose vtable starts with the
+        // IUnknown slots (see `unknown`); AddRef gives the new value its own reference.
         unsafe { (self.unknown().AddRef)(self.as_raw()) };
         ComPtr {
             ptr: self.ptr,
@@ -86,8 +125,10 @@ impl<V: ComVtable> Clone for ComPtr<V> {
 
 impl<V> Drop for ComPtr<V> {
     fn drop(&mut self) {
-        // SAFETY: `self` owns one reference to a live interface pointer, whose vtable
-        // starts with the IUnknown slots; it is released exactly once, here.
+        // SAFETY: `self` owns one reference to a live interface pointer (`from_raw`'s
+        // contract), whose vtable starts with the IUnknown slots (COM's rule); it is
+        // released exactly once, here, on the thread that has `self`, which is another
+        // than its maker's only if `V: FreeThreaded` allowed the move.
         unsafe {
             let vtbl = &**(self.ptr.as_ptr() as *const *const IUnknownVtbl);
             (vtbl.Release)(self.ptr.as_ptr());
@@ -98,5 +139,42 @@ impl<V> Drop for ComPtr<V> {
 impl<V: ComVtable> core::fmt::Debug for ComPtr<V> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(f, "ComPtr<{}>({:p})", V::NAME, self.ptr)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ComPtr;
+    use crate::clr::sys::*;
+
+    fn shared<T: Send + Sync>() {}
+
+    /// The interfaces a `ComPtr` may cross threads with: those the runtime documents or
+    /// builds as free-threaded (sys/info.rs and sys/metadata.rs say where). The
+    /// negative side (`IUnknown`, and so the rest) is `ComPtr`'s `compile_fail` example.
+    #[test]
+    fn free_threaded_interfaces_are_send_and_sync() {
+        shared::<ComPtr<ICorProfilerInfoVtbl>>();
+        shared::<ComPtr<ICorProfilerInfo2Vtbl>>();
+        shared::<ComPtr<ICorProfilerInfo3Vtbl>>();
+        shared::<ComPtr<ICorProfilerInfo4Vtbl>>();
+        shared::<ComPtr<ICorProfilerInfo5Vtbl>>();
+        shared::<ComPtr<ICorProfilerInfo6Vtbl>>();
+        shared::<ComPtr<ICorProfilerInfo7Vtbl>>();
+        shared::<ComPtr<ICorProfilerInfo8Vtbl>>();
+        shared::<ComPtr<ICorProfilerInfo9Vtbl>>();
+        shared::<ComPtr<ICorProfilerInfo10Vtbl>>();
+        shared::<ComPtr<ICorProfilerInfo11Vtbl>>();
+        shared::<ComPtr<ICorProfilerInfo12Vtbl>>();
+        shared::<ComPtr<ICorProfilerInfo13Vtbl>>();
+        shared::<ComPtr<ICorProfilerInfo14Vtbl>>();
+        shared::<ComPtr<ICorProfilerInfo15Vtbl>>();
+        shared::<ComPtr<ICorProfilerFunctionControlVtbl>>();
+        shared::<ComPtr<IMetaDataImportVtbl>>();
+        shared::<ComPtr<IMetaDataImport2Vtbl>>();
+        shared::<ComPtr<IMetaDataEmitVtbl>>();
+        shared::<ComPtr<IMetaDataEmit2Vtbl>>();
+        shared::<ComPtr<IMetaDataAssemblyImportVtbl>>();
+        shared::<ComPtr<IMetaDataAssemblyEmitVtbl>>();
     }
 }

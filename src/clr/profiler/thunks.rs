@@ -511,12 +511,29 @@ mod tests {
 
     #[test]
     fn references_from_many_threads_free_the_object_once() {
+        /// A reference the test sends to another thread, as the runtime does with the
+        /// callback object (`ComPtr` to a callback interface is not `Send`: the callback
+        /// interfaces are not `FreeThreaded`).
+        struct Sent(ComPtr<ICorProfilerCallback11Vtbl>);
+        // SAFETY: the object is a `CallbackObject<Recorder>`: its count is atomic and
+        // `Recorder` is `Send + Sync` (the `Profiler` trait requires both), so its
+        // references may be added and released on any thread, which is what the test
+        // checks.
+        unsafe impl Send for Sent {}
+        impl Sent {
+            /// The reference (a method, so that the closure takes the whole `Sent`).
+            fn get(self) -> ComPtr<ICorProfilerCallback11Vtbl> {
+                self.0
+            }
+        }
+
         let record = Arc::new(Record::default());
         let object = CallbackObject::create(Recorder::new(&record));
         std::thread::scope(|s| {
             for _ in 0..4 {
-                let object = object.clone();
+                let sent = Sent(object.clone());
                 s.spawn(move || {
+                    let object = sent.get();
                     for _ in 0..1000 {
                         drop(object.clone());
                     }

@@ -74,8 +74,12 @@ impl ProfilerInfo {
             // to the interface `iid` names, or fails and writes nothing we use.
             let hr = unsafe { (unknown.vtbl().QueryInterface)(unknown.as_raw(), &iid, &mut out) };
             if hr.is_ok() {
-                // SAFETY: `out` holds one reference to ICorProfilerInfo{version}, whose
-                // vtable starts with ICorProfilerInfo's (each version extends the last).
+                // SAFETY: `out` holds one reference to ICorProfilerInfo{version} (COM's
+                // QueryInterface contract; `iid` is that version's, from the sealed
+                // `InfoVtbl` list), whose vtable starts with ICorProfilerInfo's (each
+                // version extends the last). The object is free-threaded (see the
+                // `FreeThreaded` implementations in sys/info.rs), as `ComPtr`'s `Send`
+                // and `Sync` for `ICorProfilerInfoVtbl` assume.
                 if let Some(ptr) = unsafe { ComPtr::from_raw(out) } {
                     return Ok(ProfilerInfo { ptr, version });
                 }
@@ -113,10 +117,13 @@ impl ProfilerInfo {
             });
         }
         // SAFETY: the object implements ICorProfilerInfo{version} (queried in
-        // `from_unknown`), and `V` is the vtable of ICorProfilerInfo{needs} with
-        // `needs <= version` (`InfoVtbl` is implemented only for those vtables, with
-        // their version): interface versions only append methods, so the object's
-        // vtable starts with `V`'s slots.
+        // `from_unknown` with the IID of that version's vtable), and `V` is the vtable
+        // of ICorProfilerInfo{needs} with `needs <= version`: `InfoVtbl` is sealed and
+        // implemented only by `info_versions!`, for those vtables with their version,
+        // whose layouts `ComVtable` (an unsafe trait, implemented by the declaring macro)
+        // vouches for. Interface versions only append methods, so the object's vtable
+        // starts with `V`'s slots; it lives while `self.ptr` holds its reference, which
+        // outlives the borrow.
         Ok(unsafe { &**(self.ptr.as_raw() as *const *const V) })
     }
 
@@ -351,12 +358,14 @@ impl ProfilerInfo {
     ) -> ClrResult<ComPtr<V>> {
         let v: &ICorProfilerInfoVtbl = self.at("GetModuleMetaData")?;
         let mut out = core::ptr::null_mut();
-        // SAFETY: a live ICorProfilerInfo; `out` receives an owned pointer to the
-        // interface `V::IID` names.
+        // SAFETY: a live ICorProfilerInfo; the IID and out-pointer are valid for the call;
+        // on success `out` receives an owned pointer to the interface `V::IID` names.
         check("GetModuleMetaData", unsafe {
             (v.GetModuleMetaData)(self.raw(), module, u32::from(write), &V::IID, &mut out)
         })?;
-        // SAFETY: on success `out` holds one reference to a `V` interface.
+        // SAFETY: on success `out` holds one reference to the interface `V::IID` names,
+        // whose vtable is `V`: `ComVtable`'s contract (an unsafe trait) for `V`. If `V`
+        // is `FreeThreaded`, the module's metadata object is (sys/metadata.rs says why).
         unsafe { ComPtr::from_raw(out) }.ok_or(ClrError::Unexpected {
             method: "GetModuleMetaData",
             what: "null interface",
@@ -376,7 +385,7 @@ impl ProfilerInfo {
                 has: self.version,
             });
         }
-        // SAFETY: as in `at`.
+        // SAFETY: as in `at` (same version check, same sealed `InfoVtbl`).
         Ok((
             unsafe { &**(self.ptr.as_raw() as *const *const V) },
             self.raw(),
@@ -384,15 +393,66 @@ impl ProfilerInfo {
     }
 }
 
-/// Implemented by the vtable of each `ICorProfilerInfo` version, with its number.
-pub trait InfoVtbl: ComVtable {
+/// Implemented by the vtable of each `ICorProfilerInfo` version, with its number: the
+/// `V` of [`ProfilerInfo::raw_vtable`].
+///
+/// Sealed: only the crate's `ICorProfilerInfo` .. `ICorProfilerInfo15` vtables implement
+/// it. [`ProfilerInfo`] reads the runtime's object as a `V` once the runtime's version is
+/// at least `V::VERSION`; an implementation elsewhere (a vtable with more slots than its
+/// version has, a wrong number) would make that read, and the calls through it, go past
+/// the object's vtable. The set of versions is the runtime's, not the user's, so the
+/// trait is closed rather than `unsafe`.
+///
+/// ```compile_fail,E0277
+/// use core::ffi::c_void;
+/// use ilrewrite::clr::{ComVtable, Guid, HResult, InfoVtbl};
+/// use ilrewrite::clr::sys::ICorProfilerInfoVtbl;
+///
+/// /// ICorProfilerInfo with a slot it does not have.
+/// #[repr(C)]
+/// #[allow(non_snake_case)]
+/// struct LongerVtbl {
+///     base: ICorProfilerInfoVtbl,
+///     Extra: unsafe extern "system" fn(this: *mut c_void) -> HResult,
+/// }
+///
+/// // SAFETY: (the point of the example is the next impl, refused however this one is
+/// // argued).
+/// unsafe impl ComVtable for LongerVtbl {
+///     const NAME: &'static str = "ILonger";
+///     const IID: Guid = Guid::parse_const("{8F4A3C52-0C1E-4E8B-9D2A-6B7E5F1A2C3E}");
+///     const PARENT: Option<&'static str> = Some("ICorProfilerInfo");
+///     const METHODS: &'static [&'static str] = &["Extra"];
+///     const PARAMS: &'static [&'static [&'static str]] = &[&[]];
+///     const SLOTS: usize = <ICorProfilerInfoVtbl as ComVtable>::SLOTS + 1;
+/// }
+///
+/// impl InfoVtbl for LongerVtbl {
+///     const VERSION: u32 = 1; // the private supertrait is not implemented: refused
+/// }
+/// ```
+pub trait InfoVtbl: ComVtable + sealed::Sealed {
     /// The interface's version: 1 for `ICorProfilerInfo`, 2 for `ICorProfilerInfo2`, ...
     const VERSION: u32;
 }
 
+/// The private supertrait that seals [`InfoVtbl`]: nameable only inside this module.
+mod sealed {
+    /// Implemented, with `InfoVtbl`, by `info_versions!` only.
+    pub trait Sealed {}
+}
+
+/// Implements [`InfoVtbl`] for each `ICorProfilerInfo` vtable with its version, and lists
+/// the versions for `ProfilerInfo::from_unknown`. The unsafe reads of `ProfilerInfo::at`
+/// and `raw_vtable` rely on each pair being right: the vtable of `ICorProfilerInfo{n}` and
+/// `n` (each version's vtable extends the previous one's, parent first, as the `sys`
+/// declarations and `tests/clr_bindings.rs` check).
 macro_rules! info_versions {
     ($($vtbl:ident = $n:literal),* $(,)?) => {
-        $(impl InfoVtbl for $vtbl { const VERSION: u32 = $n; })*
+        $(
+            impl sealed::Sealed for $vtbl {}
+            impl InfoVtbl for $vtbl { const VERSION: u32 = $n; }
+        )*
         /// The `ICorProfilerInfo` IIDs, newest first, with their version numbers.
         const VERSIONS: &[(u32, Guid)] = &[$(($n, <$vtbl as ComVtable>::IID)),*];
     };

@@ -24,7 +24,7 @@ use super::types::{
     ObjectReferenceCallback, ProcessID, ReJITID, StackSnapshotCallback, ThreadID, mdFieldDef,
     mdMethodDef, mdToken, mdTypeDef,
 };
-use super::vtable::{IUnknownVtbl, com_interface};
+use super::vtable::{FreeThreaded, IUnknownVtbl, com_interface};
 
 com_interface! {
     /// `ICorProfilerInfo`: the runtime's services to the profiler (33 methods).
@@ -675,3 +675,43 @@ com_interface! {
         ) -> HResult;
     }
 }
+
+/// Implements [`FreeThreaded`] for vtables whose source is given in the comment above the
+/// invocation.
+macro_rules! free_threaded {
+    ($($vtbl:ty),* $(,)?) => {
+        // SAFETY: see the comment above the invocation.
+        $(unsafe impl FreeThreaded for $vtbl {})*
+    };
+}
+
+// What the runtime says of these interfaces' threading. corprof.idl (the runtime's
+// src/coreclr/inc/corprof.idl, which tests/data/clr/README.md cites; line numbers from
+// the same text in dotnet/diagnostics src/shared/inc/corprof.idl at 3c9f99e8):
+// "The ICorProfilerInfo interface implemented by the CLR uses the free threaded model."
+// (lines 2668-2669), the same sentence for ICorProfilerInfo2 (3095-3096),
+// ICorProfilerInfo3 (3488-3489) and ICorProfilerInfo4 (3822-3823), and "The
+// ICorProfilerFunctionControl interface implemented by the CLR uses the free threaded
+// model." (3778-3779). ICorProfilerInfo5 .. 15 carry no comment of their own; each
+// extends the one before, and one object implements them all (a single class,
+// `ProfToEEInterfaceImpl : public ICorProfilerInfoN`, in the runtime's
+// src/coreclr/vm/proftoeeinterfaceimpl.h), so their model is that object's.
+// IMethodMalloc's comment says nothing of threads: not here.
+free_threaded!(
+    ICorProfilerInfoVtbl,
+    ICorProfilerInfo2Vtbl,
+    ICorProfilerInfo3Vtbl,
+    ICorProfilerInfo4Vtbl,
+    ICorProfilerInfo5Vtbl,
+    ICorProfilerInfo6Vtbl,
+    ICorProfilerInfo7Vtbl,
+    ICorProfilerInfo8Vtbl,
+    ICorProfilerInfo9Vtbl,
+    ICorProfilerInfo10Vtbl,
+    ICorProfilerInfo11Vtbl,
+    ICorProfilerInfo12Vtbl,
+    ICorProfilerInfo13Vtbl,
+    ICorProfilerInfo14Vtbl,
+    ICorProfilerInfo15Vtbl,
+    ICorProfilerFunctionControlVtbl,
+);

@@ -17,7 +17,7 @@ use super::types::{
     mdMethodSpec, mdModule, mdModuleRef, mdParamDef, mdPermission, mdProperty, mdSignature,
     mdString, mdToken, mdTypeDef, mdTypeRef, mdTypeSpec,
 };
-use super::vtable::{IUnknownVtbl, com_interface};
+use super::vtable::{FreeThreaded, IUnknownVtbl, com_interface};
 
 com_interface! {
     /// `IMetaDataImport`: reading a module's metadata (62 methods).
@@ -968,3 +968,26 @@ com_interface! {
         ) -> HResult;
     }
 }
+
+// The metadata a profiler gets is thread-safe by the runtime's construction (no comment
+// in cor.h names a threading model): `GetModuleMetaData` gives the module's public
+// metadata object, for writing through a wrapper that forwards to it
+// (`ProfilerMetadataEmitValidator` in recent runtimes). The runtime makes that object
+// with `GetMDPublicInterfaceFromInternal` (src/coreclr/md/enc/mdinternalrw.cpp, about
+// line 218 at 08038b39): a `RegMeta` created with the option `MDThreadSafetyOn` and
+// sharing the module's internal reader-writer lock (`SetReaderWriterLock`), which its
+// import methods take for reading (`LOCKREAD`) and its emit methods for writing
+// (`LOCKWRITE`, as in `RegMeta::GetTokenFromSig`). Every interface below is a face of
+// that one object.
+// SAFETY: as just said: one object, thread-safe whatever interface it is seen through.
+unsafe impl FreeThreaded for IMetaDataImportVtbl {}
+// SAFETY: as for `IMetaDataImportVtbl`.
+unsafe impl FreeThreaded for IMetaDataImport2Vtbl {}
+// SAFETY: as for `IMetaDataImportVtbl`.
+unsafe impl FreeThreaded for IMetaDataEmitVtbl {}
+// SAFETY: as for `IMetaDataImportVtbl`.
+unsafe impl FreeThreaded for IMetaDataEmit2Vtbl {}
+// SAFETY: as for `IMetaDataImportVtbl`.
+unsafe impl FreeThreaded for IMetaDataAssemblyImportVtbl {}
+// SAFETY: as for `IMetaDataImportVtbl`.
+unsafe impl FreeThreaded for IMetaDataAssemblyEmitVtbl {}

@@ -1,7 +1,8 @@
 //! Floor 1, the raw ABI: the COM basics ([`Guid`], [`HResult`], [`IUnknownVtbl`],
-//! [`IClassFactoryVtbl`] and the [`ComVtable`] description), and the vtables, structures
-//! and constants transcribed from the runtime's `corprof.idl` (profiling) and `cor.h`
-//! (metadata). Declarations only: nothing here calls the runtime.
+//! [`IClassFactoryVtbl`], the [`ComVtable`] description and the [`FreeThreaded`]
+//! marker), and the vtables, structures and constants transcribed from the runtime's
+//! `corprof.idl` (profiling) and `cor.h` (metadata). Declarations only: nothing here
+//! calls the runtime.
 //!
 //! Each interface `IFoo` is a `#[repr(C)]` struct `IFooVtbl` whose first field `base` is
 //! the parent's vtable (down to [`IUnknownVtbl`]), followed by one
@@ -41,4 +42,6 @@ pub use hresult::HResult;
 pub use info::*;
 pub use metadata::*;
 pub use types::*;
-pub use vtable::{ComVtable, IClassFactoryVtbl, IID_ICLASSFACTORY, IID_IUNKNOWN, IUnknownVtbl};
+pub use vtable::{
+    ComVtable, FreeThreaded, IClassFactoryVtbl, IID_ICLASSFACTORY, IID_IUNKNOWN, IUnknownVtbl,
+};

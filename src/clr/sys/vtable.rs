@@ -1,4 +1,6 @@
-//! COM vtables: [`ComVtable`], what every bound vtable declares about its interface; the
+//! COM vtables: [`ComVtable`], what every bound vtable declares about its interface (an
+//! `unsafe` trait: code that calls through a vtable trusts it); [`FreeThreaded`], the
+//! interfaces whose objects may be used from several threads at once; the
 //! `com_interface!` macro that declares a vtable, its IID and that description from one
 //! list of tokens; and the two vtables every COM server needs, `IUnknown` and
 //! `IClassFactory`.
@@ -12,6 +14,12 @@ use super::hresult::HResult;
 /// interface's vtable, followed by one function pointer per method in slot order; the
 /// interface's IID constant; and a [`ComVtable`] implementation listing the method
 /// names and parameter counts from the same tokens as the fields.
+///
+/// The `unsafe impl ComVtable` it writes is sound when the tokens are the header's: the
+/// methods in the header's slot order with the header's parameters, the parent the
+/// header's parent, the IID the header's. `tests/clr_bindings.rs` checks all three for
+/// every interface declared with it against facts extracted from the runtime's headers,
+/// and the size assertion below checks that the struct has one slot per listed method.
 macro_rules! com_interface {
     (
         $(#[$attr:meta])*
@@ -52,7 +60,11 @@ macro_rules! com_interface {
             pub const IID: $crate::clr::sys::guid::Guid = $iid_const;
         }
 
-        impl $crate::clr::sys::vtable::ComVtable for $vtbl {
+        // SAFETY: the struct is `#[repr(C)]`: the parent's vtable (itself a `ComVtable`,
+        // down to `IUnknownVtbl`), then one `unsafe extern "system" fn` per method, in
+        // the order and with the parameters the invocation lists, which are the header's
+        // for interface `$iid` (the macro's contract, checked by tests/clr_bindings.rs).
+        unsafe impl $crate::clr::sys::vtable::ComVtable for $vtbl {
             const NAME: &'static str = stringify!($name);
             const IID: $crate::clr::sys::guid::Guid = $iid_const;
             const PARENT: Option<&'static str> =
@@ -76,10 +88,94 @@ pub(crate) use com_interface;
 
 /// What every bound vtable declares about its interface; implemented by the macro that
 /// declares the vtable, from the same tokens as its fields.
-pub trait ComVtable {
+///
+/// Code that calls a runtime object through a vtable trusts this description:
+/// [`ComPtr::query`](crate::clr::ComPtr::query) asks `QueryInterface` for `V::IID` and
+/// reads the object's vtable as a `V`, and
+/// [`ProfilerInfo::module_metadata`](crate::clr::ProfilerInfo::module_metadata) does the
+/// same with `GetModuleMetaData`. A wrong IID or a wrong layout would make safe code call
+/// a slot that is not there, or with the wrong arguments: hence `unsafe`.
+///
+/// # Safety
+///
+/// An implementation promises that `Self` is the vtable of the COM interface whose IID is
+/// `Self::IID`, laid out as that interface's objects lay it out:
+///
+/// * `Self` is `#[repr(C)]`, its fields are pointer-sized function pointers (or, first, the
+///   parent interface's vtable, itself a `ComVtable`, down to [`IUnknownVtbl`]), one per
+///   slot, in the interface's slot order: the three `IUnknown` slots first, then each
+///   ancestor's methods, then the interface's own;
+/// * each field has the method's signature: an `unsafe extern "system" fn` taking the
+///   interface pointer (`this`) and then the method's parameters, with the ABI types of
+///   the header (`ULONG` is `u32`, `BOOL` is `i32`, pointers are pointers, ...), and its
+///   return type;
+/// * so that a pointer an object gives out as interface `Self::IID` (from
+///   `QueryInterface`, `GetModuleMetaData`, ...) points to a pointer to a table that
+///   starts with `Self`'s layout, and every slot of `Self` may be called through it.
+///
+/// `SLOTS` must be the number of slots of `Self` (`size_of::<Self>() /
+/// size_of::<usize>()`). `NAME`, `PARENT`, `METHODS` and `PARAMS` describe the interface
+/// for messages and for the binding tests; no `unsafe` code relies on them.
+///
+/// # Examples
+///
+/// A vtable the crate does not bind, declared by hand: the implementation says `unsafe`,
+/// and its `SAFETY` comment says where its layout comes from.
+///
+/// ```
+/// use core::ffi::c_void;
+/// use ilrewrite::clr::{ComVtable, Guid, HResult, IUnknownVtbl};
+///
+/// /// `interface IAnswer : IUnknown { HRESULT Get([out] ULONG *value); }`.
+/// #[repr(C)]
+/// #[allow(non_snake_case)]
+/// struct IAnswerVtbl {
+///     base: IUnknownVtbl,
+///     Get: unsafe extern "system" fn(this: *mut c_void, value: *mut u32) -> HResult,
+/// }
+///
+/// // SAFETY: `IAnswerVtbl` is `#[repr(C)]`: the IUnknown slots, then `Get` with the
+/// // header's parameters, the layout of interface `IAnswer`, whose IID this is.
+/// unsafe impl ComVtable for IAnswerVtbl {
+///     const NAME: &'static str = "IAnswer";
+///     const IID: Guid = Guid::parse_const("{8F4A3C52-0C1E-4E8B-9D2A-6B7E5F1A2C3D}");
+///     const PARENT: Option<&'static str> = Some("IUnknown");
+///     const METHODS: &'static [&'static str] = &["Get"];
+///     const PARAMS: &'static [&'static [&'static str]] = &[&["value"]];
+///     const SLOTS: usize = 4;
+/// }
+///
+/// assert_eq!(size_of::<IAnswerVtbl>(), IAnswerVtbl::SLOTS * size_of::<usize>());
+/// ```
+///
+/// Safe code cannot implement it: without `unsafe`, the same implementation is refused
+/// (error E0200, the trait requires an `unsafe impl`).
+///
+/// ```compile_fail,E0200
+/// use core::ffi::c_void;
+/// use ilrewrite::clr::{ComVtable, Guid, HResult, IUnknownVtbl};
+///
+/// #[repr(C)]
+/// #[allow(non_snake_case)]
+/// struct IAnswerVtbl {
+///     base: IUnknownVtbl,
+///     Get: unsafe extern "system" fn(this: *mut c_void, value: *mut u32) -> HResult,
+/// }
+///
+/// impl ComVtable for IAnswerVtbl {
+///     const NAME: &'static str = "IAnswer";
+///     const IID: Guid = Guid::parse_const("{8F4A3C52-0C1E-4E8B-9D2A-6B7E5F1A2C3D}");
+///     const PARENT: Option<&'static str> = Some("IUnknown");
+///     const METHODS: &'static [&'static str] = &["Get"];
+///     const PARAMS: &'static [&'static [&'static str]] = &[&["value"]];
+///     const SLOTS: usize = 4;
+/// }
+/// ```
+pub unsafe trait ComVtable {
     /// The interface's name (`"ICorProfilerInfo3"`).
     const NAME: &'static str;
-    /// The interface's IID.
+    /// The interface's IID: `QueryInterface` with it gives an interface whose vtable is
+    /// `Self`.
     const IID: Guid;
     /// The parent interface's name, `None` for `IUnknown`.
     const PARENT: Option<&'static str>;
@@ -90,6 +186,27 @@ pub trait ComVtable {
     /// Slots in the whole vtable, inherited ones included.
     const SLOTS: usize;
 }
+
+/// A COM interface whose objects may be called from any thread, from several at once,
+/// and whose references may be added and released on any thread: what makes a
+/// [`ComPtr`](crate::clr::ComPtr) to it `Send` and `Sync`.
+///
+/// Implemented for the interfaces the runtime documents or implements as free-threaded:
+/// `ICorProfilerInfo` .. `ICorProfilerInfo15`, `ICorProfilerFunctionControl`, and the
+/// metadata interfaces (`IMetaDataImport`/`2`, `IMetaDataEmit`/`2`,
+/// `IMetaDataAssemblyImport`, `IMetaDataAssemblyEmit`); each implementation names its
+/// source. Not for `IUnknown` (any object), `IClassFactory`, `IMethodMalloc` (nothing
+/// documents its threading) or the callback interfaces (the crate's own objects, which
+/// it hands out rather than holds).
+///
+/// # Safety
+///
+/// An implementation promises that every object that gives out interface `Self::IID`
+/// accepts calls of every method of `Self`, and `AddRef`/`Release`, from any thread,
+/// concurrently, without the caller's synchronisation (the COM "free-threaded" model; a
+/// method's own preconditions, such as the profiling API's call-sequence rules, still
+/// apply).
+pub unsafe trait FreeThreaded: ComVtable {}
 
 /// `{00000000-0000-0000-C000-000000000046}`.
 pub const IID_IUNKNOWN: Guid = Guid::parse_const("00000000-0000-0000-C000-000000000046");
@@ -111,7 +228,9 @@ pub struct IUnknownVtbl {
     pub Release: unsafe extern "system" fn(this: *mut c_void) -> u32,
 }
 
-impl ComVtable for IUnknownVtbl {
+// SAFETY: `#[repr(C)]`, the three IUnknown slots in their order with their signatures,
+// and the IID of IUnknown (unknwn.idl).
+unsafe impl ComVtable for IUnknownVtbl {
     const NAME: &'static str = "IUnknown";
     const IID: Guid = IID_IUNKNOWN;
     const PARENT: Option<&'static str> = None;
