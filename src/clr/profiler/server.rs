@@ -190,8 +190,12 @@ pub unsafe fn get_class_object<P: Profiler>(
 /// );
 /// ```
 ///
-/// A malformed CLSID is a compile-time error. See [`crate::clr::Profiler`] for a whole
-/// profiler.
+/// A malformed CLSID is a compile-time error. Nothing of the profiler runs in
+/// `DllGetClassObject`: the `profiler` expression is evaluated, and what it gives called,
+/// when the runtime asks the factory for the profiler (`IClassFactory::CreateInstance`),
+/// inside `catch_unwind`; a panic in either is logged ([`crate::clr::log`]) and answered
+/// `E_FAIL` (the runtime then runs without the profiler), never unwound into the runtime.
+/// See [`crate::clr::Profiler`] for a whole profiler.
 #[macro_export]
 macro_rules! export_profiler {
     (clsid = $clsid:literal, profiler = $new:expr $(,)?) => {
@@ -208,7 +212,10 @@ macro_rules! export_profiler {
             ppv: *mut *mut ::core::ffi::c_void,
         ) -> $crate::clr::HResult {
             const CLSID: $crate::clr::Guid = $crate::clr::Guid::parse_const($clsid);
-            let new = $new;
+            // The `profiler` expression is not evaluated here, where a panic would unwind
+            // out of an `extern` function, but in the constructor, which the class
+            // factory's `CreateInstance` calls inside `catch_unwind`.
+            let new: fn() -> _ = || ($new)();
             // SAFETY: `get_class_object` has the contract of `DllGetClassObject`, which
             // is this function's.
             unsafe { $crate::clr::get_class_object(CLSID, new, rclsid, riid, ppv) }
@@ -226,6 +233,7 @@ macro_rules! export_profiler {
 
 #[cfg(test)]
 mod tests {
+    use std::cell::Cell;
     use std::sync::{Arc, Mutex};
 
     use super::*;
@@ -242,15 +250,42 @@ mod tests {
     /// The records of the profilers the exported factory made, newest last.
     static MADE: Mutex<Vec<Arc<Record>>> = Mutex::new(Vec::new());
 
+    /// Where the exported factory's constructor panics, on this thread (the runtime
+    /// calls `DllGetClassObject` and `CreateInstance` on one thread; a thread-local keeps
+    /// the other tests, which run in parallel, apart).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Panic {
+        Never,
+        /// In the `profiler` expression of `export_profiler!`.
+        InExpression,
+        /// In the constructor the expression gives.
+        InConstructor,
+    }
+
+    thread_local! {
+        static PANIC: Cell<Panic> = const { Cell::new(Panic::Never) };
+    }
+
     fn make_recorder() -> Recorder {
+        if PANIC.get() == Panic::InConstructor {
+            panic!("no profiler today");
+        }
         let record = Arc::new(Record::default());
         MADE.lock().unwrap().push(Arc::clone(&record));
         Recorder::new(&record)
     }
 
+    /// The `profiler` expression: an expression (not a path) that can panic itself.
+    fn constructor() -> fn() -> Recorder {
+        if PANIC.get() == Panic::InExpression {
+            panic!("no constructor today");
+        }
+        make_recorder
+    }
+
     crate::export_profiler!(
         clsid = "{9E2B38F2-7355-4C61-A54F-434B7AC266C0}",
-        profiler = make_recorder,
+        profiler = constructor(),
     );
 
     /// Queries `unknown` (an interface pointer the test owns a reference to) for `iid`.
@@ -483,6 +518,54 @@ mod tests {
         assert_eq!(release(object), 0);
         assert_eq!(record.drops(), 1, "the last Release drops the profiler");
         assert_eq!(unknown.refs(), 1);
+    }
+
+    /// A panic in the `profiler` expression or in the constructor it gives, driven
+    /// through the exported entry points as CoreCLR calls them: nothing unwinds out of
+    /// `DllGetClassObject` or `CreateInstance` (an `extern "system"` function would abort
+    /// the process: before the expression moved into the constructor, a panicking
+    /// expression did that), the panic is logged, and `CreateInstance` answers `E_FAIL`
+    /// with a null object.
+    #[test]
+    fn a_panicking_profiler_expression_or_constructor_is_refused_through_the_exports() {
+        capture_logs();
+        for (panic, message) in [
+            (Panic::InExpression, "no constructor today"),
+            (Panic::InConstructor, "no profiler today"),
+        ] {
+            PANIC.set(panic);
+            let mut factory = ptr::null_mut();
+            // SAFETY: valid pointers, as the runtime passes them.
+            let hr = unsafe { DllGetClassObject(&CLSID, &IID_ICLASSFACTORY, &mut factory) };
+            assert_eq!(
+                hr,
+                HResult::S_OK,
+                "{panic:?}: nothing of the profiler ran yet"
+            );
+            // SAFETY: `factory` is a live IClassFactory the test holds a reference to.
+            let vtbl = unsafe { &**factory.cast::<*const IClassFactoryVtbl>() };
+            let mut object = ptr::dangling_mut();
+            // SAFETY: as above; valid pointers.
+            let hr = unsafe {
+                (vtbl.CreateInstance)(
+                    factory,
+                    ptr::null_mut(),
+                    &IID_ICORPROFILERCALLBACK2,
+                    &mut object,
+                )
+            };
+            assert_eq!(
+                (hr, object),
+                (HResult::E_FAIL, ptr::null_mut()),
+                "{panic:?}"
+            );
+            assert!(
+                logged(&format!("panic in the profiler's constructor: {message}")),
+                "{panic:?}"
+            );
+            PANIC.set(Panic::Never);
+            assert_eq!(release(factory), 0, "{panic:?}: the factory is freed");
+        }
     }
 
     #[test]
