@@ -168,7 +168,9 @@ impl Profiler for Recorder {
         name: *mut u16,
     ) -> Result<(), HResult> {
         // SAFETY: the tests pass `name_len` readable units.
-        let name = unsafe { core::slice::from_raw_parts(name, name_len as usize) };
+        let name = unsafe {
+            core::slice::from_raw_parts(name, usize::try_from(name_len).expect("a length"))
+        };
         self.record.push(
             "thread_name_changed",
             &[thread, name.len(), usize::from(name[0])],

@@ -225,9 +225,18 @@ impl<P: Profiler> CallbackObject<P> {
             let client_data: &[u8] = if data.is_null() || len == 0 {
                 &[]
             } else {
+                // Checked, not truncated: a shorter slice would hide data, and there is
+                // no longer one (only a `usize` under 32 bits can fail here).
+                let Ok(len) = usize::try_from(len) else {
+                    log::write(&format!(
+                        "initialize_for_attach: client data of {len} bytes does not fit in \
+                         usize: the profiler does not attach"
+                    ));
+                    return HResult::E_INVALIDARG;
+                };
                 // SAFETY: the runtime passes the client data it received, `len` bytes at
                 // `data`, valid for the call; the slice does not outlive it.
-                unsafe { core::slice::from_raw_parts(data.cast::<u8>(), len as usize) }
+                unsafe { core::slice::from_raw_parts(data.cast::<u8>(), len) }
             };
             // SAFETY: as in `initialize_thunk`.
             match unsafe { ProfilerInfo::from_unknown(unknown) } {
@@ -653,7 +662,7 @@ mod tests {
                 object.as_raw(),
                 unknown.as_ptr(),
                 data.as_mut_ptr().cast(),
-                data.len() as u32,
+                u32::try_from(data.len()).unwrap(),
             )
         };
         assert_eq!(hr, HResult::S_OK);

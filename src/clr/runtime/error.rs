@@ -34,6 +34,21 @@ pub enum ClrError {
         /// The version the runtime gives.
         has: u32,
     },
+    /// A length or count that does not fit the type the other side has for it: a buffer,
+    /// body or array of `u32::MAX` units or more for the runtime's 32-bit `ULONG`, or a
+    /// `ULONG` the runtime returned that does not fit `usize`. Refused, never truncated
+    /// (a truncated length would hand the runtime part of a buffer, or read past one).
+    #[error("{method}: {what} of {len} does not fit in {width} bits")]
+    LengthOverflow {
+        /// The method the length is for.
+        method: &'static str,
+        /// What the length measures (`"signature length"`, `"IL map entries"`, ...).
+        what: &'static str,
+        /// The length (saturated at `u64::MAX`).
+        len: u64,
+        /// The width of the type it did not fit, in bits (32 for a `ULONG`).
+        width: u32,
+    },
     /// The runtime returned something the crate cannot use (named).
     #[error("{method}: {what}")]
     Unexpected {
@@ -50,8 +65,8 @@ pub type ClrResult<T> = Result<T, ClrError>;
 /// The `HRESULT` a callback answers for an error (so that `?` works in a
 /// [`Profiler`](crate::clr::Profiler) method): the runtime's own code for
 /// [`ClrError::Failed`], `CORPROF_E_UNSUPPORTED_CALL_SEQUENCE` for a call the guard
-/// refused, `E_NOINTERFACE` for an interface version the runtime lacks, `E_FAIL`
-/// otherwise.
+/// refused, `E_NOINTERFACE` for an interface version the runtime lacks, `E_INVALIDARG`
+/// for a length out of range, `E_FAIL` otherwise.
 impl From<ClrError> for HResult {
     fn from(error: ClrError) -> HResult {
         match error {
@@ -60,6 +75,7 @@ impl From<ClrError> for HResult {
                 HResult::CORPROF_E_UNSUPPORTED_CALL_SEQUENCE
             }
             ClrError::NotAvailable { .. } => HResult::E_NOINTERFACE,
+            ClrError::LengthOverflow { .. } => HResult::E_INVALIDARG,
             ClrError::Unexpected { .. } => HResult::E_FAIL,
         }
     }
@@ -71,5 +87,57 @@ pub(crate) fn check(method: &'static str, hr: HResult) -> ClrResult<()> {
         Ok(())
     } else {
         Err(ClrError::Failed { method, hr })
+    }
+}
+
+/// `len` as the runtime's `ULONG` (`u32`), for a length or count handed to `method`;
+/// [`ClrError::LengthOverflow`] if it does not fit.
+pub(crate) fn to_ulong(method: &'static str, what: &'static str, len: usize) -> ClrResult<u32> {
+    u32::try_from(len).map_err(|_| ClrError::LengthOverflow {
+        method,
+        what,
+        len: u64::try_from(len).unwrap_or(u64::MAX),
+        width: u32::BITS,
+    })
+}
+
+/// A `ULONG` length or count the runtime gave (`method`'s), as a `usize`;
+/// [`ClrError::LengthOverflow`] on a target whose `usize` is narrower than 32 bits.
+pub(crate) fn from_ulong(method: &'static str, what: &'static str, len: u32) -> ClrResult<usize> {
+    usize::try_from(len).map_err(|_| ClrError::LengthOverflow {
+        method,
+        what,
+        len: u64::from(len),
+        width: usize::BITS,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lengths_are_checked_not_truncated() {
+        assert_eq!(to_ulong("M", "buffer", 0), Ok(0));
+        assert_eq!(to_ulong("M", "buffer", 0xFFFF_FFFF), Ok(u32::MAX));
+        assert_eq!(from_ulong("M", "size", u32::MAX), Ok(0xFFFF_FFFF));
+        #[cfg(target_pointer_width = "64")]
+        {
+            let error = to_ulong("GetTokenFromSig", "signature length", 1 << 32).unwrap_err();
+            assert_eq!(
+                error,
+                ClrError::LengthOverflow {
+                    method: "GetTokenFromSig",
+                    what: "signature length",
+                    len: 1 << 32,
+                    width: 32,
+                }
+            );
+            assert_eq!(
+                error.to_string(),
+                "GetTokenFromSig: signature length of 4294967296 does not fit in 32 bits"
+            );
+            assert_eq!(HResult::from(error), HResult::E_INVALIDARG);
+        }
     }
 }

@@ -3,7 +3,7 @@
 
 use core::ffi::c_void;
 
-use super::error::{ClrError, ClrResult, check};
+use super::error::{ClrError, ClrResult, check, from_ulong, to_ulong};
 use super::guard::CallContext;
 use crate::clr::com::ComPtr;
 use crate::clr::sys::{
@@ -240,10 +240,11 @@ impl ProfilerInfo {
                 what: "no body",
             });
         }
+        let size = from_ulong("GetILFunctionBody", "method body size", size)?;
         // SAFETY: the runtime returned a pointer to `size` bytes of the method's body,
         // valid while the module is loaded (it is: a method of it is being compiled or
         // the caller holds its id); they are copied before returning.
-        out.extend_from_slice(unsafe { core::slice::from_raw_parts(header, size as usize) });
+        out.extend_from_slice(unsafe { core::slice::from_raw_parts(header, size) });
         Ok(())
     }
 
@@ -272,10 +273,7 @@ impl ProfilerInfo {
                 method: "GetILFunctionBodyAllocator",
                 what: "null allocator",
             })?;
-        let len = u32::try_from(body.len()).map_err(|_| ClrError::Unexpected {
-            method: "IMethodMalloc::Alloc",
-            what: "body larger than 4 GiB",
-        })?;
+        let len = to_ulong("IMethodMalloc::Alloc", "method body size", body.len())?;
         // SAFETY: a live IMethodMalloc; the size is a plain value.
         let dest = unsafe { (malloc.vtbl().Alloc)(malloc.as_raw(), len) } as *mut u8;
         if dest.is_null() {
@@ -306,12 +304,20 @@ impl ProfilerInfo {
         // (also when it has no debugger to give it to), so it comes from the COM task
         // allocator, not from Rust's.
         let entries = map.entries();
-        let n = u32::try_from(entries.len()).map_err(|_| ClrError::Unexpected {
-            method: "SetILInstrumentedCodeMap",
-            what: "too many entries",
-        })?;
-        let array =
-            task_alloc(entries.len().max(1) * core::mem::size_of::<CorIlMap>()).cast::<CorIlMap>();
+        let n = to_ulong("SetILInstrumentedCodeMap", "IL map entries", entries.len())?;
+        let bytes = entries
+            .len()
+            .max(1)
+            .checked_mul(core::mem::size_of::<CorIlMap>())
+            .ok_or(ClrError::LengthOverflow {
+                method: "CoTaskMemAlloc",
+                what: "IL map size in bytes",
+                len: u64::from(n).saturating_mul(
+                    u64::try_from(core::mem::size_of::<CorIlMap>()).unwrap_or(u64::MAX),
+                ),
+                width: usize::BITS,
+            })?;
+        let array = task_alloc(bytes).cast::<CorIlMap>();
         if array.is_null() {
             return Err(ClrError::Unexpected {
                 method: "CoTaskMemAlloc",

@@ -3,7 +3,7 @@
 
 use core::ffi::c_void;
 
-use super::error::{ClrError, ClrResult, check};
+use super::error::{ClrError, ClrResult, check, from_ulong, to_ulong};
 use super::info::ProfilerInfo;
 use crate::clr::com::ComPtr;
 use crate::clr::sys::{
@@ -63,19 +63,21 @@ fn read_string(
 ) -> ClrResult<String> {
     let mut buf = vec![0u16; 256];
     loop {
+        let capacity = to_ulong(method, "name buffer length", buf.len())?;
         let mut needed = 0u32;
-        let hr = call(buf.as_mut_ptr(), buf.len() as u32, &mut needed);
+        let hr = call(buf.as_mut_ptr(), capacity, &mut needed);
+        let needed = from_ulong(method, "name length", needed)?;
         // CLDB_S_TRUNCATION (0x00131106) is a success code: grow and ask again.
-        if (hr.is_ok() && needed as usize > buf.len()) || hr.as_u32() == 0x0013_1106 {
-            if needed as usize <= buf.len() {
+        if (hr.is_ok() && needed > buf.len()) || hr.as_u32() == 0x0013_1106 {
+            if needed <= buf.len() {
                 buf.resize(buf.len() * 2, 0);
             } else {
-                buf.resize(needed as usize, 0);
+                buf.resize(needed, 0);
             }
             continue;
         }
         check(method, hr)?;
-        let text = &buf[..(needed as usize).min(buf.len())];
+        let text = &buf[..needed.min(buf.len())];
         let text = text.strip_suffix(&[0]).unwrap_or(text);
         return Ok(String::from_utf16_lossy(text));
     }
@@ -93,12 +95,12 @@ fn bad(token: u32, _e: ClrError) -> Error {
 ///
 /// # Safety
 /// `ptr` must point to `len` bytes that stay valid and unchanged while `_owner` lives.
-unsafe fn blob<T>(_owner: &T, ptr: *const u8, len: u32) -> &[u8] {
+unsafe fn blob<T>(_owner: &T, ptr: *const u8, len: usize) -> &[u8] {
     if ptr.is_null() || len == 0 {
         return &[];
     }
     // SAFETY: the caller's promise.
-    unsafe { core::slice::from_raw_parts(ptr, len as usize) }
+    unsafe { core::slice::from_raw_parts(ptr, len) }
 }
 
 impl ModuleMetadata {
@@ -164,10 +166,12 @@ impl ModuleMetadata {
     /// runtime refuses the blob.
     pub fn token_from_sig(&self, signature: &[u8]) -> ClrResult<mdToken> {
         let (v, this) = self.emit("GetTokenFromSig")?;
+        let len = to_ulong("GetTokenFromSig", "signature length", signature.len())?;
         let mut token = 0;
-        // SAFETY: a live IMetaDataEmit2; the blob is read during the call only.
+        // SAFETY: a live IMetaDataEmit2; the blob, `len` bytes (all of it), is read during
+        // the call only.
         check("GetTokenFromSig", unsafe {
-            (v.base.GetTokenFromSig)(this, signature.as_ptr(), signature.len() as u32, &mut token)
+            (v.base.GetTokenFromSig)(this, signature.as_ptr(), len, &mut token)
         })?;
         Ok(token)
     }
@@ -201,16 +205,18 @@ impl ModuleMetadata {
         signature: &[u8],
     ) -> ClrResult<mdToken> {
         let (v, this) = self.emit("DefineMemberRef")?;
+        let len = to_ulong("DefineMemberRef", "signature length", signature.len())?;
         let name: Vec<u16> = name.encode_utf16().chain([0]).collect();
         let mut token = 0;
-        // SAFETY: a live IMetaDataEmit2; `name` and `signature` are read during the call.
+        // SAFETY: a live IMetaDataEmit2; `name` and `signature` (`len` bytes, all of it)
+        // are read during the call.
         check("DefineMemberRef", unsafe {
             (v.base.DefineMemberRef)(
                 this,
                 parent,
                 name.as_ptr(),
                 signature.as_ptr(),
-                signature.len() as u32,
+                len,
                 &mut token,
             )
         })?;
@@ -314,6 +320,7 @@ impl MetadataSource for ModuleMetadata {
             }
         };
         check("signature", hr).map_err(|e| bad(token, e))?;
+        let len = from_ulong("signature", "blob length", len).map_err(|e| bad(token, e))?;
         // SAFETY: the runtime returned `len` bytes of the module's blob heap, which stay
         // in place while the module is loaded: the read-only import (to which `self`
         // holds a reference, also after the read-write one exists) reads the module's
@@ -483,17 +490,21 @@ impl MetadataSource for ModuleMetadata {
         let (v, this) = self.import();
         let mut buf = vec![0u16; 256];
         loop {
+            let capacity = to_ulong("GetUserString", "string buffer length", buf.len())
+                .map_err(|e| bad(token, e))?;
             let mut needed = 0u32;
-            // SAFETY: a live import; `buf` has `buf.len()` writable units.
+            // SAFETY: a live import; `buf` has `capacity` (its length) writable units.
             let hr = unsafe {
-                (v.base.GetUserString)(this, token, buf.as_mut_ptr(), buf.len() as u32, &mut needed)
+                (v.base.GetUserString)(this, token, buf.as_mut_ptr(), capacity, &mut needed)
             };
-            if (hr.is_ok() || hr.as_u32() == 0x0013_1106) && needed as usize > buf.len() {
-                buf.resize(needed as usize, 0);
+            let needed =
+                from_ulong("GetUserString", "string length", needed).map_err(|e| bad(token, e))?;
+            if (hr.is_ok() || hr.as_u32() == 0x0013_1106) && needed > buf.len() {
+                buf.resize(needed, 0);
                 continue;
             }
             check("GetUserString", hr).map_err(|e| bad(token, e))?;
-            buf.truncate(needed as usize);
+            buf.truncate(needed);
             return Ok(buf);
         }
     }
@@ -504,7 +515,7 @@ impl MetadataSource for ModuleMetadata {
         let mut params = [0u32; 64];
         let mut count = 0u32;
         // SAFETY: a live import; `handle` starts null as the API requires, `params` has
-        // 64 writable tokens.
+        // 64 writable tokens, the capacity passed.
         let hr = unsafe {
             (v.EnumGenericParams)(
                 this,
@@ -522,7 +533,9 @@ impl MetadataSource for ModuleMetadata {
         if hr.is_err() {
             return None;
         }
-        for &param in &params[..(count as usize).min(64)] {
+        // A count beyond the capacity (or beyond `usize`) reads only the tokens written.
+        let count = usize::try_from(count).map_or(params.len(), |n| n.min(params.len()));
+        for &param in &params[..count] {
             let mut seq = 0u32;
             let name = read_string("GetGenericParamProps", |buf, cap, needed| {
                 // SAFETY: a live import; `buf` has `cap` units; other outs valid or null.
