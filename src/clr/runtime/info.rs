@@ -179,34 +179,49 @@ impl ProfilerInfo {
 
     /// The name (path), assembly and load address of a module.
     ///
+    /// The name may be of any length: when it does not fit the buffer (260 units at
+    /// first), the runtime answers `ERROR_INSUFFICIENT_BUFFER` (0x8007007A) with the
+    /// length it needs, and the call is made again with that length.
+    ///
     /// # Errors
     /// [`ClrError::Failed`] for a module the runtime does not know (or not loaded yet:
-    /// `CORPROF_E_DATAINCOMPLETE`).
+    /// `CORPROF_E_DATAINCOMPLETE`), or when the runtime asks for a longer buffer without
+    /// saying a length longer than the one it was given.
     pub fn module_info(&self, module: ModuleID) -> ClrResult<ModuleInfo> {
+        /// `HRESULT_FROM_WIN32(ERROR_INSUFFICIENT_BUFFER)`: CoreCLR's answer when the name
+        /// does not fit, with the length it needs (terminating null included) in
+        /// `pcchName` and nothing written to the buffer (proftoeeinterfaceimpl.cpp,
+        /// `GetModuleInfo2`).
+        const INSUFFICIENT_BUFFER: HResult = HResult::from_u32(0x8007_007A);
         let v: &ICorProfilerInfoVtbl = self.at("GetModuleInfo")?;
         let mut name = vec![0u16; 260];
         loop {
+            let capacity = to_ulong("GetModuleInfo", "module name buffer", name.len())?;
             let (mut len, mut base, mut assembly) = (0u32, core::ptr::null(), 0);
-            // SAFETY: a live ICorProfilerInfo; `name` has `name.len()` writable units and
+            // SAFETY: a live ICorProfilerInfo; `name` has `capacity` writable units and
             // the other out-pointers are valid locals.
             let hr = unsafe {
                 (v.GetModuleInfo)(
                     self.raw(),
                     module,
                     &mut base,
-                    name.len() as u32,
+                    capacity,
                     &mut len,
                     name.as_mut_ptr(),
                     &mut assembly,
                 )
             };
-            let len = len as usize;
-            if hr.is_ok() && len > name.len() {
-                name.resize(len, 0);
+            // The length the runtime says the name needs, terminating null included.
+            let needed = from_ulong("GetModuleInfo", "module name length", len)?;
+            // Asked for more room (or, from a runtime that truncates and succeeds, told
+            // of more): again with the length it needs. The length grows at each turn,
+            // so this ends.
+            if (hr == INSUFFICIENT_BUFFER || hr.is_ok()) && needed > name.len() {
+                name.resize(needed, 0);
                 continue;
             }
             check("GetModuleInfo", hr)?;
-            let text = &name[..len.min(name.len())];
+            let text = &name[..needed.min(name.len())];
             let text = text.strip_suffix(&[0]).unwrap_or(text);
             return Ok(ModuleInfo {
                 name: String::from_utf16_lossy(text),
@@ -504,4 +519,190 @@ fn task_alloc(size: usize) -> *mut c_void {
     // SAFETY: `CoTaskMemAlloc` has no preconditions; a null result is checked by the
     // caller.
     unsafe { CoTaskMemAlloc(size) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clr::sys::IID_IUNKNOWN;
+    use core::sync::atomic::{AtomicU32, Ordering};
+
+    /// A stand-in for the runtime's `ICorProfilerInfo` that answers `GetModuleInfo` as
+    /// CoreCLR 3.1 does (proftoeeinterfaceimpl.cpp, `GetModuleInfo2`): a name that does
+    /// not fit is not written, the answer is `ERROR_INSUFFICIENT_BUFFER` and the length
+    /// needed (null included) is given. Only its `IUnknown` slots and `GetModuleInfo`
+    /// may be called.
+    #[repr(C)]
+    struct FakeInfo {
+        vtbl: &'static ICorProfilerInfoVtbl,
+        refs: AtomicU32,
+        name: Vec<u16>,
+        /// The `cchName` of each call.
+        calls: std::sync::Mutex<Vec<u32>>,
+        /// Answer `ERROR_INSUFFICIENT_BUFFER` with this length instead (a runtime that
+        /// misbehaves), when set.
+        lying_len: Option<u32>,
+    }
+
+    /// Fills the slots of `ICorProfilerInfo` that the tests must not call.
+    unsafe extern "system" fn not_called() -> HResult {
+        unreachable!("a slot of the fake ICorProfilerInfo that the tests do not call")
+    }
+
+    unsafe extern "system" fn query_interface(
+        this: *mut c_void,
+        riid: *const Guid,
+        ppv: *mut *mut c_void,
+    ) -> HResult {
+        // SAFETY: the code under test passes the live fake, a valid IID and a valid
+        // out-pointer.
+        unsafe {
+            if *riid == IID_IUNKNOWN || *riid == <ICorProfilerInfoVtbl as ComVtable>::IID {
+                (*this.cast::<FakeInfo>())
+                    .refs
+                    .fetch_add(1, Ordering::SeqCst);
+                *ppv = this;
+                HResult::S_OK
+            } else {
+                *ppv = core::ptr::null_mut();
+                HResult::E_NOINTERFACE
+            }
+        }
+    }
+
+    unsafe extern "system" fn add_ref(this: *mut c_void) -> u32 {
+        // SAFETY: the live fake (the test owns it).
+        unsafe {
+            (*this.cast::<FakeInfo>())
+                .refs
+                .fetch_add(1, Ordering::SeqCst)
+                + 1
+        }
+    }
+
+    unsafe extern "system" fn release(this: *mut c_void) -> u32 {
+        // SAFETY: the live fake (the test owns it and frees it).
+        unsafe {
+            (*this.cast::<FakeInfo>())
+                .refs
+                .fetch_sub(1, Ordering::SeqCst)
+                - 1
+        }
+    }
+
+    unsafe extern "system" fn get_module_info(
+        this: *mut c_void,
+        _module: ModuleID,
+        base: *mut *const u8,
+        cch_name: u32,
+        pcch_name: *mut u32,
+        name: *mut u16,
+        assembly: *mut AssemblyID,
+    ) -> HResult {
+        // SAFETY: the code under test passes the live fake, valid out-pointers and a
+        // buffer of `cch_name` writable units.
+        unsafe {
+            let fake = &*this.cast::<FakeInfo>();
+            fake.calls.lock().unwrap().push(cch_name);
+            *base = 0x1000 as *const u8;
+            *assembly = 0x2000;
+            *name = 0;
+            let true_len = fake.name.len() as u32 + 1;
+            *pcch_name = true_len;
+            if let Some(len) = fake.lying_len {
+                *pcch_name = len;
+                return HResult::from_u32(0x8007_007A);
+            }
+            if cch_name < true_len {
+                return HResult::from_u32(0x8007_007A);
+            }
+            core::ptr::copy_nonoverlapping(fake.name.as_ptr(), name, fake.name.len());
+            *name.add(fake.name.len()) = 0;
+            HResult::S_OK
+        }
+    }
+
+    fn vtable() -> &'static ICorProfilerInfoVtbl {
+        static VTBL: std::sync::OnceLock<ICorProfilerInfoVtbl> = std::sync::OnceLock::new();
+        VTBL.get_or_init(|| {
+            const SLOTS: usize = <ICorProfilerInfoVtbl as ComVtable>::SLOTS;
+            let slots: [unsafe extern "system" fn() -> HResult; SLOTS] = [not_called; SLOTS];
+            // SAFETY: the vtable is `#[repr(C)]`, `SLOTS` function pointers (checked by
+            // `com_interface!`); each slot gets a valid function pointer. Those of other
+            // signatures are never called (the fake's contract): the ones the tests
+            // call are set to functions of their right signatures below.
+            let mut vtbl: ICorProfilerInfoVtbl = unsafe { core::mem::transmute(slots) };
+            vtbl.base.QueryInterface = query_interface;
+            vtbl.base.AddRef = add_ref;
+            vtbl.base.Release = release;
+            vtbl.GetModuleInfo = get_module_info;
+            vtbl
+        })
+    }
+
+    fn fake(name: &str, lying_len: Option<u32>) -> Box<FakeInfo> {
+        Box::new(FakeInfo {
+            vtbl: vtable(),
+            refs: AtomicU32::new(1),
+            name: name.encode_utf16().collect(),
+            calls: std::sync::Mutex::new(Vec::new()),
+            lying_len,
+        })
+    }
+
+    fn info(fake: &FakeInfo) -> ProfilerInfo {
+        // SAFETY: a live object answering `QueryInterface` for `ICorProfilerInfo` with
+        // itself; the test keeps its own reference.
+        let info =
+            unsafe { ProfilerInfo::from_unknown(core::ptr::from_ref(fake).cast_mut().cast()) };
+        let info = info.expect("the fake answers ICorProfilerInfo");
+        assert_eq!(info.version(), 1);
+        info
+    }
+
+    /// A module path of more than 260 units, not all ASCII, comes whole: the first call
+    /// gets `ERROR_INSUFFICIENT_BUFFER` and the length, the second the name.
+    #[test]
+    fn module_info_asks_again_with_the_length_the_runtime_needs() {
+        let dir = "/tmp/".to_string() + &"répertoire-très-long-ünïcödé-目录/".repeat(12);
+        let path = dir + "Program.exe";
+        let units = path.encode_utf16().count();
+        assert!(units > 260 && path.len() > units, "{units}");
+        let fake = fake(&path, None);
+        {
+            let info = info(&fake);
+            let got = info.module_info(0x42).expect("module_info");
+            assert_eq!(got.name, path);
+            assert_eq!((got.base_address, got.assembly), (0x1000, 0x2000));
+            assert_eq!(*fake.calls.lock().unwrap(), [260, units as u32 + 1]);
+            // A short name fits the first buffer.
+        }
+        let short = self::fake("/app/Short.dll", None);
+        assert_eq!(info(&short).module_info(1).unwrap().name, "/app/Short.dll");
+        assert_eq!(*short.calls.lock().unwrap(), [260]);
+        // Every reference the code took was given back.
+        assert_eq!(
+            (
+                fake.refs.load(Ordering::SeqCst),
+                short.refs.load(Ordering::SeqCst)
+            ),
+            (1, 1)
+        );
+    }
+
+    /// A runtime that asks for a longer buffer without a longer length gets no third
+    /// call: its answer is the error.
+    #[test]
+    fn module_info_does_not_loop_on_a_length_that_does_not_grow() {
+        let fake = fake("/app/Program.exe", Some(100));
+        let e = info(&fake).module_info(1).unwrap_err();
+        assert!(
+            matches!(e, ClrError::Failed { method: "GetModuleInfo", hr } if hr.as_u32() == 0x8007_007A),
+            "{e:?}"
+        );
+        assert_eq!(*fake.calls.lock().unwrap(), [260]);
+        let grows_once = self::fake("/app/Program.exe", Some(300));
+        assert!(info(&grows_once).module_info(1).is_err());
+        assert_eq!(*grows_once.calls.lock().unwrap(), [260, 300]);
+    }
 }
