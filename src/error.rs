@@ -164,6 +164,29 @@ pub enum Error {
         /// What was wrong.
         what: &'static str,
     },
+    /// A type nested deeper than the signature trees allow ([`crate::sig::MAX_NESTING`]):
+    /// not malformed (the runtime may run it), but beyond what [`crate::sig::TypeSig`]
+    /// and the signatures built from it parse or encode. The walks that skip types
+    /// without building a tree (such as [`crate::sig::summarize_method_sig`]) have no
+    /// such limit.
+    #[error("type nesting deeper than {limit} levels at {}", nesting_offset_text(.offset))]
+    TooDeep {
+        /// Offset in the blob of the type that would be one level too deep; `None` when
+        /// encoding.
+        offset: Option<usize>,
+        /// The limit, [`crate::sig::MAX_NESTING`].
+        limit: usize,
+    },
+    /// More locals than a method can have ([`crate::sig::LocalVarSig::MAX_LOCALS`],
+    /// the runtime's limit): a LocalVarSig that declares them, or one that adding
+    /// locals would take past the limit.
+    #[error("{count} locals: a method can have at most {limit}")]
+    TooManyLocals {
+        /// The locals the signature declares, or would hold with the new ones.
+        count: usize,
+        /// The limit, [`crate::sig::LocalVarSig::MAX_LOCALS`].
+        limit: usize,
+    },
 
     // ---- PE / metadata ----------------------------------------------------------------
     /// A malformed PE file or metadata structure.
@@ -384,6 +407,21 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// Whether this error is a limit rather than a defect: more locals than a method can
+    /// have ([`Error::TooManyLocals`]) or a type nested deeper than the signature trees
+    /// allow ([`Error::TooDeep`]), also when it is why a call site could not be resolved
+    /// ([`Error::CallResolution`]). A method refused for a limit is valid IL that the
+    /// crate declines to rewrite, not a failure.
+    pub fn is_limit(&self) -> bool {
+        match self {
+            Error::TooDeep { .. } | Error::TooManyLocals { .. } => true,
+            Error::CallResolution { source, .. } => source.is_limit(),
+            _ => false,
+        }
+    }
+}
+
 /// Why a `tail.` call cannot be kept by a transform that wraps its method
 /// ([`Error::TailCallNotKept`]). Each is a refusal made before any edit: the method is
 /// left as it was.
@@ -452,6 +490,13 @@ impl fmt::Display for TailCallRefusal {
             }
             TailCallRefusal::ExtraStackValues => "values other than its operands are on the stack",
         })
+    }
+}
+
+fn nesting_offset_text(offset: &Option<usize>) -> String {
+    match offset {
+        Some(o) => format!("blob offset {o:#x}"),
+        None => "a type being encoded".to_string(),
     }
 }
 

@@ -258,6 +258,11 @@ fn generic_inst_errors() {
 
 #[test]
 fn nesting_limit() {
+    assert_eq!(MAX_NESTING, 256);
+    let too_deep = |offset| Error::TooDeep {
+        offset,
+        limit: MAX_NESTING,
+    };
     let ok: Vec<u8> = std::iter::repeat_n(0x0F, MAX_NESTING - 1)
         .chain([0x08])
         .collect();
@@ -265,36 +270,191 @@ fn nesting_limit() {
     let deep: Vec<u8> = std::iter::repeat_n(0x0F, MAX_NESTING)
         .chain([0x08])
         .collect();
+    let e = TypeSig::parse(&deep).unwrap_err();
+    assert_eq!(e, too_deep(Some(MAX_NESTING)));
+    assert!(e.is_limit());
     assert_eq!(
-        TypeSig::parse(&deep).unwrap_err(),
-        Error::BadSignature {
-            offset: MAX_NESTING,
-            what: "type nesting deeper than 64 levels"
-        }
+        e.to_string(),
+        "type nesting deeper than 256 levels at blob offset 0x100"
     );
-    assert!(skip_type(&mut SigReader::new(&deep)).is_err());
-    // A hostile blob of a million nested pointers fails quickly without overflowing.
+    // A tree-less walk has no limit.
+    let mut r = SigReader::new(&deep);
+    skip_type(&mut r).unwrap();
+    assert!(r.is_at_end());
+    // A hostile blob of a million nested pointers fails quickly without overflowing:
+    // the tree stops at the limit, the skip walks it to its (missing) end.
     let huge = vec![0x0F; 1_000_000];
-    assert!(TypeSig::parse(&huge).is_err());
+    assert_eq!(
+        TypeSig::parse(&huge).unwrap_err(),
+        too_deep(Some(MAX_NESTING))
+    );
+    assert!(bad_at(1_000_000)(
+        &skip_type(&mut SigReader::new(&huge)).unwrap_err()
+    ));
     // Function pointers count too.
     let mut fnptrs = Vec::new();
     for _ in 0..MAX_NESTING {
         fnptrs.extend_from_slice(&[0x1B, 0x00, 0x00]);
     }
     fnptrs.push(0x01);
-    assert!(TypeSig::parse(&fnptrs).is_err());
+    // The last function pointer's return type, `VOID` at offset 3 * MAX_NESTING, is one
+    // level too deep (the first pointer is at depth 0, its return type at 1, ...).
+    assert_eq!(
+        TypeSig::parse(&fnptrs).unwrap_err(),
+        too_deep(Some(3 * MAX_NESTING))
+    );
+    let mut r = SigReader::new(&fnptrs);
+    skip_type(&mut r).unwrap();
+    assert!(r.is_at_end());
+    assert_eq!(
+        TypeSig::parse(&fnptrs[3..]).unwrap().to_bytes().unwrap(),
+        fnptrs[3..]
+    );
     // Encoder refuses what the parser would refuse.
     let mut t = TypeSig::I4;
     for _ in 0..MAX_NESTING {
         t = TypeSig::SzArray(Box::new(t));
     }
+    assert_eq!(t.to_bytes().unwrap_err(), too_deep(None));
     assert_eq!(
-        what(&t.to_bytes().unwrap_err()),
-        "type nesting deeper than 64 levels"
+        too_deep(None).to_string(),
+        "type nesting deeper than 256 levels at a type being encoded"
     );
+    let mut out = vec![0xAA];
+    assert!(t.encode(&mut out).is_err());
+    assert_eq!(out, [0xAA]);
     if let TypeSig::SzArray(inner) = t {
         assert!(inner.to_bytes().is_ok());
     }
+}
+
+/// Every shape nested far deeper than [`MAX_NESTING`], as programs the runtime runs
+/// have them (CoreCLR 3.1 runs a local of a generic class nested 20,000 deep): the
+/// tree-less walks (what rewriting a method needs) accept them without recursion, the
+/// trees refuse them with [`Error::TooDeep`], a limit rather than a malformed blob.
+#[test]
+fn walks_without_a_tree_have_no_nesting_limit() {
+    const DEPTH: usize = 100_000;
+    // `class G<class G<... int32>>` (TypeDef 2), `G2<G2<..., int32>, int32>` nested in
+    // the first argument, and arrays, pointers, modifiers and function pointers.
+    let generic = [[0x15, 0x12, 0x08, 0x01].repeat(DEPTH), vec![0x08]].concat();
+    let mut first_arg = [0x15, 0x12, 0x08, 0x02].repeat(DEPTH);
+    first_arg.extend(std::iter::repeat_n(0x08, DEPTH + 1));
+    let mut arrays = vec![0x14; DEPTH];
+    arrays.push(0x08);
+    arrays.extend([0x02, 0x01, 0x05, 0x01, 0x7F].repeat(DEPTH));
+    let cmods = [[0x1F, 0x08].repeat(DEPTH), vec![0x0F, 0x01]].concat();
+    let mut fnptrs = [0x1B, 0x00, 0x02, 0x01, 0x41].repeat(DEPTH);
+    fnptrs.push(0x08);
+    fnptrs.extend(std::iter::repeat_n(0x0E, DEPTH));
+    for (name, ty) in [
+        ("generic", generic),
+        ("first argument", first_arg),
+        ("arrays", arrays),
+        ("modifiers", cmods),
+        ("function pointers", fnptrs),
+    ] {
+        let mut r = SigReader::new(&ty);
+        skip_type(&mut r).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(r.is_at_end(), "{name}");
+        assert!(
+            matches!(
+                TypeSig::parse(&ty),
+                Err(Error::TooDeep {
+                    limit: MAX_NESTING,
+                    ..
+                })
+            ),
+            "{name}"
+        );
+        // As a parameter and as the return type of a method, and as a local.
+        let mut method = vec![0x20, 0x02];
+        method.extend_from_slice(&ty);
+        method.extend_from_slice(&ty);
+        method.push(0x0E);
+        let s = summarize_method_sig(&method).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!((s.param_count, s.returns_value), (2, true), "{name}");
+        assert_eq!(
+            ilrewrite::sig::return_type_bytes(&method),
+            Ok(&ty[..]),
+            "{name}"
+        );
+        assert!(matches!(
+            MethodSig::parse(&method),
+            Err(Error::TooDeep { .. })
+        ));
+        let mut locals = vec![0x07, 0x02, 0x08];
+        locals.extend_from_slice(&ty);
+        let mut out = Vec::new();
+        assert_eq!(
+            LocalVarSig::append_to_blob(&locals, &ty, &mut out),
+            Ok(2),
+            "{name}"
+        );
+        assert_eq!(out[..2], [0x07, 0x03]);
+        assert!(matches!(
+            LocalVarSig::parse(&locals),
+            Err(Error::TooDeep { .. })
+        ));
+        // Truncated anywhere, it is malformed, and says where it ends.
+        for cut in [1, ty.len() / 2, ty.len() - 1] {
+            let e = skip_type(&mut SigReader::new(&ty[..cut])).unwrap_err();
+            assert!(
+                matches!(e, Error::BadSignature { offset, .. } if offset == cut),
+                "{name} {cut}: {e}"
+            );
+        }
+    }
+}
+
+/// The tree walks at the nesting limit fit in a small stack: the measure behind
+/// [`MAX_NESTING`], as a guard. In release builds every walk of a type nested
+/// `MAX_NESTING` deep, in every shape, runs on a thread of 256 KiB (debug builds, whose
+/// frames are several times larger, get 4 MiB); a walk that took more would overflow it
+/// and abort the test binary.
+#[test]
+fn tree_walks_at_the_nesting_limit_fit_a_small_stack() {
+    let stack = if cfg!(debug_assertions) {
+        4 << 20
+    } else {
+        256 << 10
+    };
+    let n = MAX_NESTING - 2;
+    let shapes: Vec<Vec<u8>> = vec![
+        [[0x15, 0x12, 0x08, 0x01].repeat(n), vec![0x08]].concat(),
+        [0x15, 0x12, 0x08, 0x02]
+            .repeat(n)
+            .into_iter()
+            .chain(std::iter::repeat_n(0x08, n + 1))
+            .collect(),
+        std::iter::repeat_n(0x14, n)
+            .chain([0x08])
+            .chain([0x01, 0x00, 0x00].repeat(n))
+            .collect(),
+        [[0x1F, 0x08].repeat(n), vec![0x08]].concat(),
+        [[0x1B, 0x00, 0x01, 0x01].repeat(n / 2), vec![0x08]].concat(),
+        std::iter::repeat_n(0x0F, n).chain([0x08]).collect(),
+    ];
+    std::thread::Builder::new()
+        .stack_size(stack)
+        .spawn(move || {
+            for bytes in &shapes {
+                let t = TypeSig::parse(bytes).unwrap();
+                assert_eq!(&t.to_bytes().unwrap(), bytes);
+                let copy = t.clone();
+                assert_eq!(copy, t);
+                let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                std::hash::Hash::hash(&copy, &mut hasher);
+                assert!(!format!("{copy:?}").is_empty());
+                drop(copy);
+                let mut method = vec![0x00, 0x01, 0x01];
+                method.extend_from_slice(bytes);
+                assert_eq!(MethodSig::parse(&method).unwrap().params, [t]);
+            }
+        })
+        .unwrap()
+        .join()
+        .unwrap();
 }
 
 #[test]
@@ -308,14 +468,29 @@ fn huge_counts_do_not_allocate() {
     // Array with huge rank and sizes count.
     assert!(TypeSig::parse(&[0x14, 0x08, 0xDF, 0xFF, 0xFF, 0xFF, 0xDF, 0xFF, 0xFF, 0xFF]).is_err());
     // Locals: count over the limit, and a plausible count with no data.
+    let e = LocalVarSig::parse(&[0x07, 0xC0, 0x01, 0x00, 0x00]).unwrap_err();
     assert_eq!(
-        LocalVarSig::parse(&[0x07, 0xC0, 0x00, 0xFF, 0xFF]).unwrap_err(),
-        Error::BadSignature {
-            offset: 1,
-            what: "more than 65534 locals"
+        e,
+        Error::TooManyLocals {
+            count: 0x1_0000,
+            limit: 0xFFFF
         }
     );
-    assert!(LocalVarSig::parse(&[0x07, 0xC0, 0x00, 0xFF, 0xFE]).is_err());
+    assert!(e.is_limit());
+    assert_eq!(
+        e.to_string(),
+        "65536 locals: a method can have at most 65535"
+    );
+    assert!(matches!(
+        LocalVarSig::parse(&[0x07, 0xDF, 0xFF, 0xFF, 0xFF]),
+        Err(Error::TooManyLocals {
+            count: 0x1FFF_FFFF,
+            ..
+        })
+    ));
+    assert!(bad_at(5)(
+        &LocalVarSig::parse(&[0x07, 0xC0, 0x00, 0xFF, 0xFF]).unwrap_err()
+    ));
 }
 
 #[test]
@@ -410,18 +585,44 @@ fn locals_push_limit() {
     for i in 0..LocalVarSig::MAX_LOCALS {
         assert_eq!(usize::from(sig.push(TypeSig::I4.into()).unwrap()), i);
     }
-    assert_eq!(sig.len(), 0xFFFE);
+    // 65,535 locals, indices 0 to 65,534: the runtime's limit.
+    assert_eq!(sig.len(), 65_535);
+    assert_eq!(sig.get(65_534), Some(&TypeSig::I4.into()));
     assert_eq!(
         sig.push(TypeSig::I4.into()).unwrap_err(),
-        Error::Unencodable {
-            what: "more than 65534 locals"
+        Error::TooManyLocals {
+            count: 65_536,
+            limit: 65_535
         }
     );
-    assert_eq!(sig.len(), 0xFFFE);
+    assert_eq!(sig.len(), 65_535);
     let bytes = sig.to_bytes().unwrap();
-    assert_eq!(&bytes[..4], [0x07, 0xC0, 0x00, 0xFF]);
-    assert_eq!(bytes[4], 0xFE);
+    assert_eq!(&bytes[..5], [0x07, 0xC0, 0x00, 0xFF, 0xFF]);
     assert_eq!(LocalVarSig::parse(&bytes).unwrap(), sig);
+    assert!(matches!(
+        LocalVarSig::from_locals(std::iter::repeat_n(TypeSig::I4.into(), 65_536)),
+        Err(Error::TooManyLocals { count: 65_536, .. })
+    ));
+    // The last local appended to the byte form too, and no more.
+    let mut almost = vec![0x07, 0xC0, 0x00, 0xFF, 0xFE];
+    almost.extend(std::iter::repeat_n(0x08, 65_534));
+    let mut out = Vec::new();
+    assert_eq!(
+        LocalVarSig::append_to_blob(&almost, &[0x08], &mut out),
+        Ok(65_534)
+    );
+    assert_eq!(out, bytes);
+    assert_eq!(
+        LocalVarSig::check_append_to_blob(&almost, &[0x08]),
+        Ok(65_534)
+    );
+    assert_eq!(
+        LocalVarSig::check_append_to_blob(&bytes, &[0x08]),
+        Err(Error::TooManyLocals {
+            count: 65_536,
+            limit: 65_535
+        })
+    );
 
     // push validates the type and leaves the signature unchanged on error.
     let mut small = LocalVarSig::empty();
@@ -852,6 +1053,8 @@ mod props {
                 assert_eq!(TypeSig::parse(&enc).unwrap(), t);
             }
             (Err(a), Err(b)) => assert_eq!(a, b),
+            // Only a tree has a nesting limit.
+            (Err(Error::TooDeep { .. }), Ok(())) => {}
             (a, b) => panic!("{bytes:02x?}: read {a:?} vs skip {b:?}"),
         }
         // MethodSig vs summary.
@@ -863,6 +1066,7 @@ mod props {
                 assert_eq!(MethodSig::parse(&enc).unwrap(), m);
             }
             (Err(a), Err(b)) => assert_eq!(a, b),
+            (Err(Error::TooDeep { .. }), Ok(_)) => {}
             (a, b) => panic!("{bytes:02x?}: parse {a:?} vs summary {b:?}"),
         }
         // A method signature at the start of `bytes`, ignoring what follows.
@@ -989,4 +1193,84 @@ mod props {
             check_all_parsers(&bytes[..n]);
         }
     }
+}
+
+/// The `Instrumenter`'s return-value local at the locals limit: a value-returning method
+/// with 65,534 locals gets the 65,535th; one with 65,535 is refused with
+/// [`Error::TooManyLocals`], a limit ([`Error::is_limit`]: the `clr` rewriter reports
+/// it as a refusal, not a failure), and the body is left as it was. A return type
+/// nested far deeper than [`MAX_NESTING`] is copied into the new local all the same.
+#[test]
+fn the_return_value_local_at_the_locals_limit() {
+    use ilrewrite::analysis::NoCalls;
+    use ilrewrite::transform::{InstrumentationCode, Instrumenter, MethodContext, Snippet};
+    use ilrewrite::{Instruction, MethodBody, OpCode};
+
+    let nop = || {
+        let mut b = Snippet::builder();
+        b.push(Instruction::simple(OpCode::Nop));
+        b.finish().unwrap()
+    };
+    let mut instrumenter = Instrumenter::new(InstrumentationCode {
+        entry: nop(),
+        exit: nop(),
+        ..Default::default()
+    })
+    .unwrap();
+    // `static int32 M()`: ldc.i4.0; ret.
+    let body = MethodBody::decode(&[0x0A, 0x16, 0x2A]).unwrap();
+    let locals = |n: usize| {
+        let mut blob = vec![0x07];
+        ilrewrite::sig::write_compressed_u32(n as u32, &mut blob).unwrap();
+        blob.extend(std::iter::repeat_n(0x08, n));
+        blob
+    };
+    let returns_int = [0x00, 0x00, 0x08];
+    let (almost, full) = (locals(65_534), locals(65_535));
+    let context = |signature, locals| MethodContext {
+        signature,
+        locals: Some(locals),
+        id: 0,
+        tokens: &[],
+    };
+
+    let mut edited = body.clone();
+    let done = instrumenter
+        .instrument(&mut edited, &context(&returns_int, &almost), &NoCalls)
+        .unwrap();
+    let new_locals = done.new_locals_signature.unwrap().to_vec();
+    assert_eq!(new_locals, full);
+    assert_eq!(LocalVarSig::parse(&new_locals).unwrap().len(), 65_535);
+
+    let mut refused = body.clone();
+    let e = instrumenter
+        .instrument(&mut refused, &context(&returns_int, &full), &NoCalls)
+        .unwrap_err();
+    assert_eq!(
+        e,
+        Error::TooManyLocals {
+            count: 65_536,
+            limit: 65_535
+        }
+    );
+    assert!(e.is_limit());
+    assert!(refused.instrs.is_unedited());
+    // `void` methods add no local: 65,535 locals are wrapped as they are.
+    let mut void = MethodBody::decode(&[0x06, 0x2A]).unwrap();
+    let done = instrumenter
+        .instrument(&mut void, &context(&[0x00, 0x00, 0x01], &full), &NoCalls)
+        .unwrap();
+    assert_eq!(done.new_locals_signature, None);
+
+    // A return type 100,000 levels deep: no tree, no limit.
+    let deep = [[0x15, 0x12, 0x08, 0x01].repeat(100_000), vec![0x08]].concat();
+    let signature = [vec![0x00, 0x00], deep.clone()].concat();
+    let mut edited = MethodBody::decode(&[0x0A, 0x14, 0x2A]).unwrap();
+    let done = instrumenter
+        .instrument(&mut edited, &context(&signature, &[0x07, 0x00]), &NoCalls)
+        .unwrap();
+    assert_eq!(
+        done.new_locals_signature.unwrap(),
+        [vec![0x07, 0x01], deep].concat()
+    );
 }

@@ -24,7 +24,8 @@ impl FieldSig {
     /// # Errors
     ///
     /// [`crate::Error::BadSignature`] if the blob does not start with `FIELD`, its type is
-    /// malformed, or bytes follow the type.
+    /// malformed, or bytes follow the type; [`crate::Error::TooDeep`] for a type nested
+    /// deeper than [`crate::sig::MAX_NESTING`].
     pub fn parse(blob: &[u8]) -> Result<FieldSig> {
         let mut r = SigReader::new(blob);
         let at = r.position();
@@ -40,8 +41,8 @@ impl FieldSig {
     ///
     /// # Errors
     ///
-    /// Fails with [`crate::Error::Unencodable`], leaving `out` as it was, if the type
-    /// does not encode (see [`TypeSig::encode`]).
+    /// Fails as [`TypeSig::encode`], leaving `out` as it was, if the type does not
+    /// encode.
     pub fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
         encode_atomic(out, |out| {
             out.push(callconv::FIELD);

@@ -105,6 +105,15 @@ impl LocalType {
     }
 }
 
+/// The error for a signature of `count` locals, more than [`LocalVarSig::MAX_LOCALS`].
+#[cold]
+fn too_many_locals(count: usize) -> crate::Error {
+    crate::Error::TooManyLocals {
+        count,
+        limit: LocalVarSig::MAX_LOCALS,
+    }
+}
+
 impl From<TypeSig> for LocalType {
     fn from(ty: TypeSig) -> Self {
         LocalType::new(ty)
@@ -123,9 +132,9 @@ pub struct LocalVarSig {
 }
 
 impl LocalVarSig {
-    /// The most locals a method may have (the CLR's limit; `ldloc` indices are
-    /// `u16`).
-    pub const MAX_LOCALS: usize = 0xFFFE;
+    /// The most locals a method may have: 65,535, indices 0 to 65,534 (the runtime's
+    /// limit: the JIT keeps the count in a `u16`, and `ldloc` indices are `u16`).
+    pub const MAX_LOCALS: usize = 0xFFFF;
 
     /// A signature with no locals (encodes as `07 00`).
     pub fn empty() -> Self {
@@ -136,8 +145,9 @@ impl LocalVarSig {
     ///
     /// # Errors
     ///
-    /// [`crate::Error::Unencodable`] for more than [`LocalVarSig::MAX_LOCALS`] locals or a
-    /// local that does not encode, as [`LocalVarSig::push`].
+    /// [`crate::Error::TooManyLocals`] for more than [`LocalVarSig::MAX_LOCALS`] locals,
+    /// [`crate::Error::Unencodable`] or [`crate::Error::TooDeep`] for a local that does
+    /// not encode, as [`LocalVarSig::push`].
     pub fn from_locals(locals: impl IntoIterator<Item = LocalType>) -> Result<Self> {
         let mut sig = LocalVarSig::empty();
         for l in locals {
@@ -154,10 +164,9 @@ impl LocalVarSig {
                 "local variable signature does not start with LOCAL_SIG (0x07)",
             ));
         }
-        let at = r.position();
         let count = r.read_compressed_u32()? as usize;
         if count > Self::MAX_LOCALS {
-            return Err(bad(at, "more than 65534 locals"));
+            return Err(too_many_locals(count));
         }
         Ok(count)
     }
@@ -167,9 +176,10 @@ impl LocalVarSig {
     ///
     /// # Errors
     ///
-    /// [`crate::Error::BadSignature`] if the blob does not start with `LOCAL_SIG`, counts
-    /// more than [`LocalVarSig::MAX_LOCALS`] locals, holds a malformed type, or has
-    /// trailing bytes.
+    /// [`crate::Error::BadSignature`] if the blob does not start with `LOCAL_SIG`, holds a
+    /// malformed type, or has trailing bytes; [`crate::Error::TooManyLocals`] if it
+    /// counts more than [`LocalVarSig::MAX_LOCALS`] locals; [`crate::Error::TooDeep`] for
+    /// a type nested deeper than [`crate::sig::MAX_NESTING`].
     pub fn parse(blob: &[u8]) -> Result<Self> {
         let mut r = SigReader::new(blob);
         let count = Self::read_head(&mut r)?;
@@ -240,11 +250,13 @@ impl LocalVarSig {
     /// by `local_type_bytes`, and returns the new local's index. Nothing is allocated but
     /// `out`'s growth, and no local is decoded into a tree.
     ///
-    /// Accepts exactly what the parse/push pair accepts: `blob` must be one whole
-    /// LocalVarSig (every local is checked, trailing bytes are an error; `07 00` is the
-    /// empty signature), `local_type_bytes` exactly one type valid as a local (as
-    /// [`LocalType`] allows: custom modifiers, `PINNED`, `BYREF`; not `VOID`), and the
-    /// result may hold at most [`LocalVarSig::MAX_LOCALS`] locals.
+    /// Accepts exactly what the parse/push pair accepts, and also types nested deeper
+    /// than [`crate::sig::MAX_NESTING`] (nothing is decoded into a tree, so there is no
+    /// nesting limit): `blob` must be one whole LocalVarSig (every local is checked,
+    /// trailing bytes are an error; `07 00` is the empty signature), `local_type_bytes`
+    /// exactly one type valid as a local (as [`LocalType`] allows: custom modifiers,
+    /// `PINNED`, `BYREF`; not `VOID`), and the result may hold at most
+    /// [`LocalVarSig::MAX_LOCALS`] locals.
     ///
     /// The count prefix is rewritten in its shortest form; the existing locals and the
     /// new type are copied verbatim (a blob using wider-than-needed compressed integers
@@ -253,8 +265,10 @@ impl LocalVarSig {
     /// # Errors
     ///
     /// [`crate::Error::BadSignature`] for a malformed `blob`,
-    /// [`crate::Error::Unencodable`] for a bad `local_type_bytes` or too many locals. On
-    /// failure `out` is left as it was.
+    /// [`crate::Error::Unencodable`] for a bad `local_type_bytes`,
+    /// [`crate::Error::TooManyLocals`] when the result would hold more than
+    /// [`LocalVarSig::MAX_LOCALS`] locals (also when `blob` already does). On failure
+    /// `out` is left as it was.
     pub fn append_to_blob(blob: &[u8], local_type_bytes: &[u8], out: &mut Vec<u8>) -> Result<u16> {
         Self::append_all_to_blob(blob, &[local_type_bytes], out)
     }
@@ -300,8 +314,8 @@ impl LocalVarSig {
     /// # Errors
     ///
     /// Those of [`LocalVarSig::append_to_blob`]: [`crate::Error::BadSignature`] for a
-    /// malformed `blob`, [`crate::Error::Unencodable`] for a bad `local_type_bytes` or too
-    /// many locals.
+    /// malformed `blob`, [`crate::Error::Unencodable`] for a bad `local_type_bytes`,
+    /// [`crate::Error::TooManyLocals`] for too many locals.
     pub fn check_append_to_blob(blob: &[u8], local_type_bytes: &[u8]) -> Result<u16> {
         Self::check_append(blob, &[local_type_bytes]).map(|(index, _)| index)
     }
@@ -313,16 +327,17 @@ impl LocalVarSig {
         let count = Self::read_head(&mut r)?;
         let locals_start = r.position();
         for _ in 0..count {
-            skip_type_at(&mut r, 0, Ctx::LOCAL)?;
+            skip_type_at(&mut r, Ctx::LOCAL)?;
         }
         r.expect_end()?;
+        // `read_head` checked that `count <= MAX_LOCALS`, which fits a `u16`.
         let index = u16::try_from(count)
             .ok()
             .filter(|&i| usize::from(i) + local_types.len() <= Self::MAX_LOCALS)
-            .ok_or_else(|| unencodable("more than 65534 locals"))?;
+            .ok_or_else(|| too_many_locals(count + local_types.len()))?;
         for local_type in local_types {
             let mut t = SigReader::new(local_type);
-            if skip_type_at(&mut t, 0, Ctx::LOCAL).is_err() || !t.is_at_end() {
+            if skip_type_at(&mut t, Ctx::LOCAL).is_err() || !t.is_at_end() {
                 return Err(unencodable(
                     "the new local's type is not exactly one type valid for a local",
                 ));
@@ -335,15 +350,15 @@ impl LocalVarSig {
     ///
     /// # Errors
     ///
-    /// Fails with [`crate::Error::Unencodable`], leaving the signature unchanged, if it
-    /// already holds [`LocalVarSig::MAX_LOCALS`] locals or `local` does not encode as
-    /// a local (see [`TypeSig::encode`]; `PINNED` is allowed among its leading
+    /// Fails, leaving the signature unchanged, with [`crate::Error::TooManyLocals`] if it
+    /// already holds [`LocalVarSig::MAX_LOCALS`] locals, and as [`TypeSig::encode`] if
+    /// `local` does not encode as a local (`PINNED` is allowed among its leading
     /// wrappers).
     pub fn push(&mut self, local: LocalType) -> Result<u16> {
         let index = u16::try_from(self.locals.len())
             .ok()
             .filter(|&i| usize::from(i) < Self::MAX_LOCALS)
-            .ok_or_else(|| unencodable("more than 65534 locals"))?;
+            .ok_or_else(|| too_many_locals(self.locals.len() + 1))?;
         write_type(&local.ty, &mut Vec::new(), 0, Ctx::LOCAL)?;
         self.locals.push(local);
         Ok(index)
@@ -414,18 +429,36 @@ mod tests {
         let mut two_bytes = vec![0x07, 0xBF, 0xFF];
         two_bytes.extend(std::iter::repeat_n(0x08, 0x3FFF));
         same_as_tree(&two_bytes, &[0x0E]);
-        // Too many locals.
-        let mut full = vec![0x07, 0xC0, 0x00, 0xFF, 0xFE];
-        full.extend(std::iter::repeat_n(0x08, 0xFFFE));
-        assert!(LocalVarSig::append_to_blob(&full, &[0x08], &mut Vec::new()).is_err());
-        let mut almost = vec![0x07, 0xC0, 0x00, 0xFF, 0xFD];
-        almost.extend(std::iter::repeat_n(0x08, 0xFFFD));
+        // Too many locals: 65,535 is the most.
+        let mut full = vec![0x07, 0xC0, 0x00, 0xFF, 0xFF];
+        full.extend(std::iter::repeat_n(0x08, 0xFFFF));
+        same_as_tree(&full, &[0x08]);
+        let too_many = crate::Error::TooManyLocals {
+            count: 0x1_0000,
+            limit: 0xFFFF,
+        };
+        assert_eq!(
+            LocalVarSig::append_to_blob(&full, &[0x08], &mut Vec::new()),
+            Err(too_many.clone())
+        );
+        assert_eq!(
+            LocalVarSig::append_all_to_blob(&full, &[], &mut Vec::new()),
+            Ok(0xFFFF)
+        );
+        let mut almost = vec![0x07, 0xC0, 0x00, 0xFF, 0xFE];
+        almost.extend(std::iter::repeat_n(0x08, 0xFFFE));
+        same_as_tree(&almost, &[0x08]);
         let mut out = Vec::new();
         assert_eq!(
             LocalVarSig::append_to_blob(&almost, &[0x08], &mut out),
-            Ok(0xFFFD)
+            Ok(0xFFFE)
         );
-        assert_eq!(LocalVarSig::parse(&out).map(|s| s.len()), Ok(0xFFFE));
+        assert_eq!(out, full);
+        assert_eq!(LocalVarSig::parse(&out).map(|s| s.len()), Ok(0xFFFF));
+        assert_eq!(
+            LocalVarSig::append_all_to_blob(&almost, &[&[0x08], &[0x0E]], &mut Vec::new()),
+            Err(too_many)
+        );
     }
 
     #[test]

@@ -68,7 +68,8 @@ impl MethodSig {
     ///
     /// # Errors
     ///
-    /// Any flag combination encodes. Fails with [`crate::Error::Unencodable`], leaving
+    /// Any flag combination encodes. Fails with [`crate::Error::Unencodable`] (or
+    /// [`crate::Error::TooDeep`] when nesting exceeds [`crate::sig::MAX_NESTING`]), leaving
     /// `out` as it was, if a type does not encode (see [`TypeSig::encode`]; the return
     /// type may additionally be `VOID`), a count exceeds 0x1FFF_FFFF, or `sentinel` is
     /// not below `params.len()`.
@@ -128,18 +129,19 @@ impl MethodSigSummary {
 /// Validates a method signature blob and summarizes it without allocating.
 ///
 /// Accepts exactly the blobs [`MethodSig::parse`] accepts (every parameter type is
-/// checked, and trailing bytes are an error), and reports the same facts as
-/// [`MethodSig::summary`] would.
+/// checked, and trailing bytes are an error), and also types nested deeper than
+/// [`crate::sig::MAX_NESTING`] (it does not recurse: there is no nesting limit), and
+/// reports the same facts as [`MethodSig::summary`] would.
 ///
 /// # Errors
 ///
-/// [`crate::Error::BadSignature`] where [`MethodSig::parse`] fails.
+/// [`crate::Error::BadSignature`] where [`MethodSig::parse`] fails with it.
 pub fn summarize_method_sig(blob: &[u8]) -> Result<MethodSigSummary> {
     if let Some((s, _)) = summarize_plain(blob) {
         return Ok(s);
     }
     let mut r = SigReader::new(blob);
-    let s = skip_method_sig(&mut r, 0)?;
+    let s = skip_method_sig(&mut r)?;
     r.expect_end()?;
     Ok(s)
 }
@@ -148,13 +150,14 @@ pub fn summarize_method_sig(blob: &[u8]) -> Result<MethodSigSummary> {
 /// if any), without allocating.
 ///
 /// Accepts exactly the blobs [`MethodSig::parse`] accepts (the whole signature is
-/// checked, trailing bytes are an error); the slice is what
+/// checked, trailing bytes are an error), and also types nested deeper than
+/// [`crate::sig::MAX_NESTING`], as [`summarize_method_sig`]; the slice is what
 /// [`MethodSig::return_type`] was parsed from, byte for byte (so compressed tokens keep
 /// whatever width the blob used).
 ///
 /// # Errors
 ///
-/// [`crate::Error::BadSignature`] where [`MethodSig::parse`] fails.
+/// [`crate::Error::BadSignature`] where [`MethodSig::parse`] fails with it.
 pub fn return_type_bytes(blob: &[u8]) -> Result<&[u8]> {
     summarize_method_sig_and_return_type(blob).map(|(_, ret)| ret)
 }
@@ -163,14 +166,14 @@ pub fn return_type_bytes(blob: &[u8]) -> Result<&[u8]> {
 ///
 /// # Errors
 ///
-/// [`crate::Error::BadSignature`] where [`MethodSig::parse`] fails.
+/// [`crate::Error::BadSignature`] where [`MethodSig::parse`] fails with it.
 #[inline]
 pub fn summarize_method_sig_and_return_type(blob: &[u8]) -> Result<(MethodSigSummary, &[u8])> {
     if let Some((s, ret)) = summarize_plain(blob) {
         return Ok((s, &blob[ret]));
     }
     let mut r = SigReader::new(blob);
-    let (summary, ret) = skip_method_sig_spanning(&mut r, 0)?;
+    let (summary, ret) = skip_method_sig_spanning(&mut r)?;
     r.expect_end()?;
     // The range was just read from `blob`.
     Ok((summary, blob.get(ret).unwrap_or_default()))
@@ -200,12 +203,12 @@ fn summarize_plain(blob: &[u8]) -> Option<(MethodSigSummary, std::ops::Range<usi
     };
     let (param_count, end) = compressed_at(blob, pos)?;
     let ret_start = end;
-    let (mut pos, returns_void) = skip_plain_type(blob, ret_start, 0, Ctx::RET)?;
+    let (mut pos, returns_void) = skip_plain_type(blob, ret_start, Ctx::RET)?;
     let ret = ret_start..pos;
     // Each parameter takes at least one byte, so a huge count ends at the blob's end. A
     // SENTINEL is no type, so `skip_plain_type` gives up on it.
     for _ in 0..param_count {
-        pos = skip_plain_type(blob, pos, 0, Ctx::PLAIN)?.0;
+        pos = skip_plain_type(blob, pos, Ctx::PLAIN)?.0;
     }
     if pos != blob.len() {
         return None;
@@ -228,7 +231,7 @@ mod tests {
     /// The reader-based walk of [`summarize_method_sig_and_return_type`].
     fn walked(blob: &[u8]) -> Result<(MethodSigSummary, std::ops::Range<usize>)> {
         let mut r = SigReader::new(blob);
-        let got = skip_method_sig_spanning(&mut r, 0)?;
+        let got = skip_method_sig_spanning(&mut r)?;
         r.expect_end()?;
         Ok(got)
     }

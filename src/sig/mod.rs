@@ -19,15 +19,20 @@
 //!
 //! Guarantees common to all parsers: malformed input yields
 //! [`Error::BadSignature`](crate::Error::BadSignature) with the offset in the blob,
-//! never a panic; nesting is bounded by [`MAX_NESTING`]; no allocation is sized by an
-//! unchecked count from the input; a whole-blob `parse` rejects trailing bytes.
+//! never a panic; a tree nests at most [`MAX_NESTING`] levels (deeper input yields
+//! [`Error::TooDeep`](crate::Error::TooDeep)), and the walks that skip types without a
+//! tree ([`skip_type`], [`summarize_method_sig`], [`return_type_bytes`],
+//! [`LocalVarSig::append_to_blob`]) loop rather than recurse, at any depth; no
+//! allocation is sized by an unchecked count from the input; a whole-blob `parse`
+//! rejects trailing bytes.
 //!
 //! Guarantees common to all encoders: values that encode parse back equal, and parsed
 //! canonical blobs re-encode byte for byte. Compressed integers are always written in
 //! their shortest form, so a blob using a wider form than needed (which the parsers
 //! accept, as the CLR does) re-encodes canonically, i.e. shorter. A failing encoder
-//! returns [`Error::Unencodable`](crate::Error::Unencodable) and leaves its output
-//! buffer as it was.
+//! returns [`Error::Unencodable`](crate::Error::Unencodable) (or
+//! [`Error::TooDeep`](crate::Error::TooDeep), [`Error::TooManyLocals`](crate::Error::TooManyLocals)
+//! for the limits) and leaves its output buffer as it was.
 
 pub mod compressed;
 pub mod field;

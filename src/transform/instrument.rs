@@ -478,7 +478,9 @@ fn instrument_keeping_tail_calls<'s, R: CallSiteResolver + ?Sized>(
         false => method.locals.unwrap_or(EMPTY_LOCALS).to_vec(),
     };
     let too_many = |e: Error| match e {
-        Error::Unencodable { .. } => not_kept(TailCallRefusal::TooManyLocals),
+        Error::Unencodable { .. } | Error::TooManyLocals { .. } => {
+            not_kept(TailCallRefusal::TooManyLocals)
+        }
         e => e,
     };
     let first_local = LocalVarSig::append_all_to_blob(&base, &[], &mut Vec::new())?;

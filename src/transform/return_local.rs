@@ -64,8 +64,8 @@ impl ReturnLocal {
     ///
     /// # Errors
     /// [`crate::Error::BadSignature`] for a malformed method signature or LocalVarSig,
-    /// and [`crate::Error::Unencodable`] when the LocalVarSig already holds the most
-    /// locals a method can have. `new_locals` is left as it was on error.
+    /// and [`crate::Error::TooManyLocals`] when the LocalVarSig already holds the most
+    /// locals a method can have (65,535). `new_locals` is left as it was on error.
     pub fn plan(
         method_signature: &[u8],
         locals: Option<&[u8]>,
