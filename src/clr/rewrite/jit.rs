@@ -507,6 +507,9 @@ impl JitRewriter {
                 Err(
                     e @ (crate::Error::Unsupported { .. } | crate::Error::TailCallNotKept { .. }),
                 ) => return RewriteOutcome::Refused(e),
+                // A limit (more locals than a method can have, a type too deep for a
+                // signature tree) is valid IL the crate declines, not a failure.
+                Err(e) if e.is_limit() => return RewriteOutcome::Refused(e),
                 Err(e) => return RewriteOutcome::Failed(e.to_string()),
             }
             clock.lap(3);
