@@ -6,6 +6,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
+use super::states::{Claim, MethodStates};
 use crate::analysis::{CachingResolver, MaxStackMode, MetadataResolver, ReturnKind, StackAnalyzer};
 use crate::body::{Decoder, Encoder, MethodBody};
 use crate::clr::log;
@@ -22,7 +23,8 @@ pub struct ModuleState {
     id: ModuleID,
     metadata: ModuleMetadata,
     resolver: CachingResolver<MetadataResolver<ModuleMetadata>>,
-    rewritten: TokenSet,
+    /// Where each of its methods is in its rewrite.
+    states: MethodStates,
     /// The profiler's own data for this module ([`ModuleState::data`]).
     data: OnceLock<Box<dyn std::any::Any + Send + Sync>>,
     /// Set when the module unloads: its id may then name another module.
@@ -58,65 +60,18 @@ impl ModuleState {
         self.unloaded.load(Ordering::Acquire)
     }
 
-    /// Whether MethodDef `token` was claimed for rewriting (see [`JitRewriter::rewrite`]).
+    /// Whether a rewritten body of MethodDef `token` was handed to the runtime (see
+    /// [`JitRewriter::rewrite`]).
     pub fn was_rewritten(&self, token: mdToken) -> bool {
-        self.rewritten.contains(token & 0x00FF_FFFF)
+        self.states.is_rewritten(token & 0x00FF_FFFF)
     }
 }
-
-/// 4,096 bits of a [`TokenSet`].
-type Bits = Box<[AtomicU64]>;
 
 impl fmt::Debug for ModuleState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ModuleState")
             .field("id", &self.id)
             .finish_non_exhaustive()
-    }
-}
-
-/// A set of row numbers, lock-free: chunks of 4,096 rows allocated on first use.
-#[derive(Debug, Default)]
-struct TokenSet(OnceLock<Box<[OnceLock<Bits>]>>);
-
-impl TokenSet {
-    const CHUNK_BITS: u32 = 12;
-    const CHUNKS: usize = (1 << 24) >> Self::CHUNK_BITS;
-
-    fn word(&self, row: u32, create: bool) -> Option<&AtomicU64> {
-        let dir = match create {
-            true => Some(
-                self.0
-                    .get_or_init(|| (0..Self::CHUNKS).map(|_| OnceLock::new()).collect()),
-            ),
-            false => self.0.get(),
-        }?;
-        let slot = dir.get((row >> Self::CHUNK_BITS) as usize)?;
-        let chunk = match create {
-            true => Some(slot.get_or_init(|| {
-                (0..(1 << Self::CHUNK_BITS) / 64)
-                    .map(|_| AtomicU64::new(0))
-                    .collect()
-            })),
-            false => slot.get(),
-        }?;
-        chunk.get(((row & ((1 << Self::CHUNK_BITS) - 1)) / 64) as usize)
-    }
-
-    /// Adds `row`; returns whether it was absent (exactly one caller wins a race).
-    fn insert(&self, row: u32) -> bool {
-        match self.word(row, true) {
-            Some(word) => {
-                let bit = 1u64 << (row % 64);
-                word.fetch_or(bit, Ordering::AcqRel) & bit == 0
-            }
-            None => false,
-        }
-    }
-
-    fn contains(&self, row: u32) -> bool {
-        self.word(row, false)
-            .is_some_and(|w| w.load(Ordering::Acquire) & (1u64 << (row % 64)) != 0)
     }
 }
 
@@ -270,7 +225,11 @@ thread_local! {
 /// runtime cannot take back a body once it has it, so nothing is handed over before it
 /// has been verified), is logged ([`log`]) with the method's name and token, and
 /// is returned as a [`RewriteOutcome`]. A method is rewritten at most once: later
-/// compilations of it (generic instantiations, tier-up) are [`RewriteOutcome::AlreadyRewritten`].
+/// compilations of it (generic instantiations, tier-up) are
+/// [`RewriteOutcome::AlreadyRewritten`], and compile the rewritten body. A thread that
+/// compiles a method while another one is rewriting it waits until that rewrite is handed
+/// over (its compilation then takes the rewritten body) or given up; a method whose edit
+/// changed nothing, was refused or failed is tried again at its next compilation.
 ///
 /// It keeps per-module state (metadata, a shared call-site resolver) found without a
 /// lock, and per-thread scratch buffers: no lock is taken on the JIT path once a module
@@ -354,7 +313,7 @@ impl JitRewriter {
             id: module,
             resolver: CachingResolver::for_module(metadata.clone()),
             metadata,
-            rewritten: TokenSet::default(),
+            states: MethodStates::default(),
             data: OnceLock::new(),
             unloaded: std::sync::atomic::AtomicBool::new(false),
         });
@@ -475,10 +434,20 @@ impl JitRewriter {
             Err(e) => return RewriteOutcome::Failed(e.to_string()),
         };
         // Claimed before anything else: two threads compiling instantiations of one
-        // method at once must not both rewrite it (the second would get the first's IL).
-        if !module.rewritten.insert(token & 0x00FF_FFFF) {
-            return RewriteOutcome::AlreadyRewritten;
-        }
+        // method at once must not both rewrite it (the second would get the first's IL),
+        // and the second must not return before the first handed its body over (its
+        // compilation would take the original IL).
+        let claim = match module.states.claim(token & 0x00FF_FFFF) {
+            Some(Claim::Won(claim)) => claim,
+            Some(Claim::Rewritten) => return RewriteOutcome::AlreadyRewritten,
+            Some(Claim::TimedOut) => {
+                return RewriteOutcome::Failed(format!(
+                    "another thread was still rewriting this method after {} s",
+                    super::states::WAIT_LIMIT.as_secs()
+                ));
+            }
+            None => return RewriteOutcome::Failed(format!("no MethodDef row {token:#x}")),
+        };
         SCRATCH.with(|scratch| {
             let Ok(mut scratch) = scratch.try_borrow_mut() else {
                 return RewriteOutcome::Failed("re-entered on the same thread".to_string());
@@ -557,6 +526,9 @@ impl JitRewriter {
             if let Err(e) = self.info.set_il_function_body(module.id, token, &s.out) {
                 return RewriteOutcome::Failed(e.to_string());
             }
+            // The runtime has the new body: every compilation of the method from now on
+            // compiles it, whatever happens next.
+            claim.handed_over();
             clock.lap(6);
             if let Some(map) = map
                 && let Err(e) = self.info.set_il_instrumented_code_map(function, &map)
@@ -578,33 +550,5 @@ impl fmt::Display for RewriteOutcome {
             RewriteOutcome::Refused(e) => write!(f, "refused: {e}"),
             RewriteOutcome::Failed(why) => write!(f, "failed: {why}"),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_token_set_claims_each_row_once_across_threads() {
-        let set = TokenSet::default();
-        let won = AtomicU64::new(0);
-        std::thread::scope(|scope| {
-            for _ in 0..4 {
-                scope.spawn(|| {
-                    for row in (1..20_000).step_by(7) {
-                        if set.insert(row) {
-                            won.fetch_add(1, Ordering::Relaxed);
-                        }
-                    }
-                });
-            }
-        });
-        assert_eq!(
-            won.load(Ordering::Relaxed),
-            (1..20_000).step_by(7).count() as u64
-        );
-        assert!(set.contains(8) && !set.contains(9) && !set.contains(0xFF_FFFF));
-        assert!(set.insert(0xFF_FFFF) && set.contains(0xFF_FFFF));
     }
 }

@@ -4,5 +4,6 @@
 #![forbid(unsafe_code)]
 
 mod jit;
+mod states;
 
 pub use jit::{JitRewriter, MethodRewrite, ModuleState, PHASES, RewriteOutcome};
