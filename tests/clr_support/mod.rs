@@ -27,7 +27,8 @@ use std::time::{Duration, Instant};
 /// `tail.` calls [`TAIL_CALLS_DEPTH`] deep: it dies with a stack overflow when a
 /// profiler drops their prefixes (all but those of its 24-byte struct shape, which the
 /// runtime makes normal calls, [`TAIL_CALLS_STRUCT24_DEPTH`] deep); see
-/// [`TAIL_CALLS_CALLS`].
+/// [`TAIL_CALLS_CALLS`]. `Concurrency` makes [`CONCURRENCY_CALLS`] calls from 32
+/// threads that compile instantiations of the same generic methods at once.
 pub const PROGRAMS: &[(&str, i32)] = &[
     ("Features", 11),
     ("Threads", 12),
@@ -36,6 +37,7 @@ pub const PROGRAMS: &[(&str, i32)] = &[
     ("Generic", 15),
     ("Many", 16),
     ("TailCalls", 17),
+    ("Concurrency", 18),
     ("Answer", 41),
 ];
 
@@ -43,6 +45,24 @@ pub const PROGRAMS: &[(&str, i32)] = &[
 /// `CallTree.exe` makes: what a profiler's enter and exit counters, filtered to that
 /// type, must show. The derivation is in `tests/programs/CallTree.cs`.
 pub const CALL_TREE_CALLS: u64 = 219;
+
+/// The calls of all methods of `Concurrency.exe` (all in namespace `Concurrency`, so the
+/// filter `Concurrency.` selects exactly them), made by 32 threads that a barrier
+/// releases at once onto 20 generic methods and methods of generic classes, each over
+/// 100 value types (unshared code) and 28 reference types (shared code), in a different
+/// order per thread: what a profiler's enter and exit counters filtered to
+/// `Concurrency.` must both show. The program prints it as `calls 164129` (and exits
+/// with 99 if its own count differs); the derivation is in
+/// `tests/programs/Concurrency.cs`.
+pub const CONCURRENCY_CALLS: u64 = 164_129;
+
+/// The JIT compilations of the methods of `Concurrency.exe` with tiered compilation
+/// off: 101 (100 value types and one shared instantiation for the 28 reference types)
+/// for each of its 20 generic methods, `Driver<T>.Run` and `Driver<T>`'s constructor,
+/// and one each for `Driver`'s constructor, `Program.Work` and `Program.Main`. What the
+/// sample profiler's `jitted` shows with the filter `Concurrency.`; with tiering on,
+/// methods may be compiled again at tier 1.
+pub const CONCURRENCY_COMPILATIONS: u64 = 2_225;
 
 /// The number of methods of `Many.exe` (all in `Many.Program`), each called once.
 pub const MANY_METHODS: u64 = 4041;

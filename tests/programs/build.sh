@@ -53,6 +53,7 @@ cs CallTree
 cs Answer
 cs Generic
 cs Many
+cs Concurrency
 
 {
     mcs --version
