@@ -13,6 +13,10 @@
 //!   entry; from there, on a managed thread outside any callback, it asks the runtime
 //!   for a method body, which the call-sequence guard must refuse; a thread the
 //!   profiler created asks the same and must be served.
+//! * `module`: when `Get` is compiled, reports the path of its module as
+//!   `ProfilerInfo::module_info` gives it (`module: <path>`, or `module: failed ...`),
+//!   and changes nothing: the program may be run from a directory whose path does not
+//!   fit the 260 units first asked for.
 //!
 //! Each case prints `ilrewrite-test: ...` lines to stderr as it observes things; at
 //! shutdown the profiler waits (briefly) for its own thread's answer in the `guard` case.
@@ -164,6 +168,10 @@ impl Profiler for Test {
                     let _ = ask.send((module.id(), token));
                 }
             }
+            "module" => match rewriter.info().module_info(module.id()) {
+                Ok(info) => report(format!("module: {}", info.name)),
+                Err(e) => report(format!("module: failed {e}")),
+            },
             other => report(format!("unknown case {other:?}")),
         }
         Ok(())
