@@ -29,6 +29,9 @@ use std::time::{Duration, Instant};
 /// runtime makes normal calls, [`TAIL_CALLS_STRUCT24_DEPTH`] deep); see
 /// [`TAIL_CALLS_CALLS`]. `Concurrency` makes [`CONCURRENCY_CALLS`] calls from 32
 /// threads that compile instantiations of the same generic methods at once.
+/// `LocalsLimit` and `DeepTypes` are at the runtime's limits: methods with 65,535
+/// locals ([`LOCALS_LIMIT_CALLS`]), and a generic class nested
+/// [`DEEP_TYPES_DEPTHS`] deep ([`deep_types_calls`]).
 pub const PROGRAMS: &[(&str, i32)] = &[
     ("Features", 11),
     ("Threads", 12),
@@ -38,6 +41,8 @@ pub const PROGRAMS: &[(&str, i32)] = &[
     ("Many", 16),
     ("TailCalls", 17),
     ("Concurrency", 18),
+    ("LocalsLimit", 23),
+    ("DeepTypes", 24),
     ("Answer", 41),
 ];
 
@@ -114,6 +119,24 @@ pub const TAIL_CALLS_CALLS: u64 = 11_002_044;
 /// and the constructor), which the program counts itself and prints as
 /// `deep calls 11002012` (it exits with 99 if its count differs).
 pub const TAIL_CALLS_DEEP_CALLS: u64 = 11_002_012;
+
+/// The calls of the methods of `LocalsLimit.exe` (all in `LocalsLimit.Program`, which
+/// the filter `LocalsLimit.` selects): `Main`, `Full` (void, 65,535 locals),
+/// `AlmostFull` (65,534 locals and a value to return) and `FullReturning` (65,535 locals
+/// and a value to return: no room for a return-value local), once each.
+pub const LOCALS_LIMIT_CALLS: u64 = 4;
+
+/// The depths at which the committed `DeepTypes.exe` nests its generic class `G<T>`
+/// (`tests/programs/gen_limits.sh deep` without arguments).
+pub const DEEP_TYPES_DEPTHS: &[u64] = &[65, 1_000];
+
+/// The calls of the methods of `DeepTypes.*` (the filter `DeepTypes.`) that a
+/// `DeepTypes.exe` made by `gen_limits.sh deep` for `depths` depths makes: `Main` once,
+/// and per depth `RunD`, `LocalD`, `ParamD`, `ReturnD` and `Id` once each, `Depth` and
+/// `G::.ctor` 4 times each.
+pub const fn deep_types_calls(depths: u64) -> u64 {
+    1 + 13 * depths
+}
 
 /// The exit code of a program of [`PROGRAMS`].
 ///
