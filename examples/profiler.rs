@@ -33,12 +33,13 @@
 //! profiler stays attached in mode `off`: it asks for no event and rewrites nothing.
 //!
 //! At shutdown it prints to stderr one line,
-//! `ilrewrite: mode M jitted N rewritten N refused N failed N enters N exits N`,
+//! `ilrewrite: mode M jitted N rewritten N already N refused N failed N enters N exits N`,
 //! then one line per refusal or failure reason, `ilrewrite:   COUNT REASON`; with
 //! `ILREWRITE_TIMING` set, then `ilrewrite: timing NS ns in N JITCompilationStarted
-//! callbacks` (the time spent inside its JIT callback). A method
-//! counts as rewritten when the code compiled for it comes from rewritten IL (rewritten
-//! now, or by an earlier compilation of the same method).
+//! callbacks` (the time spent inside its JIT callback). `rewritten` counts the
+//! compilations that handed a rewritten body over, `already` those of a method rewritten
+//! by an earlier compilation (a generic instantiation, a tier-up): both compile
+//! rewritten IL.
 
 use ilrewrite::body::Encoder;
 use ilrewrite::clr::{CorPrfHighMonitor, CorPrfMonitor, FunctionID, ModuleID};
@@ -152,6 +153,9 @@ struct Sample {
     rewriter: OnceLock<JitRewriter>,
     jitted: AtomicU64,
     rewritten: AtomicU64,
+    /// Compilations of methods rewritten by an earlier compilation (generic
+    /// instantiations, tier-up), which compile the rewritten body.
+    already: AtomicU64,
     refused: AtomicU64,
     failed: AtomicU64,
     /// Refusal and failure reasons with their counts (the cold path only).
@@ -175,6 +179,7 @@ impl Sample {
             rewriter: OnceLock::new(),
             jitted: AtomicU64::new(0),
             rewritten: AtomicU64::new(0),
+            already: AtomicU64::new(0),
             refused: AtomicU64::new(0),
             failed: AtomicU64::new(0),
             reasons: Mutex::new(BTreeMap::new()),
@@ -301,8 +306,11 @@ impl Sample {
             Mode::Wrap => self.wrap(rewriter, function),
         };
         match outcome {
-            RewriteOutcome::Rewritten { .. } | RewriteOutcome::AlreadyRewritten => {
+            RewriteOutcome::Rewritten { .. } => {
                 self.rewritten.fetch_add(1, Relaxed);
+            }
+            RewriteOutcome::AlreadyRewritten => {
+                self.already.fetch_add(1, Relaxed);
             }
             // `decode` mode: everything but handing the bytes over.
             RewriteOutcome::Unchanged => {
@@ -323,10 +331,12 @@ impl Sample {
 
     fn print_summary(&self) {
         eprintln!(
-            "ilrewrite: mode {} jitted {} rewritten {} refused {} failed {} enters {} exits {}",
+            "ilrewrite: mode {} jitted {} rewritten {} already {} refused {} failed {} enters {} \
+             exits {}",
             self.mode.name(),
             self.jitted.load(Relaxed),
             self.rewritten.load(Relaxed),
+            self.already.load(Relaxed),
             self.refused.load(Relaxed),
             self.failed.load(Relaxed),
             ENTERS.load(Relaxed),

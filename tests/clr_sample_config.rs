@@ -41,8 +41,16 @@ fn refused(env: &[(&str, &OsStr)], error: &str) {
     assert!(out.stderr.contains(&line), "{line}\n{}", out.stderr);
     assert_eq!(s.mode, "off", "{s:?}");
     assert_eq!(
-        (s.jitted, s.rewritten, s.refused, s.failed, s.enters, s.exits),
-        (0, 0, 0, 0, 0, 0),
+        (
+            s.jitted,
+            s.rewritten,
+            s.already,
+            s.refused,
+            s.failed,
+            s.enters,
+            s.exits
+        ),
+        (0, 0, 0, 0, 0, 0, 0),
         "{s:?}"
     );
 }
@@ -64,7 +72,10 @@ fn an_unknown_mode_rewrites_nothing() {
 fn a_variable_that_is_not_utf8_rewrites_nothing() {
     let raw = OsStr::from_bytes(b"CallTree.\xFFWork");
     refused(
-        &[("ILREWRITE_MODE", OsStr::new("wrap")), ("ILREWRITE_FILTER", raw)],
+        &[
+            ("ILREWRITE_MODE", OsStr::new("wrap")),
+            ("ILREWRITE_FILTER", raw),
+        ],
         "ILREWRITE_FILTER is not valid UTF-8 (\"CallTree.\\xFFWork\")",
     );
     refused(

@@ -338,7 +338,7 @@ fn summary_parses() {
     let stderr = "\
 some runtime message
 ilrewrite: profiler attached
-ilrewrite: mode probes jitted 120 rewritten 100 refused 2 failed 1 enters 5000 exits 4999
+ilrewrite: mode probes jitted 120 rewritten 100 already 17 refused 2 failed 1 enters 5000 exits 4999
 ilrewrite:   1 jmp cannot be wrapped in a try block
 ilrewrite:   1 a reason
 ilrewrite:   1 a reason
@@ -352,6 +352,7 @@ ilrewrite:   7 not a reason line: after a line that ends the list
             mode: "probes".into(),
             jitted: 120,
             rewritten: 100,
+            already: 17,
             refused: 2,
             failed: 1,
             enters: 5000,
@@ -367,7 +368,7 @@ ilrewrite:   7 not a reason line: after a line that ends the list
     assert_eq!(s.reason("other"), 0);
 
     let bare = Summary::parse(
-        "ilrewrite: mode none jitted 0 rewritten 0 refused 0 failed 0 enters 0 exits 0\r\n",
+        "ilrewrite: mode none jitted 0 rewritten 0 already 0 refused 0 failed 0 enters 0 exits 0\r\n",
     )
     .unwrap();
     assert_eq!(
@@ -378,12 +379,14 @@ ilrewrite:   7 not a reason line: after a line that ends the list
 
 #[test]
 fn summary_rejects_malformed() {
-    let line = "ilrewrite: mode m jitted 1 rewritten 1 refused 0 failed 0 enters 2 exits 2";
+    let line =
+        "ilrewrite: mode m jitted 1 rewritten 1 already 0 refused 0 failed 0 enters 2 exits 2";
     for bad in [
         String::new(),
         "ilrewrite: jitted 1".to_owned(),
         format!("{line}\n{line}\n"),
         line.replace("refused", "declined"),
+        line.replace(" already 0", ""),
         line.replace("exits 2", "exits"),
         line.replace("exits 2", "exits 2 extra 3"),
         line.replace("enters 2", "enters -2"),

@@ -349,13 +349,14 @@ pub fn profile(cmd: &mut Command, profiler_so: &Path, clsid: &str) {
 /// The format, one summary line followed by zero or more reason lines:
 ///
 /// ```text
-/// ilrewrite: mode M jitted N rewritten N refused N failed N enters N exits N
+/// ilrewrite: mode M jitted N rewritten N already N refused N failed N enters N exits N
 /// ilrewrite:   N reason text
 /// ilrewrite:   N another reason
 /// ```
 ///
 /// * The summary line is `ilrewrite: mode`, the mode (one word, no spaces), then the
-///   counters `jitted`, `rewritten`, `refused`, `failed`, `enters`, `exits`, in that
+///   counters `jitted`, `rewritten`, `already`, `refused`, `failed`, `enters`, `exits`,
+///   in that
 ///   order, each a name, one space and a decimal number, all separated by single
 ///   spaces. Exactly one such line must appear on stderr.
 /// * Each reason line is `ilrewrite:` followed by three spaces (the one after the
@@ -373,8 +374,11 @@ pub struct Summary {
     pub mode: String,
     /// Methods whose JIT compilation the profiler saw start.
     pub jitted: u64,
-    /// Methods whose IL it replaced.
+    /// Compilations that handed a rewritten body to the runtime.
     pub rewritten: u64,
+    /// Compilations of a method rewritten by an earlier one (they compile its rewritten
+    /// body).
+    pub already: u64,
     /// Methods it chose not to rewrite (e.g. a `jmp` that cannot be wrapped).
     pub refused: u64,
     /// Methods whose rewriting failed.
@@ -445,22 +449,25 @@ impl Summary {
             .strip_prefix(SUMMARY_PREFIX)
             .ok_or_else(|| bad("prefix"))?;
         let fields: Vec<&str> = rest.split(' ').collect();
-        const NAMES: [&str; 6] = [
+        const NAMES: [&str; 7] = [
             "jitted",
             "rewritten",
+            "already",
             "refused",
             "failed",
             "enters",
             "exits",
         ];
         if fields.len() != 1 + 2 * NAMES.len() {
-            return Err(bad("expected a mode and six named counters, single-spaced"));
+            return Err(bad(
+                "expected a mode and seven named counters, single-spaced",
+            ));
         }
         let mode = fields[0];
         if mode.is_empty() {
             return Err(bad("empty mode"));
         }
-        let mut counts = [0u64; 6];
+        let mut counts = [0u64; NAMES.len()];
         for (i, name) in NAMES.iter().enumerate() {
             let (got, value) = (fields[1 + 2 * i], fields[2 + 2 * i]);
             if got != *name {
@@ -473,11 +480,12 @@ impl Summary {
                 .parse()
                 .map_err(|_| bad(&format!("`{name}` overflows")))?;
         }
-        let [jitted, rewritten, refused, failed, enters, exits] = counts;
+        let [jitted, rewritten, already, refused, failed, enters, exits] = counts;
         Ok(Summary {
             mode: mode.to_owned(),
             jitted,
             rewritten,
+            already,
             refused,
             failed,
             enters,
