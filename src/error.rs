@@ -444,6 +444,9 @@ pub enum TailCallRefusal {
     NoMetadata,
     /// The callee's signature, its parent or its instantiation cannot be read.
     UnreadableSignature,
+    /// The callee's signature nests types deeper than the crate builds trees of
+    /// ([`crate::sig::MAX_NESTING`]).
+    TooDeep,
     /// A vararg call site.
     VarArg,
     /// An operand typed by a generic parameter (`!n` or `!!n`) that the call site does
@@ -477,6 +480,7 @@ impl fmt::Display for TailCallRefusal {
             TailCallRefusal::OtherPrefix => "another prefix (e.g. constrained.) comes with tail.",
             TailCallRefusal::NoMetadata => "no metadata to type the call's operands",
             TailCallRefusal::UnreadableSignature => "the callee's signature cannot be read",
+            TailCallRefusal::TooDeep => "the callee's signature nests types too deep",
             TailCallRefusal::VarArg => "a vararg call",
             TailCallRefusal::UnboundGenericParameter => {
                 "an operand's generic parameter is not instantiated at the call site"

@@ -278,7 +278,7 @@ fn operand_types(
     out: &mut SmallVec<[Vec<u8>; 6]>,
 ) -> std::result::Result<bool, TailCallRefusal> {
     use TailCallRefusal::*;
-    let unreadable = |_| UnreadableSignature;
+    let unreadable = unreadable_or_too_deep;
     // The method named, and the instantiation of its generic parameters.
     let (method, method_args) = match token_table(token) {
         table::METHOD_SPEC => {
@@ -324,9 +324,18 @@ fn operand_types(
     Ok(sig.return_type.strip_modifiers() != &TypeSig::Void)
 }
 
+/// The refusal for a signature that cannot be read: [`TailCallRefusal::TooDeep`] when it
+/// nests types past the crate's limit, else [`TailCallRefusal::UnreadableSignature`].
+fn unreadable_or_too_deep(e: Error) -> TailCallRefusal {
+    match e {
+        Error::TooDeep { .. } => TailCallRefusal::TooDeep,
+        _ => TailCallRefusal::UnreadableSignature,
+    }
+}
+
 /// The type arguments of a MethodSpec instantiation blob (`GENERICINST count types`).
 fn instantiation(blob: &[u8]) -> std::result::Result<SmallVec<[TypeSig; 2]>, TailCallRefusal> {
-    let unreadable = |_| TailCallRefusal::UnreadableSignature;
+    let unreadable = unreadable_or_too_deep;
     let mut r = SigReader::new(blob);
     if r.read_u8().map_err(unreadable)? != 0x0A {
         return Err(TailCallRefusal::UnreadableSignature);
@@ -569,6 +578,8 @@ mod tests {
     const OPEN: u32 = 0x0600_0003;
     /// static void CLASS::V(float64)
     const STRUCT_STATIC_VOID: u32 = 0x0600_0004;
+    /// static void CLASS::D(int32[][]...[]), the array 300 deep.
+    const DEEP: u32 = 0x0600_0005;
 
     fn metadata() -> Fake {
         let mut m = Fake::default();
@@ -601,6 +612,11 @@ mod tests {
         m.sigs
             .insert(STRUCT_STATIC_VOID, vec![0x00, 0x01, 0x01, 0x0D]);
         m.parents.insert(STRUCT_STATIC_VOID, CLASS);
+        let mut deep = vec![0x00, 0x01, 0x01];
+        deep.extend(std::iter::repeat_n(0x1D, 300));
+        deep.push(0x08);
+        m.sigs.insert(DEEP, deep);
+        m.parents.insert(DEEP, CLASS);
         m
     }
 
@@ -974,6 +990,14 @@ mod tests {
             TailCallRefusal::ExtraStackValues,
             true,
         );
+        // A callee whose parameter nests types deeper than the trees the crate builds.
+        let code = [
+            op(OpCode::Ldnull),
+            op(OpCode::Tail),
+            call(OpCode::Call, DEEP),
+            op(OpCode::Ret),
+        ];
+        refused(&code, &void, TailCallRefusal::TooDeep, true);
     }
 
     /// Instruments `code` in a method of signature `signature` and expects the refusal
