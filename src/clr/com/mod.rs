@@ -6,6 +6,8 @@
 //! (`clr::com::Guid`, `clr::com::ComVtable`, ...).
 #![allow(unsafe_code)]
 
+#[cfg(test)]
+pub(crate) mod fake;
 pub(crate) mod object;
 mod ptr;
 

@@ -2,18 +2,18 @@
 //! runtime `IUnknown`, and a log capture.
 
 use core::ffi::c_void;
-use core::ptr;
-use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Once};
 
 use super::callbacks::Profiler;
 use crate::clr::com::ComPtr;
+pub(crate) use crate::clr::com::fake::FakeUnknown;
 use crate::clr::log;
 use crate::clr::runtime::ProfilerInfo;
 use crate::clr::runtime::guard::CallContext;
 use crate::clr::sys::{
     ClassID, EventPipeProvider, FunctionID, Guid, HResult, ICorProfilerCallback11Vtbl,
-    ICorProfilerCallbackVtbl, IID_IUNKNOWN, IUnknownVtbl, ModuleID, ReJITID, ThreadID, mdMethodDef,
+    ICorProfilerCallbackVtbl, ModuleID, ReJITID, ThreadID, mdMethodDef,
 };
 
 static LOGS: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -304,84 +304,6 @@ impl Profiler for Panicky {
 
     fn jit_inlining(&self, _caller: FunctionID, _callee: FunctionID) -> bool {
         panic!("Panicky::jit_inlining");
-    }
-}
-
-/// A stand-in for the runtime's `IUnknown` given to `Initialize`: it answers
-/// `QueryInterface` for `IUnknown` and at most one other IID, with itself. Only its
-/// `IUnknown` slots exist, so nothing may call another method through what it gives.
-#[repr(C)]
-#[derive(Debug)]
-pub(crate) struct FakeUnknown {
-    vtbl: &'static IUnknownVtbl,
-    refs: AtomicU32,
-    answers: Option<Guid>,
-}
-
-static FAKE_VTBL: IUnknownVtbl = IUnknownVtbl {
-    QueryInterface: FakeUnknown::query_interface,
-    AddRef: FakeUnknown::add_ref,
-    Release: FakeUnknown::release,
-};
-
-impl FakeUnknown {
-    /// A fake with one reference (the test's), answering `answers` besides `IUnknown`.
-    pub fn new(answers: Option<Guid>) -> Box<FakeUnknown> {
-        Box::new(FakeUnknown {
-            vtbl: &FAKE_VTBL,
-            refs: AtomicU32::new(1),
-            answers,
-        })
-    }
-
-    /// The interface pointer (the box stays alive as long as the test holds it).
-    pub fn as_ptr(&self) -> *mut c_void {
-        ptr::from_ref(self).cast_mut().cast()
-    }
-
-    /// The reference count.
-    pub fn refs(&self) -> u32 {
-        self.refs.load(Ordering::SeqCst)
-    }
-
-    unsafe extern "system" fn query_interface(
-        this: *mut c_void,
-        riid: *const Guid,
-        ppv: *mut *mut c_void,
-    ) -> HResult {
-        // SAFETY: the callers (the crate's code under test) pass a live fake, a valid IID
-        // and a valid out-pointer.
-        unsafe {
-            let fake = &*this.cast::<FakeUnknown>();
-            if *riid == IID_IUNKNOWN || Some(*riid) == fake.answers {
-                fake.refs.fetch_add(1, Ordering::SeqCst);
-                *ppv = this;
-                HResult::S_OK
-            } else {
-                *ppv = ptr::null_mut();
-                HResult::E_NOINTERFACE
-            }
-        }
-    }
-
-    unsafe extern "system" fn add_ref(this: *mut c_void) -> u32 {
-        // SAFETY: a live fake (the test owns the box).
-        unsafe {
-            (*this.cast::<FakeUnknown>())
-                .refs
-                .fetch_add(1, Ordering::SeqCst)
-                + 1
-        }
-    }
-
-    unsafe extern "system" fn release(this: *mut c_void) -> u32 {
-        // SAFETY: a live fake (the test owns the box, which frees it).
-        unsafe {
-            (*this.cast::<FakeUnknown>())
-                .refs
-                .fetch_sub(1, Ordering::SeqCst)
-                - 1
-        }
     }
 }
 

@@ -524,8 +524,7 @@ fn task_alloc(size: usize) -> *mut c_void {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clr::sys::IID_IUNKNOWN;
-    use core::sync::atomic::{AtomicU32, Ordering};
+    use crate::clr::com::fake::FakeUnknown;
 
     /// A stand-in for the runtime's `ICorProfilerInfo` that answers `GetModuleInfo` as
     /// CoreCLR 3.1 does (proftoeeinterfaceimpl.cpp, `GetModuleInfo2`): a name that does
@@ -534,8 +533,8 @@ mod tests {
     /// may be called.
     #[repr(C)]
     struct FakeInfo {
-        vtbl: &'static ICorProfilerInfoVtbl,
-        refs: AtomicU32,
+        /// Its `IUnknown` half; first, as the layout of a fake requires.
+        unknown: FakeUnknown<ICorProfilerInfoVtbl>,
         name: Vec<u16>,
         /// The `cchName` of each call.
         calls: std::sync::Mutex<Vec<u32>>,
@@ -547,47 +546,6 @@ mod tests {
     /// Fills the slots of `ICorProfilerInfo` that the tests must not call.
     unsafe extern "system" fn not_called() -> HResult {
         unreachable!("a slot of the fake ICorProfilerInfo that the tests do not call")
-    }
-
-    unsafe extern "system" fn query_interface(
-        this: *mut c_void,
-        riid: *const Guid,
-        ppv: *mut *mut c_void,
-    ) -> HResult {
-        // SAFETY: the code under test passes the live fake, a valid IID and a valid
-        // out-pointer.
-        unsafe {
-            if *riid == IID_IUNKNOWN || *riid == <ICorProfilerInfoVtbl as ComVtable>::IID {
-                (*this.cast::<FakeInfo>())
-                    .refs
-                    .fetch_add(1, Ordering::SeqCst);
-                *ppv = this;
-                HResult::S_OK
-            } else {
-                *ppv = core::ptr::null_mut();
-                HResult::E_NOINTERFACE
-            }
-        }
-    }
-
-    unsafe extern "system" fn add_ref(this: *mut c_void) -> u32 {
-        // SAFETY: the live fake (the test owns it).
-        unsafe {
-            (*this.cast::<FakeInfo>())
-                .refs
-                .fetch_add(1, Ordering::SeqCst)
-                + 1
-        }
-    }
-
-    unsafe extern "system" fn release(this: *mut c_void) -> u32 {
-        // SAFETY: the live fake (the test owns it and frees it).
-        unsafe {
-            (*this.cast::<FakeInfo>())
-                .refs
-                .fetch_sub(1, Ordering::SeqCst)
-                - 1
-        }
     }
 
     unsafe extern "system" fn get_module_info(
@@ -632,18 +590,18 @@ mod tests {
             // signatures are never called (the fake's contract): the ones the tests
             // call are set to functions of their right signatures below.
             let mut vtbl: ICorProfilerInfoVtbl = unsafe { core::mem::transmute(slots) };
-            vtbl.base.QueryInterface = query_interface;
-            vtbl.base.AddRef = add_ref;
-            vtbl.base.Release = release;
+            vtbl.base.QueryInterface = FakeUnknown::query_interface;
+            vtbl.base.AddRef = FakeUnknown::add_ref;
+            vtbl.base.Release = FakeUnknown::release;
             vtbl.GetModuleInfo = get_module_info;
             vtbl
         })
     }
 
     fn fake(name: &str, lying_len: Option<u32>) -> Box<FakeInfo> {
+        let iid = <ICorProfilerInfoVtbl as ComVtable>::IID;
         Box::new(FakeInfo {
-            vtbl: vtable(),
-            refs: AtomicU32::new(1),
+            unknown: FakeUnknown::with_vtable(vtable(), Some(iid)),
             name: name.encode_utf16().collect(),
             calls: std::sync::Mutex::new(Vec::new()),
             lying_len,
@@ -653,8 +611,7 @@ mod tests {
     fn info(fake: &FakeInfo) -> ProfilerInfo {
         // SAFETY: a live object answering `QueryInterface` for `ICorProfilerInfo` with
         // itself; the test keeps its own reference.
-        let info =
-            unsafe { ProfilerInfo::from_unknown(core::ptr::from_ref(fake).cast_mut().cast()) };
+        let info = unsafe { ProfilerInfo::from_unknown(fake.unknown.as_ptr()) };
         let info = info.expect("the fake answers ICorProfilerInfo");
         assert_eq!(info.version(), 1);
         info
@@ -681,13 +638,7 @@ mod tests {
         assert_eq!(info(&short).module_info(1).unwrap().name, "/app/Short.dll");
         assert_eq!(*short.calls.lock().unwrap(), [260]);
         // Every reference the code took was given back.
-        assert_eq!(
-            (
-                fake.refs.load(Ordering::SeqCst),
-                short.refs.load(Ordering::SeqCst)
-            ),
-            (1, 1)
-        );
+        assert_eq!((fake.unknown.refs(), short.unknown.refs()), (1, 1));
     }
 
     /// A runtime that asks for a longer buffer without a longer length gets no third
