@@ -315,39 +315,23 @@ impl ProfilerInfo {
     /// [`ClrError::Failed`] when the runtime refuses the map.
     pub fn set_il_instrumented_code_map(&self, function: FunctionID, map: &IlMap) -> ClrResult<()> {
         let v: &ICorProfilerInfoVtbl = self.at("SetILInstrumentedCodeMap")?;
-        // The runtime takes ownership of the array and frees it with `CoTaskMemFree`
-        // (also when it has no debugger to give it to), so it comes from the COM task
-        // allocator, not from Rust's.
-        let entries = map.entries();
-        let n = to_ulong("SetILInstrumentedCodeMap", "IL map entries", entries.len())?;
-        let bytes = entries
-            .len()
-            .max(1)
-            .checked_mul(core::mem::size_of::<CorIlMap>())
-            .ok_or(ClrError::LengthOverflow {
-                method: "CoTaskMemAlloc",
-                what: "IL map size in bytes",
-                len: u64::from(n).saturating_mul(
-                    u64::try_from(core::mem::size_of::<CorIlMap>()).unwrap_or(u64::MAX),
-                ),
-                width: usize::BITS,
-            })?;
-        let array = task_alloc(bytes).cast::<CorIlMap>();
-        if array.is_null() {
-            return Err(ClrError::Unexpected {
-                method: "CoTaskMemAlloc",
-                what: "allocation failed",
-            });
-        }
-        for (i, &entry) in entries.iter().enumerate() {
-            // SAFETY: `array` has room for `entries.len()` maps (allocated just above,
-            // suitably aligned by the C allocator), and `i` is below that.
-            unsafe { array.add(i).write(entry.into()) };
-        }
-        // SAFETY: a live ICorProfilerInfo; `array` holds `n` maps, which the runtime
-        // now owns.
+        let n = to_ulong(
+            "SetILInstrumentedCodeMap",
+            "IL map entries",
+            map.entries().len(),
+        )?;
+        // The runtime copies the array and never frees the caller's: CoreCLR 3.1.23,
+        // src/vm/proftoeeinterfaceimpl.cpp, ProfToEEInterfaceImpl::SetILInstrumentedCodeMap
+        // (lines 4626-4631: `new COR_IL_MAP[cILMapEntries]`, then a copy of the entries,
+        // handed to the debugger interface); the same in dotnet/runtime since. So the
+        // array is ours, allocated by Rust and dropped when the call returns, whatever
+        // the answer. (An array from CoTaskMemAlloc was leaked here before: 1.18 MB over
+        // 4,512 methods.)
+        let array = MapArray::new(map);
+        // SAFETY: a live ICorProfilerInfo; `array` holds `n` maps and outlives the call;
+        // the runtime only reads it during the call.
         check("SetILInstrumentedCodeMap", unsafe {
-            (v.SetILInstrumentedCodeMap)(self.raw(), function, 1, n, array)
+            (v.SetILInstrumentedCodeMap)(self.raw(), function, 1, n, array.as_ptr())
         })
     }
 
@@ -497,28 +481,34 @@ info_versions! {
     ICorProfilerInfoVtbl = 1,
 }
 
-/// `CoTaskMemAlloc`: memory the runtime may free with `CoTaskMemFree`. CoreCLR's
-/// platform layer implements the pair with the C library's `malloc` and `free` outside
-/// Windows.
-#[cfg(not(windows))]
-fn task_alloc(size: usize) -> *mut c_void {
-    unsafe extern "C" {
-        fn malloc(size: usize) -> *mut c_void;
+/// An IL map as the runtime takes it (`COR_IL_MAP[]`), owned by Rust: the runtime copies
+/// it during `SetILInstrumentedCodeMap` and keeps no pointer to it.
+struct MapArray(Box<[CorIlMap]>);
+
+#[cfg(test)]
+/// Arrays made and dropped (for the test that none is left behind).
+static MAP_ARRAYS: [core::sync::atomic::AtomicUsize; 2] =
+    [const { core::sync::atomic::AtomicUsize::new(0) }; 2];
+
+impl MapArray {
+    fn new(map: &IlMap) -> MapArray {
+        #[cfg(test)]
+        MAP_ARRAYS[0].fetch_add(1, core::sync::atomic::Ordering::SeqCst);
+        MapArray(map.entries().iter().map(|&e| CorIlMap::from(e)).collect())
     }
-    // SAFETY: `malloc` has no preconditions; a null result is checked by the caller.
-    unsafe { malloc(size) }
+
+    /// The first entry (dangling but aligned for an empty map, which the runtime
+    /// does not read).
+    fn as_ptr(&self) -> *mut CorIlMap {
+        self.0.as_ptr().cast_mut()
+    }
 }
 
-/// `CoTaskMemAlloc`: memory the runtime may free with `CoTaskMemFree`.
-#[cfg(windows)]
-fn task_alloc(size: usize) -> *mut c_void {
-    #[link(name = "ole32")]
-    unsafe extern "system" {
-        fn CoTaskMemAlloc(size: usize) -> *mut c_void;
+#[cfg(test)]
+impl Drop for MapArray {
+    fn drop(&mut self) {
+        MAP_ARRAYS[1].fetch_add(1, core::sync::atomic::Ordering::SeqCst);
     }
-    // SAFETY: `CoTaskMemAlloc` has no preconditions; a null result is checked by the
-    // caller.
-    unsafe { CoTaskMemAlloc(size) }
 }
 
 #[cfg(test)]
@@ -541,6 +531,30 @@ mod tests {
         /// Answer `ERROR_INSUFFICIENT_BUFFER` with this length instead (a runtime that
         /// misbehaves), when set.
         lying_len: Option<u32>,
+        /// The IL maps `SetILInstrumentedCodeMap` copied, as the runtime does.
+        maps: std::sync::Mutex<Vec<Vec<CorIlMap>>>,
+    }
+
+    /// `SetILInstrumentedCodeMap` as CoreCLR 3.1 answers it: the entries are copied
+    /// (never the caller's pointer kept); a map for function 0 is refused with
+    /// `E_INVALIDARG`, as the runtime refuses a null `FunctionID`.
+    unsafe extern "system" fn set_il_instrumented_code_map(
+        this: *mut c_void,
+        function: FunctionID,
+        _start_jit: i32,
+        count: u32,
+        entries: *mut CorIlMap,
+    ) -> HResult {
+        if function == 0 {
+            return HResult::E_INVALIDARG;
+        }
+        // SAFETY: the code under test passes the live fake and `count` readable entries.
+        unsafe {
+            let fake = &*this.cast::<FakeInfo>();
+            let copy = std::slice::from_raw_parts(entries, count as usize).to_vec();
+            fake.maps.lock().unwrap().push(copy);
+        }
+        HResult::S_OK
     }
 
     /// Fills the slots of `ICorProfilerInfo` that the tests must not call.
@@ -594,6 +608,7 @@ mod tests {
             vtbl.base.AddRef = FakeUnknown::add_ref;
             vtbl.base.Release = FakeUnknown::release;
             vtbl.GetModuleInfo = get_module_info;
+            vtbl.SetILInstrumentedCodeMap = set_il_instrumented_code_map;
             vtbl
         })
     }
@@ -605,6 +620,7 @@ mod tests {
             name: name.encode_utf16().collect(),
             calls: std::sync::Mutex::new(Vec::new()),
             lying_len,
+            maps: std::sync::Mutex::new(Vec::new()),
         })
     }
 
@@ -655,5 +671,50 @@ mod tests {
         let grows_once = self::fake("/app/Program.exe", Some(300));
         assert!(info(&grows_once).module_info(1).is_err());
         assert_eq!(*grows_once.calls.lock().unwrap(), [260, 300]);
+    }
+
+    /// Every IL map array handed to the runtime is freed when the call returns, taken
+    /// or refused (CoreCLR copies it: the array is the caller's), and the runtime gets
+    /// the entries as the map has them.
+    #[test]
+    fn no_il_map_array_is_left_behind() {
+        use core::sync::atomic::Ordering::SeqCst;
+        let fake = fake("/app/Program.exe", None);
+        let info = info(&fake);
+        // As inside JITCompilationStarted (the guard refuses the call elsewhere).
+        let _scope = super::super::guard::CallbackScope::enter();
+        let mut body = crate::MethodBody::new();
+        for i in 0..40 {
+            body.append(crate::Instruction::ldc_i4(i));
+            body.append(crate::Instruction::simple(crate::OpCode::Pop));
+        }
+        body.append(crate::Instruction::simple(crate::OpCode::Ret));
+        let code = body.encode().expect("encodes");
+        let decoded = crate::MethodBody::decode(&code).expect("decodes");
+        let mut encoder = crate::body::Encoder::new();
+        encoder.encode(&decoded, &mut Vec::new()).expect("encodes");
+        let map = IlMap::from_offsets(&decoded, encoder.encoded_offsets());
+        assert!(map.entries().len() > 40);
+        let (made, dropped) = (MAP_ARRAYS[0].load(SeqCst), MAP_ARRAYS[1].load(SeqCst));
+        let mut refused = 0;
+        for function in 0..1_000usize {
+            if info
+                .set_il_instrumented_code_map(function % 4, &map)
+                .is_err()
+            {
+                refused += 1;
+            }
+        }
+        assert_eq!(refused, 250);
+        assert_eq!(MAP_ARRAYS[0].load(SeqCst) - made, 1_000);
+        assert_eq!(
+            MAP_ARRAYS[1].load(SeqCst) - dropped,
+            1_000,
+            "every array freed"
+        );
+        let maps = fake.maps.lock().unwrap();
+        assert_eq!(maps.len(), 750);
+        let expected: Vec<CorIlMap> = map.entries().iter().map(|&e| e.into()).collect();
+        assert!(maps.iter().all(|m| *m == expected));
     }
 }
