@@ -420,6 +420,24 @@ impl Error {
             _ => false,
         }
     }
+
+    /// The variant's name, with the static part of its reason where it has one
+    /// (`Unsupported: ...`, `TailCallNotKept: ...`, `CallResolution: <its cause's kind>`)
+    /// and without what differs between occurrences (offsets, instruction ids, lengths):
+    /// what repeated errors are counted and throttled under.
+    pub fn kind(&self) -> String {
+        let debug = format!("{self:?}");
+        let name: String = debug
+            .chars()
+            .take_while(char::is_ascii_alphanumeric)
+            .collect();
+        match self {
+            Error::Unsupported { what } | Error::Unencodable { what } => format!("{name}: {what}"),
+            Error::TailCallNotKept { reason, .. } => format!("{name}: {reason}"),
+            Error::CallResolution { source, .. } => format!("{name}: {}", source.kind()),
+            _ => name,
+        }
+    }
 }
 
 /// Why a `tail.` call cannot be kept by a transform that wraps its method

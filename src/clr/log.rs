@@ -1,38 +1,147 @@
-//! A small logging hook for what the profiler layer has to report and nobody can be
-//! returned to: a panic caught at the FFI boundary, an `initialize` that failed.
-//! It imports nothing of the crate, so every part of `clr` may use it.
+//! Where the profiler layer reports what it cannot return: a panic caught at the FFI
+//! boundary, an `initialize` that failed, a method whose original IL is kept. It imports
+//! nothing of the crate, so every part of `clr` may use it.
 //!
-//! The default writes `ilrewrite: <message>` to stderr; [`set_logger`] replaces it for the
-//! whole process (for example with a function that writes to the profiler's own log
-//! file). The logger is called from any thread the runtime calls the profiler on, maybe
-//! several at once.
+//! Lines never go to stdout (the program's own output). By default they go to stderr as
+//! `ilrewrite: <message>`, or, when the environment variable `ILREWRITE_LOG` names a
+//! file, are appended to that file (a file that cannot be opened is said once on stderr,
+//! and stderr is used). [`set_sink`] replaces both with the profiler's own closure.
+//!
+//! Repeated reasons are throttled ([`throttled`]): the first message of a reason is
+//! written, the later ones are counted, and [`flush_repeats`] (called at the runtime's
+//! shutdown, after the profiler's own `shutdown`) writes one line per reason with its
+//! count. A sink is called from any thread the runtime calls the profiler on, maybe
+//! several at once; a sink that panics loses its message and nothing else.
 
 use std::any::Any;
+use std::collections::HashMap;
 use std::io::Write as _;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{PoisonError, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 
-/// A logger: receives one message (no trailing newline) per call.
+/// A logger function: receives one message (no trailing newline) per call.
 pub type Logger = fn(&str);
 
-static LOGGER: RwLock<Logger> = RwLock::new(stderr as Logger);
+/// A sink: receives one message (no trailing newline) per call, from any thread.
+pub type Sink = Arc<dyn Fn(&str) + Send + Sync>;
 
-/// The default logger: writes `ilrewrite: <message>` and a newline to stderr (errors
+/// The sink [`set_sink`] installed, if any.
+static SINK: RwLock<Option<Sink>> = RwLock::new(None);
+
+/// The environment variable naming a file to append log lines to.
+pub const LOG_FILE_VARIABLE: &str = "ILREWRITE_LOG";
+
+/// The default sink, chosen once from [`LOG_FILE_VARIABLE`].
+fn default_sink() -> &'static Sink {
+    static DEFAULT: OnceLock<Sink> = OnceLock::new();
+    DEFAULT.get_or_init(|| {
+        let Some(path) = std::env::var_os(LOG_FILE_VARIABLE).filter(|p| !p.is_empty()) else {
+            return Arc::new(stderr);
+        };
+        match std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+        {
+            Ok(file) => {
+                let file = Mutex::new(file);
+                Arc::new(move |message: &str| {
+                    let mut file = file.lock().unwrap_or_else(PoisonError::into_inner);
+                    let _ = writeln!(file, "ilrewrite: {message}");
+                })
+            }
+            Err(e) => {
+                stderr(&format!(
+                    "cannot open the log file {LOG_FILE_VARIABLE}={}: {e}; logging to stderr",
+                    path.to_string_lossy()
+                ));
+                Arc::new(stderr)
+            }
+        }
+    })
+}
+
+/// The stderr sink: writes `ilrewrite: <message>` and a newline to stderr (errors
 /// writing are ignored).
 pub fn stderr(message: &str) {
     let _ = writeln!(std::io::stderr().lock(), "ilrewrite: {message}");
 }
 
-/// Sends every later message to `logger` instead ([`stderr`] restores the default).
-pub fn set_logger(logger: Logger) {
-    *LOGGER.write().unwrap_or_else(PoisonError::into_inner) = logger;
+/// Sends every later message to `sink` (a closure: it may hold the profiler's own log
+/// file or channel) instead of the default.
+pub fn set_sink(sink: impl Fn(&str) + Send + Sync + 'static) {
+    *SINK.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(sink));
 }
 
-/// Logs `message` with the current logger. A panicking logger is contained: the
-/// message is lost, the caller goes on.
+/// Sends every later message to `logger` ([`stderr`] restores stderr); the same as
+/// [`set_sink`] with a function.
+pub fn set_logger(logger: Logger) {
+    set_sink(logger);
+}
+
+/// Logs `message` through the sink. A panicking sink is contained: the message is lost,
+/// the caller goes on.
 pub fn write(message: &str) {
-    let logger = *LOGGER.read().unwrap_or_else(PoisonError::into_inner);
-    let _ = catch_unwind(AssertUnwindSafe(|| logger(message)));
+    let sink = SINK
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()
+        .unwrap_or_else(|| default_sink().clone());
+    let _ = catch_unwind(AssertUnwindSafe(|| sink(message)));
+}
+
+/// The most reasons counted apart; later new ones are counted together under
+/// [`OTHER_REASONS`] (a bound on the table's memory, whatever a program does).
+const MAX_REASONS: usize = 1024;
+
+/// The reason repeats of new reasons past [`MAX_REASONS`] are counted under.
+pub const OTHER_REASONS: &str = "other reasons";
+
+/// Repeats not written yet, by reason.
+fn repeats() -> &'static Mutex<HashMap<String, u64>> {
+    static REPEATS: OnceLock<Mutex<HashMap<String, u64>>> = OnceLock::new();
+    REPEATS.get_or_init(Default::default)
+}
+
+/// Logs `message` if it is the first of `reason` (a key without the details that differ
+/// between occurrences), else counts it for [`flush_repeats`]. Returns whether it was
+/// written.
+pub fn throttled(reason: &str, message: &str) -> bool {
+    let first = {
+        let mut repeats = repeats().lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(count) = repeats.get_mut(reason) {
+            *count += 1;
+            false
+        } else if repeats.len() < MAX_REASONS {
+            repeats.insert(reason.to_string(), 0);
+            true
+        } else {
+            *repeats.entry(OTHER_REASONS.to_string()).or_default() += 1;
+            false
+        }
+    };
+    if first {
+        write(message);
+    }
+    first
+}
+
+/// Writes one line per reason repeated since the last flush, `<reason>: <N> more`, in
+/// the reasons' order, and resets the counts (the reasons stay known: their later
+/// occurrences are counted, not written). Called at shutdown by the profiler layer.
+pub fn flush_repeats() {
+    let mut lines: Vec<(String, u64)> = {
+        let mut repeats = repeats().lock().unwrap_or_else(PoisonError::into_inner);
+        repeats
+            .iter_mut()
+            .filter(|(_, n)| **n > 0)
+            .map(|(reason, n)| (reason.clone(), std::mem::take(n)))
+            .collect()
+    };
+    lines.sort();
+    for (reason, count) in lines {
+        write(&format!("{reason}: {count} more"));
+    }
 }
 
 /// The text of a panic's payload (`panic!` with a message gives a `&str` or a `String`).
@@ -52,5 +161,36 @@ pub(crate) fn log_panic(what: &str, payload: Box<dyn Any + Send>) {
     write(&format!("panic in {what}: {}", panic_message(&*payload)));
     if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
         core::mem::forget(again);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One test drives the process-wide sink, so no other test in this binary sees it
+    /// replaced (the other tests do not assert on log lines).
+    #[test]
+    fn a_closure_sink_gets_first_lines_and_counts_of_repeats() {
+        let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+        let sink = seen.clone();
+        set_sink(move |m: &str| sink.lock().unwrap().push(m.to_string()));
+        let reason = "test reason 0b5e";
+        assert!(throttled(reason, "first at 0x10"));
+        for i in 0..99 {
+            assert!(!throttled(reason, &format!("again at {i:#x}")));
+        }
+        flush_repeats();
+        set_logger(stderr);
+        let seen = seen.lock().unwrap();
+        let mine: Vec<&String> = seen
+            .iter()
+            .filter(|m| m.contains("0x10") || m.starts_with(reason))
+            .collect();
+        assert_eq!(
+            mine,
+            [&"first at 0x10".to_string(), &format!("{reason}: 99 more")]
+        );
+        assert!(seen.iter().all(|m| !m.starts_with("again")));
     }
 }

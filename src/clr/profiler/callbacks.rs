@@ -55,8 +55,10 @@ macro_rules! for_each_callback {
                 Initialize => initialize(info: ProfilerInfo) -> Result<(), HResult> = Ok(()),
                     custom initialize_thunk;
                 /// The process is exiting (not called if it exits without running the
-                /// runtime's shutdown, e.g. on `exit` from native code).
-                Shutdown => shutdown() -> () = ();
+                /// runtime's shutdown, e.g. on `exit` from native code). After it, the
+                /// layer writes the counts of throttled log lines
+                /// ([`log::flush_repeats`](crate::clr::log::flush_repeats)).
+                Shutdown => shutdown() -> () = (), custom shutdown_thunk;
                 AppDomainCreationStarted => app_domain_creation_started(app_domain: AppDomainID);
                 AppDomainCreationFinished => app_domain_creation_finished(
                     app_domain: AppDomainID,

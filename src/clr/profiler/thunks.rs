@@ -314,6 +314,21 @@ impl<P: Profiler> CallbackObject<P> {
         }
     }
 
+    /// `Shutdown`: the profiler's [`Profiler::shutdown`], then the counts of the log
+    /// lines throttled so far ([`log::flush_repeats`]).
+    ///
+    /// # Safety
+    /// `this` as for [`Self::from_this`].
+    unsafe extern "system" fn shutdown_thunk(this: *mut c_void) -> HResult {
+        // SAFETY: as in `initialize_thunk`.
+        let object = unsafe { Self::from_this(this) };
+        dispatch("shutdown", HResult::E_FAIL, || {
+            object.profiler.shutdown();
+            log::flush_repeats();
+            HResult::S_OK
+        })
+    }
+
     /// `LoadAsNotificationOnly`.
     ///
     /// # Safety
