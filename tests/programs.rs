@@ -7,9 +7,10 @@
 mod clr_support;
 
 use clr_support::{
-    CALL_TREE_CALLS, MANY_METHODS, PROGRAMS, Summary, TAIL_CALLS_CALLS, TAIL_CALLS_DEEP_CALLS,
-    TAIL_CALLS_DEPTH, TAIL_CALLS_METHOD_CALLS, TAIL_CALLS_STRUCT24_DEPTH, command_for, exit_code,
-    expected_stdout, program, programs_dir, run_command, run_unprofiled,
+    CALL_TREE_CALLS, INLINING_CALLS, LIBRARIES, MANY_METHODS, PROGRAMS, Summary, TAIL_CALLS_CALLS,
+    TAIL_CALLS_DEEP_CALLS, TAIL_CALLS_DEPTH, TAIL_CALLS_METHOD_CALLS, TAIL_CALLS_STRUCT24_DEPTH,
+    UNLOAD_PLUGIN_CALLS, command_for, exit_code, expected_stdout, program, programs_dir,
+    run_command, run_unprofiled,
 };
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -43,6 +44,32 @@ fn threads() {
     // Several threads: run it twice to catch an output that depends on scheduling.
     check("Threads");
     check("Threads");
+}
+
+/// `Unload.exe`: its output, and the call counts it checks itself are the ones the
+/// profiler tests use; its one stderr line is the resident-memory figure.
+#[test]
+fn unload() {
+    let out = run_unprofiled("Unload");
+    assert_eq!(out.code(), exit_code("Unload"), "stderr:\n{}", out.stderr);
+    assert_eq!(out.stdout, expected_stdout("Unload"));
+    let plugin = format!("calls UnloadPlugin.* {UNLOAD_PLUGIN_CALLS}");
+    assert!(out.stdout.lines().any(|l| l == plugin), "{}", out.stdout);
+    assert!(
+        out.stderr
+            .starts_with("unload: rss-growth-per-cycle-bytes "),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn inlining() {
+    let stdout = check("Inlining");
+    assert!(
+        stdout.ends_with(&format!("calls {INLINING_CALLS}\n")),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -147,7 +174,13 @@ fn committed_files_are_complete() {
     sources.sort();
     let mut listed: Vec<String> = PROGRAMS.iter().map(|(n, _)| (*n).to_owned()).collect();
     listed.sort();
-    assert_eq!(sources, listed, "sources vs the PROGRAMS table");
+    let mut with_libraries = listed.clone();
+    with_libraries.extend(LIBRARIES.iter().map(|n| (*n).to_owned()));
+    with_libraries.sort();
+    assert_eq!(
+        sources, with_libraries,
+        "sources vs the PROGRAMS and LIBRARIES tables"
+    );
     let mut binaries: Vec<String> = fs::read_dir(dir.join("bin"))
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -156,6 +189,7 @@ fn committed_files_are_complete() {
     let mut wanted: Vec<String> = listed
         .iter()
         .flat_map(|n| [format!("{n}.exe"), format!("{n}.runtimeconfig.json")])
+        .chain(LIBRARIES.iter().map(|n| format!("{n}.dll")))
         .chain(["toolchain.txt".to_owned()])
         .collect();
     wanted.sort();
@@ -268,9 +302,12 @@ fn build_reproduces_binaries() {
     };
     let dir = programs_dir();
     let out_dir = scratch("programs-rebuild");
+    // build_framework.sh compiles against the provisioned runtime's assemblies.
+    let runtime = ilrewrite_corpus::dotnet_root().expect("CoreCLR 3.1.23");
     let built = Command::new("sh")
         .arg(dir.join("build.sh"))
         .arg(&out_dir)
+        .env("ILREWRITE_DOTNET_ROOT", runtime)
         .output()
         .unwrap();
     assert!(
@@ -294,6 +331,15 @@ fn build_reproduces_binaries() {
         eprintln!(
             "note: this Mono differs from the one that built bin/ ({recorded:?}); \
              comparing the rebuilt programs' outputs only"
+        );
+    }
+    for library in LIBRARIES {
+        let file = format!("{library}.dll");
+        assert!(
+            !same_toolchain
+                || fs::read(out_dir.join(&file)).unwrap()
+                    == fs::read(dir.join("bin").join(&file)).unwrap(),
+            "{file}: not byte-identical"
         );
     }
     for (name, code) in PROGRAMS {

@@ -31,7 +31,10 @@ use std::time::{Duration, Instant};
 /// threads that compile instantiations of the same generic methods at once.
 /// `LocalsLimit` and `DeepTypes` are at the runtime's limits: methods with 65,535
 /// locals ([`LOCALS_LIMIT_CALLS`]), and a generic class nested
-/// [`DEEP_TYPES_DEPTHS`] deep ([`deep_types_calls`]).
+/// [`DEEP_TYPES_DEPTHS`] deep ([`deep_types_calls`]). `Unload` loads and unloads a
+/// plugin ([`LIBRARIES`]) in a collectible `AssemblyLoadContext` [`UNLOAD_CYCLES`]
+/// times ([`UNLOAD_PLUGIN_CALLS`]); `Inlining` calls 32 small methods the JIT inlines
+/// ([`INLINING_CALLS`]).
 pub const PROGRAMS: &[(&str, i32)] = &[
     ("Features", 11),
     ("Threads", 12),
@@ -43,6 +46,8 @@ pub const PROGRAMS: &[(&str, i32)] = &[
     ("Concurrency", 18),
     ("LocalsLimit", 23),
     ("DeepTypes", 24),
+    ("Unload", 25),
+    ("Inlining", 26),
     ("Answer", 41),
 ];
 
@@ -68,6 +73,27 @@ pub const CONCURRENCY_CALLS: u64 = 164_129;
 /// sample profiler's `jitted` shows with the filter `Concurrency.`; with tiering on,
 /// methods may be compiled again at tier 1.
 pub const CONCURRENCY_COMPILATIONS: u64 = 2_225;
+
+/// The libraries among the sources (`<Name>.dll` in `bin/`, loaded by a program).
+pub const LIBRARIES: &[&str] = &["UnloadPlugin"];
+
+/// The load-and-unload cycles of `Unload.exe` (its default).
+pub const UNLOAD_CYCLES: u64 = 1_000;
+
+/// The calls of the methods of the plugin `Unload.exe` loads (`UnloadPlugin.*`): 9 per
+/// cycle (derivation in `tests/programs/Unload.cs`).
+pub const UNLOAD_PLUGIN_CALLS: u64 = 9 * UNLOAD_CYCLES;
+
+/// The JIT compilations of the plugin's methods with tiering off: 7 per cycle (each
+/// load is a new module; `Weigh<T>` is compiled for `int` and once for reference
+/// types).
+pub const UNLOAD_PLUGIN_COMPILATIONS: u64 = 7 * UNLOAD_CYCLES;
+
+/// The calls of the methods of `Inlining.*` in `Inlining.exe`: (k + 1) * 1,000 calls of
+/// each of its 32 small methods (k = 0 .. 31), which the JIT inlines, and 8 calls of
+/// the drivers, `Box`'s constructor, `Expected` and `Main` (derivation in
+/// `tests/programs/Inlining.cs`).
+pub const INLINING_CALLS: u64 = 528_008;
 
 /// The number of methods of `Many.exe` (all in `Many.Program`), each called once.
 pub const MANY_METHODS: u64 = 4041;
