@@ -8,9 +8,13 @@
 //! ILREWRITE_MODE=wrap dotnet app.dll
 //! ```
 //!
-//! It disables inlining and ReadyToRun images, so that every method that runs, framework
-//! methods included, is JIT-compiled and seen. `ILREWRITE_MODE` says what it does with
-//! each compilation:
+//! It disables ReadyToRun images, so that every method that runs, framework methods
+//! included, is JIT-compiled and seen. Inlining stays on: the rewriter answers the JIT's
+//! inlining questions so that a method it rewrites (or, with the filter, will rewrite) is
+//! not inlined into its callers, and the other methods are inlined as the JIT decides
+//! (`ILREWRITE_INLINING=allow` lets the JIT inline every method, at the cost of calls
+//! that run a callee's uninstrumented IL inside its caller). `ILREWRITE_MODE` says what
+//! it does with each compilation:
 //!
 //! * `count` (default): counts them, rewrites nothing;
 //! * `identity`: decodes and re-encodes every method and hands the bytes to the runtime;
@@ -28,7 +32,8 @@
 //! `ILREWRITE_FILTER`, when set, limits counting and rewriting to the methods whose name
 //! `Namespace.Type::Method` (nested types as `Outer/Inner`) contains it.
 //!
-//! A configuration it cannot read (an unknown mode, a variable that is not UTF-8) is an
+//! A configuration it cannot read (an unknown mode or inlining choice, a variable that is
+//! not UTF-8) is an
 //! error line at start-up, `ilrewrite: error: ...; nothing is rewritten`, and then the
 //! profiler stays attached in mode `off`: it asks for no event and rewrites nothing.
 //!
@@ -42,10 +47,11 @@
 //! rewritten IL.
 
 use ilrewrite::body::Encoder;
-use ilrewrite::clr::{CorPrfHighMonitor, CorPrfMonitor, FunctionID, ModuleID};
-use ilrewrite::clr::{HResult, JitRewriter, Profiler, ProfilerInfo, RewriteOutcome};
+use ilrewrite::clr::{CorPrfHighMonitor, CorPrfMonitor, FunctionID, ModuleID, ModuleState};
+use ilrewrite::clr::{HResult, Inlining, Instrumentation, JitRewriter, Profiler, ProfilerInfo};
+use ilrewrite::clr::{RewriteOutcome, mdToken};
 use ilrewrite::disasm::method_name;
-use ilrewrite::transform::{InstrumentationCode, Instrumenter, Snippet};
+use ilrewrite::transform::{InstrumentationCode, Snippet};
 use ilrewrite::{Instruction, OpCode};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -95,13 +101,24 @@ impl Mode {
     }
 }
 
-/// What the environment asks for: the mode (`count` when `ILREWRITE_MODE` is not set)
-/// and the filter (none when `ILREWRITE_FILTER` is not set or empty).
+/// What the environment asks for.
+#[derive(Debug, Clone)]
+struct Config {
+    /// `ILREWRITE_MODE` (`count` when not set).
+    mode: Mode,
+    /// `ILREWRITE_FILTER` (none when not set or empty).
+    filter: Option<String>,
+    /// `ILREWRITE_INLINING`: `keep` (the default: what the rewriter rewrites is not
+    /// inlined) or `allow`.
+    inlining: Inlining,
+}
+
+/// Reads the [`Config`] from the environment.
 ///
-/// Fails closed: a mode that is not one of [`Mode::CHOICES`], or a variable that is not
-/// UTF-8, is an error, never a silent fallback (an unreadable filter read as "no
-/// filter" would rewrite every method).
-fn config() -> Result<(Mode, Option<String>), String> {
+/// Fails closed: a mode that is not one of [`Mode::CHOICES`], an inlining choice other
+/// than `keep` or `allow`, or a variable that is not UTF-8, is an error, never a silent
+/// fallback (an unreadable filter read as "no filter" would rewrite every method).
+fn config() -> Result<Config, String> {
     let text = |name: &str| match std::env::var(name) {
         Ok(value) => Ok(Some(value)),
         Err(std::env::VarError::NotPresent) => Ok(None),
@@ -121,7 +138,26 @@ fn config() -> Result<(Mode, Option<String>), String> {
             })?,
     };
     let filter = text("ILREWRITE_FILTER")?.filter(|f| !f.is_empty());
-    Ok((mode, filter))
+    let inlining = match text("ILREWRITE_INLINING")?.as_deref() {
+        None | Some("keep") => Inlining::KeepInstrumentation,
+        Some("allow") => Inlining::Allow,
+        Some(other) => {
+            return Err(format!(
+                "unknown ILREWRITE_INLINING {other:?} (expected keep or allow)"
+            ));
+        }
+    };
+    Ok(Config {
+        mode,
+        filter,
+        inlining,
+    })
+}
+
+/// Whether the method's name `Namespace.Type::Method` contains `filter`.
+fn name_contains(module: &ModuleState, token: mdToken, filter: &str) -> bool {
+    let name = method_name(module.metadata(), token);
+    format!("{}::{}", name.owner, name.name).contains(filter)
 }
 
 /// `ldc.i8 address; conv.i; calli <token 0>`: a call of a native function.
@@ -136,20 +172,22 @@ fn native_call(function: extern "C" fn()) -> Snippet {
 thread_local! {
     /// Each JIT thread's encoder and output buffer (`decode` mode).
     static ENCODER: RefCell<(Encoder, Vec<u8>)> = RefCell::new((Encoder::new(), Vec::new()));
-    /// Each JIT thread's instrumenter (its scratch buffers are not shared).
-    static INSTRUMENTER: RefCell<Instrumenter> = RefCell::new(
-        Instrumenter::new(InstrumentationCode {
-            entry: native_call(on_enter),
-            exit: native_call(on_exit),
-            ..Default::default()
-        })
-        .expect("the counters name no return-value local"),
-    );
+}
+
+/// The `wrap` instrumentation, shared by every JIT thread.
+fn counters() -> Instrumentation {
+    Instrumentation::new(InstrumentationCode {
+        entry: native_call(on_enter),
+        exit: native_call(on_exit),
+        ..Default::default()
+    })
+    .expect("the counters name no return-value local")
 }
 
 struct Sample {
     mode: Mode,
-    filter: Option<String>,
+    config: Config,
+    instrumentation: Instrumentation,
     rewriter: OnceLock<JitRewriter>,
     jitted: AtomicU64,
     rewritten: AtomicU64,
@@ -169,13 +207,18 @@ struct Sample {
 
 impl Sample {
     fn new() -> Sample {
-        let (mode, filter) = config().unwrap_or_else(|error| {
+        let config = config().unwrap_or_else(|error| {
             eprintln!("ilrewrite: error: {error}; nothing is rewritten");
-            (Mode::Off, None)
+            Config {
+                mode: Mode::Off,
+                filter: None,
+                inlining: Inlining::KeepInstrumentation,
+            }
         });
         Sample {
-            mode,
-            filter,
+            mode: config.mode,
+            config,
+            instrumentation: counters(),
             rewriter: OnceLock::new(),
             jitted: AtomicU64::new(0),
             rewritten: AtomicU64::new(0),
@@ -189,40 +232,28 @@ impl Sample {
         }
     }
 
-    fn note(&self, kind: &str, reason: String) {
-        if let Ok(mut reasons) = self.reasons.lock() {
-            *reasons.entry(format!("{kind}: {reason}")).or_default() += 1;
-        }
-    }
-
-    /// Whether `function` passes the filter.
+    /// Whether `function` passes the filter (`count` mode, which rewrites nothing).
     fn selected(&self, rewriter: &JitRewriter, function: FunctionID) -> bool {
-        let Some(filter) = &self.filter else {
+        let Some(filter) = &self.config.filter else {
             return true;
         };
         match rewriter.locate(function) {
-            Ok((module, token)) => {
-                let name = method_name(module.metadata(), token);
-                format!("{}::{}", name.owner, name.name).contains(filter.as_str())
-            }
+            Ok((module, token)) => name_contains(&module, token, filter),
             Err(_) => false,
         }
     }
 
     fn wrap(&self, rewriter: &JitRewriter, function: FunctionID) -> RewriteOutcome {
-        INSTRUMENTER.with(|instrumenter| {
-            let mut instrumenter = instrumenter.borrow_mut();
-            rewriter.instrument(function, &mut instrumenter, 0, |module| {
-                // The `calli` signature, defined once per module.
-                let sig = module
-                    .data(|| module.metadata().token_from_sig(&COUNTER_SIG).ok())
-                    .copied()
-                    .flatten()
-                    .ok_or(ilrewrite::Error::Unencodable {
-                        what: "no calli signature token in this module",
-                    })?;
-                Ok(vec![sig])
-            })
+        rewriter.instrument(function, &self.instrumentation, |module| {
+            // The `calli` signature, defined once per module.
+            let sig = module
+                .data(|| module.metadata().token_from_sig(&COUNTER_SIG).ok())
+                .copied()
+                .flatten()
+                .ok_or(ilrewrite::Error::Unencodable {
+                    what: "no calli signature token in this module",
+                })?;
+            Ok(vec![sig])
         })
     }
 }
@@ -238,11 +269,14 @@ impl Profiler for Sample {
         }
         let events = CorPrfMonitor::MONITOR_JIT_COMPILATION
             | CorPrfMonitor::MONITOR_MODULE_LOADS
-            | CorPrfMonitor::DISABLE_INLINING
             | CorPrfMonitor::DISABLE_ALL_NGEN_IMAGES;
         info.set_event_mask(events, CorPrfHighMonitor::empty())
             .map_err(|_| HResult::E_FAIL)?;
-        let rewriter = JitRewriter::new(info);
+        let mut rewriter = JitRewriter::new(info).with_inlining(self.config.inlining);
+        if let Some(filter) = self.config.filter.clone() {
+            rewriter =
+                rewriter.with_filter(move |module, token| name_contains(module, token, &filter));
+        }
         let rewriter = match self.timing {
             true => rewriter.with_timings(),
             false => rewriter,
@@ -274,8 +308,12 @@ impl Profiler for Sample {
         Ok(())
     }
 
-    fn jit_inlining(&self, _caller: FunctionID, _callee: FunctionID) -> bool {
-        false
+    fn jit_inlining(&self, caller: FunctionID, callee: FunctionID) -> bool {
+        match (self.mode, self.rewriter.get()) {
+            // Nothing is rewritten: nothing to keep from being inlined.
+            (Mode::Off | Mode::Count, _) | (_, None) => true,
+            (_, Some(rewriter)) => rewriter.jit_inlining(caller, callee),
+        }
     }
 
     fn shutdown(&self) {
@@ -288,12 +326,14 @@ impl Sample {
         let Some(rewriter) = self.rewriter.get() else {
             return Ok(());
         };
-        if !self.selected(rewriter, function) {
-            return Ok(());
-        }
-        self.jitted.fetch_add(1, Relaxed);
         let outcome = match self.mode {
-            Mode::Off | Mode::Count => return Ok(()),
+            Mode::Off => return Ok(()),
+            Mode::Count => {
+                if self.selected(rewriter, function) {
+                    self.jitted.fetch_add(1, Relaxed);
+                }
+                return Ok(());
+            }
             Mode::Identity => rewriter.rewrite(function, |_, _| Ok(true)),
             Mode::Decode => rewriter.rewrite(function, |body, _| {
                 ENCODER.with(|e| {
@@ -305,6 +345,15 @@ impl Sample {
             }),
             Mode::Wrap => self.wrap(rewriter, function),
         };
+        if outcome == RewriteOutcome::NotSelected {
+            return Ok(());
+        }
+        self.jitted.fetch_add(1, Relaxed);
+        if let Some(key) = outcome.key()
+            && let Ok(mut reasons) = self.reasons.lock()
+        {
+            *reasons.entry(key).or_default() += 1;
+        }
         match outcome {
             RewriteOutcome::Rewritten { .. } => {
                 self.rewritten.fetch_add(1, Relaxed);
@@ -317,13 +366,11 @@ impl Sample {
                 self.rewritten
                     .fetch_add(u64::from(self.mode == Mode::Decode), Relaxed);
             }
-            RewriteOutcome::Refused(e) => {
+            RewriteOutcome::Refused(_) => {
                 self.refused.fetch_add(1, Relaxed);
-                self.note("refused", e.to_string());
             }
-            RewriteOutcome::Failed(why) => {
+            _ => {
                 self.failed.fetch_add(1, Relaxed);
-                self.note("failed", why);
             }
         }
         Ok(())

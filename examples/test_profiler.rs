@@ -152,7 +152,7 @@ impl Profiler for Test {
                         ..Default::default()
                     })?;
                     let tokens = [sig];
-                    let mut context = method.context(body, 0)?;
+                    let mut context = method.context(body)?;
                     context.tokens = &tokens;
                     let done = instrumenter.instrument(body, &context, method.module.resolver())?;
                     if let Some(locals) = done.new_locals_signature {

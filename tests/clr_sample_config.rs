@@ -68,6 +68,19 @@ fn an_unknown_mode_rewrites_nothing() {
     );
 }
 
+/// An inlining choice other than `keep` or `allow` is refused the same way (read as the
+/// default, it would instrument differently than asked).
+#[test]
+fn an_unknown_inlining_choice_rewrites_nothing() {
+    refused(
+        &[
+            ("ILREWRITE_MODE", OsStr::new("wrap")),
+            ("ILREWRITE_INLINING", OsStr::new("never")),
+        ],
+        "unknown ILREWRITE_INLINING \"never\" (expected keep or allow)",
+    );
+}
+
 #[test]
 fn a_variable_that_is_not_utf8_rewrites_nothing() {
     let raw = OsStr::from_bytes(b"CallTree.\xFFWork");

@@ -23,9 +23,10 @@
 //!    keep panics from unwinding into the runtime; [`ClassFactory`],
 //!    [`get_class_object`] and [`export_profiler!`](crate::export_profiler), the entry
 //!    points a profiler `cdylib` exports.
-//! 5. `rewrite`: [`JitRewriter`], which rewrites methods as the JIT compiles them. No
-//!    `unsafe` there (`#![forbid(unsafe_code)]`): it reaches the runtime only through
-//!    the floors below.
+//! 5. `rewrite`: the rewrite pipeline, separate from its [`Delivery`] (first JIT:
+//!    [`FirstJit`]); [`JitRewriter`], which rewrites methods as the JIT compiles them;
+//!    per-module state freed when its module unloads; typed outcomes. No `unsafe` there
+//!    (`#![forbid(unsafe_code)]`): it reaches the runtime only through the floors below.
 //!
 //! [`log`], where the layer reports what it cannot return (panics, failed starts), may be
 //! used by every floor and uses none. `unsafe` is allowed floor by floor (in `sys`,
@@ -48,7 +49,10 @@ pub use sys as ffi;
 
 pub use com::ComPtr;
 pub use profiler::{CallbackObject, ClassFactory, Profiler, get_class_object};
-pub use rewrite::{JitRewriter, MethodRewrite, ModuleState, PHASES, RewriteOutcome};
+pub use rewrite::{
+    Delivery, Failure, FailureCause, Filter, FirstJit, Inlining, Instrumentation, JitRewriter,
+    MethodRewrite, ModuleState, PHASES, Phase, RewriteOutcome,
+};
 pub use runtime::guard;
 pub use runtime::{
     ClrError, ClrResult, FunctionInfo, InfoVtbl, ModuleInfo, ModuleMetadata, ProfilerInfo,

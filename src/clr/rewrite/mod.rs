@@ -1,9 +1,27 @@
-//! Floor 5, rewriting: [`JitRewriter`] rewrites methods as the JIT compiles them, with
-//! per-module state ([`ModuleState`]) and typed outcomes ([`RewriteOutcome`]). Safe code
-//! only: everything it asks of the runtime goes through the floors below.
+//! Floor 5, rewriting: the pipeline that rewrites one method (claim, read, decode, edit,
+//! verify, locals, encode, hand over), separate from where its IL comes from and goes to
+//! ([`Delivery`]; first JIT: [`FirstJit`]); [`JitRewriter`], which runs it in
+//! `JITCompilationStarted`; per-module state that lives as long as its module
+//! ([`ModuleState`], in a registry without fixed capacity); typed outcomes
+//! ([`RewriteOutcome`], [`Failure`] with its [`Phase`]). Safe code only: everything it
+//! asks of the runtime goes through the floors below.
 #![forbid(unsafe_code)]
 
+mod delivery;
+mod instrumentation;
 mod jit;
+mod module;
+mod outcome;
+mod pipeline;
+mod registry;
 mod states;
 
-pub use jit::{JitRewriter, MethodRewrite, ModuleState, PHASES, RewriteOutcome};
+pub use delivery::{Delivery, FirstJit};
+pub use instrumentation::Instrumentation;
+pub use jit::{Filter, Inlining, JitRewriter};
+pub use module::ModuleState;
+pub use outcome::{Failure, FailureCause, Phase, RewriteOutcome};
+pub use pipeline::{MethodRewrite, PHASES};
+
+#[cfg(test)]
+mod pipeline_tests;

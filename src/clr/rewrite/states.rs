@@ -24,6 +24,10 @@ const NOT_STARTED: u8 = 0;
 const IN_PROGRESS: u8 = 1;
 /// A rewritten body was handed to the runtime.
 const REWRITTEN: u8 = 2;
+/// A thread went through the method and handed nothing over (its edit changed nothing,
+/// refused or failed): its compilation took the original IL. Claimed again like
+/// [`NOT_STARTED`]; told apart from it for inlining decisions.
+const SETTLED: u8 = 3;
 
 /// The longest a thread waits for another one rewriting the same method.
 pub(crate) const WAIT_LIMIT: Duration = Duration::from_secs(20);
@@ -85,8 +89,21 @@ impl Rewriting<'_> {
 
 impl Drop for Rewriting<'_> {
     fn drop(&mut self) {
-        self.cell.store(NOT_STARTED, Ordering::Release);
+        self.cell.store(SETTLED, Ordering::Release);
     }
+}
+
+/// Where a method is, as [`MethodStates::state`] reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MethodState {
+    /// No thread has gone through it.
+    NotSeen,
+    /// A thread is rewriting it.
+    InProgress,
+    /// A rewritten body was handed over.
+    Rewritten,
+    /// A thread went through it and handed nothing over (unchanged, refused, failed).
+    Settled,
 }
 
 impl MethodStates {
@@ -108,8 +125,17 @@ impl MethodStates {
 
     /// Whether a rewritten body of MethodDef row `row` was handed over.
     pub(crate) fn is_rewritten(&self, row: u32) -> bool {
-        self.cell(row, false)
-            .is_some_and(|c| c.load(Ordering::Acquire) == REWRITTEN)
+        self.state(row) == MethodState::Rewritten
+    }
+
+    /// Where MethodDef row `row` is.
+    pub(crate) fn state(&self, row: u32) -> MethodState {
+        match self.cell(row, false).map(|c| c.load(Ordering::Acquire)) {
+            None | Some(NOT_STARTED) => MethodState::NotSeen,
+            Some(IN_PROGRESS) => MethodState::InProgress,
+            Some(REWRITTEN) => MethodState::Rewritten,
+            Some(_) => MethodState::Settled,
+        }
     }
 
     /// Claims MethodDef row `row` for rewriting, waiting while another thread rewrites
@@ -118,15 +144,13 @@ impl MethodStates {
         let cell = self.cell(row, true)?;
         let mut waited: Option<Instant> = None;
         let mut spins = 0u32;
+        let mut free = NOT_STARTED;
         loop {
-            match cell.compare_exchange(
-                NOT_STARTED,
-                IN_PROGRESS,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
+            match cell.compare_exchange(free, IN_PROGRESS, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => return Some(Claim::Won(Rewriting { cell })),
                 Err(REWRITTEN) => return Some(Claim::Rewritten),
+                // Free, in the other way: try again at once.
+                Err(found @ (NOT_STARTED | SETTLED)) => free = found,
                 Err(_) => {
                     let since = *waited.get_or_insert_with(Instant::now);
                     if since.elapsed() > WAIT_LIMIT {
@@ -222,6 +246,8 @@ mod tests {
             assert!(waiter.join().unwrap(), "the waiter takes the claim");
         });
         assert!(!states.is_rewritten(7));
+        assert_eq!(states.state(7), MethodState::Settled);
+        assert_eq!(states.state(8), MethodState::NotSeen);
         let r = std::panic::catch_unwind(|| {
             let _claim = states.claim(7);
             panic!("an edit that panics");

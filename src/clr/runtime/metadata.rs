@@ -122,6 +122,26 @@ impl ModuleMetadata {
         })))
     }
 
+    /// What tells this module's metadata apart from any other module's while this
+    /// value is alive: the address of the metadata object it holds a reference to (a
+    /// later module given the same `ModuleID` after this one unloaded cannot have its
+    /// metadata at that address while the reference is held).
+    pub fn identity(&self) -> usize {
+        self.0.import.as_raw() as usize
+    }
+
+    /// The [`ModuleMetadata::identity`] module `module` has now, without opening it
+    /// (after a module's first `GetModuleMetaData`, CoreCLR answers from its cached
+    /// metadata object: a `QueryInterface`).
+    ///
+    /// # Errors
+    /// [`ClrError::Failed`] for a module the runtime does not know or that is unloading
+    /// (`CORPROF_E_DATAINCOMPLETE`).
+    pub fn identity_of(info: &ProfilerInfo, module: ModuleID) -> ClrResult<usize> {
+        let import: ComPtr<IMetaDataImport2Vtbl> = info.module_metadata(module, false)?;
+        Ok(import.as_raw() as usize)
+    }
+
     /// The import to read through: the read-write one once it exists.
     fn import(&self) -> (&IMetaDataImport2Vtbl, *mut c_void) {
         let import = match self.0.write.get() {

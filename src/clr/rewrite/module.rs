@@ -1,0 +1,121 @@
+//! What the crate keeps per module: [`ModuleState`].
+
+use core::fmt;
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use super::states::{MethodState, MethodStates};
+use crate::analysis::{CachingResolver, MetadataResolver};
+use crate::clr::runtime::ModuleMetadata;
+use crate::clr::sys::{ModuleID, mdToken};
+use crate::metadata::MetadataSource;
+
+/// The row of a MethodDef token (its low 24 bits).
+pub(crate) fn row(token: mdToken) -> u32 {
+    token & 0x00FF_FFFF
+}
+
+/// What the crate keeps per module while it is loaded: its metadata (`M`, the
+/// runtime's [`ModuleMetadata`] in a profiler), the resolver of its call sites, where
+/// each of its methods is in its rewrite, the pristine IL of the methods rewritten, and
+/// the profiler's own data for it.
+///
+/// All of it is dropped when the module unloads (see
+/// [`JitRewriter::module_unloaded`](super::JitRewriter::module_unloaded)), once the last
+/// rewrite in flight that holds it is done. Its memory follows what the module uses:
+/// about 1 KiB empty, the method states (about 10 KiB for 5,000 methods), the
+/// resolver's cache of the call sites seen, and one copy of the original IL of each
+/// method rewritten (kept because a later rewrite, for example a ReJIT, must start from
+/// it rather than from the rewritten IL the runtime now gives).
+pub struct ModuleState<M = ModuleMetadata> {
+    id: ModuleID,
+    /// What tells this module apart from a later one given the same id (see
+    /// [`ModuleRegistry`](super::registry::ModuleRegistry)).
+    identity: usize,
+    metadata: M,
+    resolver: CachingResolver<MetadataResolver<M>>,
+    /// Where each of its methods is in its rewrite.
+    pub(crate) states: MethodStates,
+    /// The original IL of the methods whose rewritten body was handed over, by row.
+    pristine: Mutex<HashMap<u32, Arc<[u8]>>>,
+    /// The profiler's own data for this module ([`ModuleState::data`]).
+    data: OnceLock<Box<dyn Any + Send + Sync>>,
+}
+
+impl<M: MetadataSource + Clone> ModuleState<M> {
+    /// The state of module `id`, whose metadata is `metadata`; `identity` tells it apart
+    /// from a later module given the same id (for the runtime's modules, the address of
+    /// the metadata object the state holds a reference to).
+    pub(crate) fn new(id: ModuleID, identity: usize, metadata: M) -> ModuleState<M> {
+        ModuleState {
+            id,
+            identity,
+            resolver: CachingResolver::for_module(metadata.clone()),
+            metadata,
+            states: MethodStates::default(),
+            pristine: Mutex::new(HashMap::new()),
+            data: OnceLock::new(),
+        }
+    }
+}
+
+impl<M> ModuleState<M> {
+    /// The profiler's own data for this module, made by `init` the first time (for
+    /// example the tokens it defined in the module for its injected code). `init` runs
+    /// once; threads arriving meanwhile wait for it. `None` if data of another type was
+    /// stored first. Dropped with the module's state.
+    pub fn data<T: Any + Send + Sync>(&self, init: impl FnOnce() -> T) -> Option<&T> {
+        self.data.get_or_init(|| Box::new(init())).downcast_ref()
+    }
+
+    /// The runtime's id of the module.
+    pub fn id(&self) -> ModuleID {
+        self.id
+    }
+
+    pub(crate) fn identity(&self) -> usize {
+        self.identity
+    }
+
+    /// The module's metadata.
+    pub fn metadata(&self) -> &M {
+        &self.metadata
+    }
+
+    /// The module's call-site resolver (shared by every thread; each token resolved
+    /// once). Calls to members the profiler defined in the module resolve too.
+    pub fn resolver(&self) -> &CachingResolver<MetadataResolver<M>> {
+        &self.resolver
+    }
+
+    /// Whether a rewritten body of MethodDef `token` was handed to the runtime.
+    pub fn was_rewritten(&self, token: mdToken) -> bool {
+        self.states.is_rewritten(row(token))
+    }
+
+    pub(crate) fn method_state(&self, token: mdToken) -> MethodState {
+        self.states.state(row(token))
+    }
+
+    /// The IL MethodDef `token` had before its rewritten body was handed over (header,
+    /// code and sections, as the runtime gave them); `None` for a method not rewritten.
+    pub fn pristine_il(&self, token: mdToken) -> Option<Arc<[u8]>> {
+        let pristine = self.pristine.lock().unwrap_or_else(PoisonError::into_inner);
+        pristine.get(&row(token)).cloned()
+    }
+
+    /// Keeps `il` as the pristine IL of MethodDef `token` (the first copy stays).
+    pub(crate) fn keep_pristine_il(&self, token: mdToken, il: &[u8]) {
+        let mut pristine = self.pristine.lock().unwrap_or_else(PoisonError::into_inner);
+        pristine.entry(row(token)).or_insert_with(|| il.into());
+    }
+}
+
+impl<M> fmt::Debug for ModuleState<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ModuleState")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
