@@ -94,7 +94,7 @@ pub fn write(message: &str) {
 /// [`OTHER_REASONS`] (a bound on the table's memory, whatever a program does).
 const MAX_REASONS: usize = 1024;
 
-/// The reason repeats of new reasons past [`MAX_REASONS`] are counted under.
+/// The reason repeats of new reasons are counted under once 1,024 reasons are known.
 pub const OTHER_REASONS: &str = "other reasons";
 
 /// Repeats not written yet, by reason.

@@ -3,6 +3,8 @@
 use core::fmt;
 use std::any::Any;
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use super::states::{MethodState, MethodStates};
@@ -25,9 +27,10 @@ pub(crate) fn row(token: mdToken) -> u32 {
 /// [`JitRewriter::module_unloaded`](super::JitRewriter::module_unloaded)), once the last
 /// rewrite in flight that holds it is done. Its memory follows what the module uses:
 /// about 1 KiB empty, the method states (about 10 KiB for 5,000 methods), the
-/// resolver's cache of the call sites seen, and one copy of the original IL of each
-/// method rewritten (kept because a later rewrite, for example a ReJIT, must start from
-/// it rather than from the rewritten IL the runtime now gives).
+/// resolver's cache of the call sites seen, and, when the rewriter keeps it
+/// ([`JitRewriter::with_pristine_il`](super::JitRewriter::with_pristine_il)), one copy
+/// of the original IL of each method rewritten (a later rewrite, for example a ReJIT,
+/// must start from it rather than from the rewritten IL the runtime now gives).
 pub struct ModuleState<M = ModuleMetadata> {
     id: ModuleID,
     /// What tells this module apart from a later one given the same id (see
@@ -37,8 +40,8 @@ pub struct ModuleState<M = ModuleMetadata> {
     resolver: CachingResolver<MetadataResolver<M>>,
     /// Where each of its methods is in its rewrite.
     pub(crate) states: MethodStates,
-    /// The original IL of the methods whose rewritten body was handed over, by row.
-    pristine: Mutex<HashMap<u32, Arc<[u8]>>>,
+    /// The original IL of the methods whose rewritten body was handed over.
+    pristine: Mutex<PristineIl>,
     /// The profiler's own data for this module ([`ModuleState::data`]).
     data: OnceLock<Box<dyn Any + Send + Sync>>,
 }
@@ -54,7 +57,7 @@ impl<M: MetadataSource + Clone> ModuleState<M> {
             resolver: CachingResolver::for_module(metadata.clone()),
             metadata,
             states: MethodStates::default(),
-            pristine: Mutex::new(HashMap::new()),
+            pristine: Mutex::default(),
             data: OnceLock::new(),
         }
     }
@@ -102,13 +105,57 @@ impl<M> ModuleState<M> {
     /// code and sections, as the runtime gave them); `None` for a method not rewritten.
     pub fn pristine_il(&self, token: mdToken) -> Option<Arc<[u8]>> {
         let pristine = self.pristine.lock().unwrap_or_else(PoisonError::into_inner);
-        pristine.get(&row(token)).cloned()
+        pristine.get(row(token)).map(Arc::from)
     }
 
     /// Keeps `il` as the pristine IL of MethodDef `token` (the first copy stays).
     pub(crate) fn keep_pristine_il(&self, token: mdToken, il: &[u8]) {
         let mut pristine = self.pristine.lock().unwrap_or_else(PoisonError::into_inner);
-        pristine.entry(row(token)).or_insert_with(|| il.into());
+        pristine.keep(row(token), il);
+    }
+}
+
+/// The pristine IL of a module's rewritten methods: one growing buffer and an index by
+/// MethodDef row (no allocation per method: keeping it is on every rewrite's path).
+#[derive(Debug, Default)]
+struct PristineIl {
+    bytes: Vec<u8>,
+    /// Row -> (start, length) in `bytes`.
+    spans: HashMap<u32, (usize, usize), BuildHasherDefault<RowHasher>>,
+}
+
+impl PristineIl {
+    fn keep(&mut self, row: u32, il: &[u8]) {
+        if let Entry::Vacant(slot) = self.spans.entry(row) {
+            slot.insert((self.bytes.len(), il.len()));
+            self.bytes.extend_from_slice(il);
+        }
+    }
+
+    fn get(&self, row: u32) -> Option<&[u8]> {
+        let &(start, len) = self.spans.get(&row)?;
+        self.bytes.get(start..start + len)
+    }
+}
+
+/// A hasher for MethodDef rows (small distinct integers, chosen by no adversary): one
+/// multiplication, spreading them over the table.
+#[derive(Debug, Default, Clone, Copy)]
+struct RowHasher(u64);
+
+impl Hasher for RowHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.0 = u64::from(n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 }
 

@@ -76,7 +76,7 @@ impl<M> MethodRewrite<'_, M> {
     }
 }
 
-/// The phases [`Timings`] measures, by name.
+/// The phases [`JitRewriter::timings`](super::JitRewriter::timings) measures, by name.
 pub const PHASES: [&str; 8] = [
     "locate (GetFunctionInfo, module state)",
     "GetILFunctionBody",
@@ -137,14 +137,16 @@ thread_local! {
 /// claimed first (see [`super::states`]): a thread that finds it being rewritten waits,
 /// and a method rewritten already is [`RewriteOutcome::AlreadyRewritten`].
 ///
-/// The IL is the method's pristine IL when the module kept it (a method rewritten
-/// before), else what the delivery reads; the pristine IL is kept when the body is
-/// handed over.
+/// The IL is what the delivery reads (the runtime's current IL at first JIT; a
+/// delivery for a later rewrite reads the pristine IL the module kept). With
+/// `keep_pristine`, the IL read is kept in the module as the method's pristine IL when
+/// the body is handed over.
 pub(crate) fn run<M, D, F>(
     delivery: &D,
     module: &ModuleState<M>,
     function: FunctionID,
     token: mdToken,
+    keep_pristine: bool,
     clock: &mut Clock<'_>,
     edit: F,
 ) -> RewriteOutcome
@@ -154,7 +156,15 @@ where
     F: FnOnce(&mut MethodBody, &mut MethodRewrite<'_, M>) -> crate::Result<bool>,
 {
     match catch_unwind(AssertUnwindSafe(|| {
-        run_phases(delivery, module, function, token, clock, edit)
+        run_phases(
+            delivery,
+            module,
+            function,
+            token,
+            keep_pristine,
+            clock,
+            edit,
+        )
     })) {
         Ok(outcome) => outcome,
         Err(payload) => {
@@ -175,6 +185,7 @@ fn run_phases<M, D, F>(
     module: &ModuleState<M>,
     function: FunctionID,
     token: mdToken,
+    keep_pristine: bool,
     clock: &mut Clock<'_>,
     edit: F,
 ) -> RewriteOutcome
@@ -203,13 +214,8 @@ where
         let s = &mut *scratch;
         s.il.clear();
         clock.lap(0);
-        match module.pristine_il(token) {
-            Some(pristine) => s.il.extend_from_slice(&pristine),
-            None => {
-                if let Err(e) = delivery.read_il(module, token, &mut s.il) {
-                    return fail(Phase::Read, e.into());
-                }
-            }
+        if let Err(e) = delivery.read_il(module, token, &mut s.il) {
+            return fail(Phase::Read, e.into());
         }
         clock.lap(1);
         if let Err(e) = s.decoder.decode_into(&s.il, &mut s.body) {
@@ -279,7 +285,9 @@ where
         }
         // The runtime has the new body: every compilation of the method from now on
         // compiles it, whatever happens next. Its original IL stays reachable.
-        module.keep_pristine_il(token, &s.il);
+        if keep_pristine {
+            module.keep_pristine_il(token, &s.il);
+        }
         claim.handed_over();
         clock.lap(6);
         let map_refused = map.and_then(|map| delivery.set_map(function, &map).err());

@@ -129,6 +129,7 @@ where
         module,
         0x7700,
         token,
+        true,
         &mut Clock::start(None),
         edit,
     )
@@ -380,6 +381,21 @@ fn a_rewrite_hands_over_body_and_map_and_keeps_the_pristine_il() {
     );
     assert!(outcome.to_string().contains("IL map refused"));
     assert!(module.was_rewritten(token));
+
+    // Not kept when not asked for.
+    let module = self::module(asm);
+    let delivery = TestDelivery::default();
+    let outcome = pipeline::run(
+        &delivery,
+        &module,
+        1,
+        token,
+        false,
+        &mut Clock::start(None),
+        |b, _| add_nop(b),
+    );
+    assert!(outcome.is_rewritten());
+    assert!(module.pristine_il(token).is_none());
 }
 
 /// The LocalVarSig token is defined after verification, and set on the handed body.
