@@ -103,10 +103,10 @@ fn repeats() -> &'static Mutex<HashMap<String, u64>> {
     REPEATS.get_or_init(Default::default)
 }
 
-/// Logs `message` if it is the first of `reason` (a key without the details that differ
-/// between occurrences), else counts it for [`flush_repeats`]. Returns whether it was
-/// written.
-pub fn throttled(reason: &str, message: &str) -> bool {
+/// Logs the message `message` makes if it is the first of `reason` (a key without the
+/// details that differ between occurrences), else counts it for [`flush_repeats`]
+/// without making it. Returns whether it was written.
+pub fn throttled(reason: &str, message: impl FnOnce() -> String) -> bool {
     let first = {
         let mut repeats = repeats().lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(count) = repeats.get_mut(reason) {
@@ -121,7 +121,7 @@ pub fn throttled(reason: &str, message: &str) -> bool {
         }
     };
     if first {
-        write(message);
+        write(&message());
     }
     first
 }
@@ -176,9 +176,9 @@ mod tests {
         let sink = seen.clone();
         set_sink(move |m: &str| sink.lock().unwrap().push(m.to_string()));
         let reason = "test reason 0b5e";
-        assert!(throttled(reason, "first at 0x10"));
+        assert!(throttled(reason, || "first at 0x10".to_string()));
         for i in 0..99 {
-            assert!(!throttled(reason, &format!("again at {i:#x}")));
+            assert!(!throttled(reason, || panic!("made for repeat {i}")));
         }
         flush_repeats();
         set_logger(stderr);

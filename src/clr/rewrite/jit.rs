@@ -297,20 +297,20 @@ impl JitRewriter {
         outcome: &RewriteOutcome,
     ) {
         let Some(key) = outcome.key() else { return };
-        let name = match method {
-            Some((module, token)) => {
-                let name = crate::disasm::method_name(module.metadata(), token);
-                format!("{name} (0x{token:08x})")
-            }
-            None => format!("function {function:#x}"),
-        };
-        let kept = match outcome {
-            RewriteOutcome::Rewritten { .. } => "",
-            _ => "; its original IL is kept",
-        };
-        log::throttled(
-            &key,
-            &format!("{name}: {outcome}{kept} (later ones counted as \"{key}\")"),
-        );
+        // The method's name is read only for the first of its kind.
+        log::throttled(&key, || {
+            let name = match method {
+                Some((module, token)) => {
+                    let name = crate::disasm::method_name(module.metadata(), token);
+                    format!("{name} (0x{token:08x})")
+                }
+                None => format!("function {function:#x}"),
+            };
+            let kept = match outcome {
+                RewriteOutcome::Rewritten { .. } => "",
+                _ => "; its original IL is kept",
+            };
+            format!("{name}: {outcome}{kept} (later ones counted as \"{key}\")")
+        });
     }
 }
