@@ -55,7 +55,8 @@ pub use rewrite::{
 };
 pub use runtime::guard;
 pub use runtime::{
-    ClrError, ClrResult, FunctionInfo, InfoVtbl, ModuleInfo, ModuleMetadata, ProfilerInfo,
+    AssemblyName, ClrError, ClrResult, FunctionInfo, InfoVtbl, MethodReference, ModuleInfo,
+    ModuleMetadata, ProfilerInfo,
 };
 pub use sys::{
     AppDomainID, AssemblyID, ClassID, ComVtable, CorPrfHighMonitor, CorPrfMonitor, FreeThreaded,

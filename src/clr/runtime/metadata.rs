@@ -14,6 +14,10 @@ use crate::metadata::{MemberName, MetadataSource, TypeName, table, token_table};
 use crate::{Error, Result};
 use std::sync::{Arc, OnceLock};
 
+mod references;
+
+pub use references::{AssemblyName, MethodReference};
+
 /// `CLDB_E_RECORD_NOTFOUND`: what `GetNestedClassProps` answers for a type that is not
 /// nested.
 const CLDB_E_RECORD_NOTFOUND: u32 = 0x8013_1130;
@@ -266,16 +270,33 @@ impl ModuleMetadata {
         }
     }
 
+    /// The `IMetaDataAssemblyImport` of the import reads go through (the read-write
+    /// one, which sees new AssemblyRefs, once the module is open for writing).
+    fn assembly_import(
+        &self,
+        method: &'static str,
+    ) -> ClrResult<std::borrow::Cow<'_, ComPtr<IMetaDataAssemblyImportVtbl>>> {
+        let missing = ClrError::Unexpected {
+            method,
+            what: "no IMetaDataAssemblyImport",
+        };
+        match self.0.write.get() {
+            Some(Ok((import, _))) => import
+                .query::<IMetaDataAssemblyImportVtbl>()
+                .map(std::borrow::Cow::Owned)
+                .map_err(|_| missing),
+            _ => self
+                .0
+                .assembly_import
+                .as_ref()
+                .map(std::borrow::Cow::Borrowed)
+                .ok_or(missing),
+        }
+    }
+
     /// The name of an AssemblyRef.
     fn assembly_ref_name(&self, token: mdToken) -> ClrResult<String> {
-        let a = self
-            .0
-            .assembly_import
-            .as_ref()
-            .ok_or(ClrError::Unexpected {
-                method: "GetAssemblyRefProps",
-                what: "no IMetaDataAssemblyImport",
-            })?;
+        let a = self.assembly_import("GetAssemblyRefProps")?;
         read_string("GetAssemblyRefProps", |buf, cap, needed| {
             // SAFETY: a live IMetaDataAssemblyImport; `buf` has `cap` writable units;
             // the out-parameters the crate does not need are null, which the API allows.

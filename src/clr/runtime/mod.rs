@@ -11,4 +11,4 @@ mod metadata;
 
 pub use error::{ClrError, ClrResult};
 pub use info::{FunctionInfo, InfoVtbl, ModuleInfo, ProfilerInfo};
-pub use metadata::ModuleMetadata;
+pub use metadata::{AssemblyName, MethodReference, ModuleMetadata};
