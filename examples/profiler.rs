@@ -21,20 +21,33 @@
 //! * `decode`: the same without handing the bytes over (a measurement: the crate's
 //!   cost without the runtime's cost of taking a new body);
 //! * `wrap`: wraps every method in try/finally (single-ret, return-value local), with
-//!   entry and exit code that call native counters of this library through `calli` of
-//!   an unmanaged function pointer (no helper assembly needed). Tail calls stay tail
+//!   entry and exit probes that count into this library's counters (see
+//!   `ILREWRITE_PROBES`; no helper assembly needed). Tail calls stay tail
 //!   calls: a `tail.` call leaves the try through a stub that makes the same tail call
 //!   after the finally ran, so a tail-call exit counts in `exits` like a return, and a
 //!   program that tail-recurses a million calls deep still runs in constant stack. A
 //!   method whose tail call cannot be kept (its callee's signature cannot be typed) is
 //!   refused and keeps its original IL; a method with `jmp` too.
 //!
+//! `ILREWRITE_PROBES` says what the `wrap` probes are:
+//!
+//! * `managed` (default): `Interlocked.Add(ref counter, 1)` on the native address of the
+//!   counter, a call of a method of the core library (an AssemblyRef, TypeRef and
+//!   MemberRef each module gains at its load; in the core library itself the method's
+//!   own MethodDef). The JIT turns it into one locked add inside the method: no frame,
+//!   no transition, so a wrapped recursion keeps most of its depth. The core library's
+//!   `System.Threading.Interlocked` methods are not wrapped (the probes call them);
+//! * `native`: `calli` of an unmanaged function pointer to a Rust function (a
+//!   transition frame in every wrapped method: several times the stack per level);
+//! * `none`: no counting (`enters` and `exits` stay 0): the finally only stores a byte
+//!   to native memory (an empty finally the JIT would remove, with its try), so this
+//!   measures the try/finally's own cost.
+//!
 //! `ILREWRITE_FILTER`, when set, limits counting and rewriting to the methods whose name
 //! `Namespace.Type::Method` (nested types as `Outer/Inner`) contains it.
 //!
-//! A configuration it cannot read (an unknown mode or inlining choice, a variable that is
-//! not UTF-8) is an
-//! error line at start-up, `ilrewrite: error: ...; nothing is rewritten`, and then the
+//! A configuration it cannot read (an unknown mode, probe kind or inlining choice, a
+//! variable that is not UTF-8) is an error line at start-up, `ilrewrite: error: ...; nothing is rewritten`, and then the
 //! profiler stays attached in mode `off`: it asks for no event and rewrites nothing.
 //!
 //! At shutdown it prints to stderr one line,
@@ -47,15 +60,16 @@
 //! rewritten IL.
 
 use ilrewrite::body::Encoder;
-use ilrewrite::clr::{CorPrfHighMonitor, CorPrfMonitor, FunctionID, ModuleID, ModuleState};
+use ilrewrite::clr::{AssemblyName, CorPrfHighMonitor, CorPrfMonitor, FunctionID, ModuleID};
 use ilrewrite::clr::{HResult, Inlining, Instrumentation, JitRewriter, Profiler, ProfilerInfo};
-use ilrewrite::clr::{RewriteOutcome, mdToken};
+use ilrewrite::clr::{ModuleMetadata, ModuleState, RewriteOutcome, mdToken};
 use ilrewrite::disasm::method_name;
+use ilrewrite::sig::{MethodSig, TypeSig};
 use ilrewrite::transform::{InstrumentationCode, Snippet};
 use ilrewrite::{Instruction, OpCode};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
 use std::sync::{Mutex, OnceLock};
 
 /// Calls of instrumented methods, counted by the injected entry code.
@@ -63,18 +77,45 @@ static ENTERS: AtomicU64 = AtomicU64::new(0);
 /// Returns and unwinds of instrumented methods, counted by the injected finally code.
 static EXITS: AtomicU64 = AtomicU64::new(0);
 
-/// Called by the injected entry code (`calli unmanaged cdecl void()`).
+/// `Probes::Native`'s entry probe (`calli unmanaged cdecl void()`).
 extern "C" fn on_enter() {
     ENTERS.fetch_add(1, Relaxed);
 }
 
-/// Called by the injected finally code.
+/// `Probes::Native`'s exit probe, in the finally.
 extern "C" fn on_exit() {
     EXITS.fetch_add(1, Relaxed);
 }
 
-/// `unmanaged cdecl void()`: the signature of the `calli` to the counters.
+/// `unmanaged cdecl void()`: the signature of the `calli` to the native counters.
 const COUNTER_SIG: [u8; 3] = [0x01, 0x00, 0x01];
+
+/// The type and method the managed probes call: `int64 Add(int64&, int64)`.
+const INTERLOCKED: &str = "System.Threading.Interlocked";
+const ADD: &str = "Add";
+
+/// What the `wrap` probes are (`ILREWRITE_PROBES`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Probes {
+    /// `Interlocked.Add(ref counter, 1)` on the counter's native address.
+    Managed,
+    /// `calli` of a native function.
+    Native,
+    /// No probe: the try/finally alone.
+    None,
+}
+
+impl Probes {
+    const CHOICES: [Probes; 3] = [Probes::Managed, Probes::Native, Probes::None];
+
+    fn name(self) -> &'static str {
+        match self {
+            Probes::Managed => "managed",
+            Probes::Native => "native",
+            Probes::None => "none",
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -111,12 +152,14 @@ struct Config {
     /// `ILREWRITE_INLINING`: `keep` (the default: what the rewriter rewrites is not
     /// inlined) or `allow`.
     inlining: Inlining,
+    /// `ILREWRITE_PROBES` (`managed` when not set).
+    probes: Probes,
 }
 
 /// Reads the [`Config`] from the environment.
 ///
-/// Fails closed: a mode that is not one of [`Mode::CHOICES`], an inlining choice other
-/// than `keep` or `allow`, or a variable that is not UTF-8, is an error, never a silent
+/// Fails closed: a mode that is not one of [`Mode::CHOICES`], probes not one of
+/// [`Probes::CHOICES`], an inlining choice other than `keep` or `allow`, or a variable that is not UTF-8, is an error, never a silent
 /// fallback (an unreadable filter read as "no filter" would rewrite every method).
 fn config() -> Result<Config, String> {
     let text = |name: &str| match std::env::var(name) {
@@ -147,10 +190,20 @@ fn config() -> Result<Config, String> {
             ));
         }
     };
+    let probes = match text("ILREWRITE_PROBES")? {
+        None => Probes::Managed,
+        Some(name) => Probes::CHOICES
+            .into_iter()
+            .find(|p| p.name() == name)
+            .ok_or_else(|| {
+                format!("unknown ILREWRITE_PROBES {name:?} (expected managed, native or none)")
+            })?,
+    };
     Ok(Config {
         mode,
         filter,
         inlining,
+        probes,
     })
 }
 
@@ -169,16 +222,105 @@ fn native_call(function: extern "C" fn()) -> Snippet {
     b.finish().expect("a valid snippet")
 }
 
+/// `Interlocked.Add(ref *counter, 1)`, its result dropped: `ldc.i8 address; conv.i;
+/// ldc.i4.1; conv.i8; call <token 0>; pop`. The address is a native int where the
+/// method takes an `int64&`, which the JIT accepts (unverifiable code); the counter is a
+/// static, so the address stays valid and the garbage collector ignores it.
+fn interlocked_add(counter: &'static AtomicU64) -> Snippet {
+    let mut b = Snippet::builder();
+    b.push(Instruction::ldc_i8(counter.as_ptr() as usize as i64));
+    b.push(Instruction::simple(OpCode::ConvI));
+    b.push(Instruction::ldc_i4(1));
+    b.push(Instruction::simple(OpCode::ConvI8));
+    b.token(OpCode::Call, 0);
+    b.push(Instruction::simple(OpCode::Pop));
+    b.finish().expect("a valid snippet")
+}
+
+/// Where `Probes::None`'s finally stores its byte.
+static SINK: AtomicU8 = AtomicU8::new(0);
+
+/// `*SINK = 1` through its native address: a finally that is not empty.
+fn store_byte() -> Snippet {
+    let mut b = Snippet::builder();
+    b.push(Instruction::ldc_i8(SINK.as_ptr() as usize as i64));
+    b.push(Instruction::simple(OpCode::ConvI));
+    b.push(Instruction::ldc_i4(1));
+    b.push(Instruction::simple(OpCode::StindI1));
+    b.finish().expect("a valid snippet")
+}
+
+/// What a module's probes need, defined when it loads (`wrap` mode).
+#[derive(Debug)]
+struct ModuleProbes {
+    /// The token the probes name (the method or the `calli` signature), or why the
+    /// module has none.
+    token: Result<mdToken, String>,
+    /// The methods the probes call, never wrapped (a wrapped one would call itself):
+    /// `Interlocked`'s, in the core library, with managed probes.
+    own: Vec<mdToken>,
+}
+
+impl ModuleProbes {
+    /// Defines (or finds) in `metadata` what `probes` need.
+    fn define(metadata: &ModuleMetadata, probes: Probes) -> ModuleProbes {
+        match probes {
+            Probes::Managed => {
+                let add = MethodSig::new(
+                    TypeSig::I8,
+                    vec![TypeSig::ByRef(Box::new(TypeSig::I8)), TypeSig::I8],
+                );
+                let token = metadata
+                    .method_in(&AssemblyName::CORE_LIBRARY, INTERLOCKED, ADD, &add)
+                    .map(|method| method.token());
+                let own = match token {
+                    Ok(token) if token >> 24 == 0x06 => metadata
+                        .find_type_def(INTERLOCKED)
+                        .ok()
+                        .flatten()
+                        .and_then(|ty| metadata.methods_of(ty).ok())
+                        .unwrap_or_default(),
+                    _ => Vec::new(),
+                };
+                ModuleProbes {
+                    token: token.map_err(|e| e.to_string()),
+                    own,
+                }
+            }
+            Probes::Native => ModuleProbes {
+                token: metadata
+                    .token_from_sig(&COUNTER_SIG)
+                    .map_err(|e| e.to_string()),
+                own: Vec::new(),
+            },
+            Probes::None => ModuleProbes {
+                token: Ok(0),
+                own: Vec::new(),
+            },
+        }
+    }
+
+    /// The module's probes, defined now if its load was not seen.
+    fn of(module: &ModuleState, probes: Probes) -> Option<&ModuleProbes> {
+        module.data(|| ModuleProbes::define(module.metadata(), probes))
+    }
+}
+
 thread_local! {
     /// Each JIT thread's encoder and output buffer (`decode` mode).
     static ENCODER: RefCell<(Encoder, Vec<u8>)> = RefCell::new((Encoder::new(), Vec::new()));
 }
 
 /// The `wrap` instrumentation, shared by every JIT thread.
-fn counters() -> Instrumentation {
+fn counters(probes: Probes) -> Instrumentation {
+    let (entry, exit) = match probes {
+        Probes::Managed => (interlocked_add(&ENTERS), interlocked_add(&EXITS)),
+        Probes::Native => (native_call(on_enter), native_call(on_exit)),
+        Probes::None => (Snippet::default(), store_byte()),
+    };
     Instrumentation::new(InstrumentationCode {
-        entry: native_call(on_enter),
-        exit: native_call(on_exit),
+        entry,
+        exit,
         ..Default::default()
     })
     .expect("the counters name no return-value local")
@@ -213,12 +355,13 @@ impl Sample {
                 mode: Mode::Off,
                 filter: None,
                 inlining: Inlining::KeepInstrumentation,
+                probes: Probes::Managed,
             }
         });
         Sample {
             mode: config.mode,
+            instrumentation: counters(config.probes),
             config,
-            instrumentation: counters(),
             rewriter: OnceLock::new(),
             jitted: AtomicU64::new(0),
             rewritten: AtomicU64::new(0),
@@ -244,17 +387,17 @@ impl Sample {
     }
 
     fn wrap(&self, rewriter: &JitRewriter, function: FunctionID) -> RewriteOutcome {
-        rewriter.instrument(function, &self.instrumentation, |module| {
-            // The `calli` signature, defined once per module.
-            let sig = module
-                .data(|| module.metadata().token_from_sig(&COUNTER_SIG).ok())
-                .copied()
-                .flatten()
-                .ok_or(ilrewrite::Error::Unencodable {
-                    what: "no calli signature token in this module",
-                })?;
-            Ok(vec![sig])
-        })
+        let probes = self.config.probes;
+        rewriter.instrument(
+            function,
+            &self.instrumentation,
+            |module| match ModuleProbes::of(module, probes).map(|p| &p.token) {
+                Some(Ok(token)) => Ok(vec![*token]),
+                _ => Err(ilrewrite::Error::Unencodable {
+                    what: "the probes' token could not be defined in this module",
+                }),
+            },
+        )
     }
 }
 
@@ -273,7 +416,17 @@ impl Profiler for Sample {
         info.set_event_mask(events, CorPrfHighMonitor::empty())
             .map_err(|_| HResult::E_FAIL)?;
         let mut rewriter = JitRewriter::new(info).with_inlining(self.config.inlining);
-        if let Some(filter) = self.config.filter.clone() {
+        let filter = self.config.filter.clone();
+        if self.mode == Mode::Wrap {
+            // What the probes call is never wrapped; the rest as the filter says.
+            let probes = self.config.probes;
+            rewriter = rewriter.with_filter(move |module, token| {
+                let own = ModuleProbes::of(module, probes).is_some_and(|p| p.own.contains(&token));
+                !own && filter
+                    .as_deref()
+                    .is_none_or(|filter| name_contains(module, token, filter))
+            });
+        } else if let Some(filter) = filter {
             rewriter =
                 rewriter.with_filter(move |module, token| name_contains(module, token, &filter));
         }
@@ -299,6 +452,16 @@ impl Profiler for Sample {
             .fetch_add(start.elapsed().as_nanos() as u64, Relaxed);
         self.callbacks.fetch_add(1, Relaxed);
         result
+    }
+
+    fn module_load_finished(&self, module: ModuleID, status: HResult) -> Result<(), HResult> {
+        // Metadata belongs to module load: the probes' references are defined now.
+        if let (Mode::Wrap, true, Some(rewriter)) = (self.mode, status.is_ok(), self.rewriter.get())
+            && let Ok(state) = rewriter.module(module)
+        {
+            ModuleProbes::of(&state, self.config.probes);
+        }
+        Ok(())
     }
 
     fn module_unload_started(&self, module: ModuleID) -> Result<(), HResult> {

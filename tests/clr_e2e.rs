@@ -11,9 +11,9 @@ mod clr_support;
 
 use clr_support::{
     CALL_TREE_CALLS, CONCURRENCY_CALLS, CONCURRENCY_COMPILATIONS, INLINING_CALLS, PROGRAMS,
-    Summary, TAIL_CALLS_CALLS, TAIL_CALLS_METHOD_CALLS, UNLOAD_PLUGIN_CALLS,
-    UNLOAD_PLUGIN_COMPILATIONS, build_example_cdylib, command_for, exit_code, expected_stdout,
-    program, run_command, run_profiled, run_unprofiled, sample_profiler,
+    RECURSION_CALLS, RECURSION_DEEP, Summary, TAIL_CALLS_CALLS, TAIL_CALLS_METHOD_CALLS,
+    UNLOAD_PLUGIN_CALLS, UNLOAD_PLUGIN_COMPILATIONS, build_example_cdylib, command_for, exit_code,
+    expected_stdout, program, run_command, run_profiled, run_unprofiled, sample_profiler,
 };
 
 /// The sample profiler's CLSID (README and `examples/profiler.rs`).
@@ -642,4 +642,87 @@ fn log_lines_go_to_the_file_named_by_ilrewrite_log() {
             && lines[0].contains("its original IL is kept"),
         "{written}"
     );
+}
+
+/// `Recursion.exe` (with `args`) under `wrap` on `Recursion.Deep::Sum` with
+/// `ILREWRITE_PROBES=probes`.
+fn recursion(probes: &str, tiering: &str, args: &[&str]) -> clr_support::Output {
+    let mut cmd = command_for(&program("Recursion"));
+    cmd.args(args);
+    clr_support::profile(&mut cmd, &sample_profiler(), SAMPLE);
+    cmd.envs([
+        ("ILREWRITE_MODE", "wrap"),
+        ("ILREWRITE_FILTER", "Recursion.Deep::Sum"),
+        ("ILREWRITE_PROBES", probes),
+        ("COMPlus_TieredCompilation", tiering),
+    ]);
+    run_command(cmd)
+}
+
+/// The stack one level of `Sum` takes under `wrap` with `probes`, from the program's
+/// own measure, after checking its output and the counts (`enters` and `exits` are 0
+/// without probes).
+fn frame_bytes(probes: &str, tiering: &str) -> u64 {
+    let out = recursion(probes, tiering, &[]);
+    assert_eq!(
+        out.code(),
+        exit_code("Recursion"),
+        "{probes}: {}",
+        out.stderr
+    );
+    assert_eq!(out.stdout, expected_stdout("Recursion"), "{probes}");
+    let s = Summary::parse(&out.stderr).unwrap_or_else(|e| panic!("{probes}: {e}"));
+    let calls = if probes == "none" { 0 } else { RECURSION_CALLS };
+    assert_eq!((s.rewritten, s.enters, s.exits), (1, calls, calls), "{s:?}");
+    let bytes = out
+        .stderr
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("recursion: ")?
+                .strip_suffix(" bytes per frame")
+        })
+        .unwrap_or_else(|| panic!("no frame size: {}", out.stderr));
+    bytes.parse().unwrap_or_else(|e| panic!("{bytes}: {e}"))
+}
+
+/// The sample's managed probes (`Interlocked.Add` on the counter's address, which the
+/// JIT makes a locked add) cost a wrapped recursion no stack beyond the try/finally's
+/// own, at tier 0 and optimized, where native probes (a `calli`, with its transition
+/// frame) cost several times a level's stack. At the limit: a recursion
+/// `RECURSION_DEEP` levels deep on a 1 MiB thread fits with the managed probes and
+/// overflows the stack with the native ones.
+#[test]
+fn the_sample_probes_cost_no_stack_beyond_the_wrap() {
+    for tiering in ["0", "1"] {
+        let none = frame_bytes("none", tiering);
+        let managed = frame_bytes("managed", tiering);
+        let native = frame_bytes("native", tiering);
+        eprintln!(
+            "tiering {tiering}: bytes per level: none {none} managed {managed} native {native}"
+        );
+        assert_eq!(managed, none, "tiering {tiering}");
+        assert!(
+            native >= 2 * managed,
+            "tiering {tiering}: {native} {managed}"
+        );
+
+        let depth = RECURSION_DEEP.to_string();
+        let fits = recursion("managed", tiering, &[&depth]);
+        assert_eq!(fits.code(), exit_code("Recursion"), "{}", fits.stderr);
+        let sum = RECURSION_DEEP * (RECURSION_DEEP + 1) / 2;
+        assert_eq!(fits.stdout, format!("sum {RECURSION_DEEP} = {sum}\n"));
+        let s = Summary::parse(&fits.stderr).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            (s.enters, s.exits),
+            (RECURSION_DEEP + 1, RECURSION_DEEP + 1)
+        );
+
+        let overflows = recursion("native", tiering, &[&depth]);
+        assert!(!overflows.status.success(), "{overflows:?}");
+        assert!(
+            overflows.stderr.contains("Stack overflow"),
+            "{}",
+            overflows.stderr
+        );
+    }
 }

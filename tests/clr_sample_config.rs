@@ -81,6 +81,19 @@ fn an_unknown_inlining_choice_rewrites_nothing() {
     );
 }
 
+/// An unknown kind of probe is refused the same way (read as the default, it would
+/// count differently than asked).
+#[test]
+fn an_unknown_probe_kind_rewrites_nothing() {
+    refused(
+        &[
+            ("ILREWRITE_MODE", OsStr::new("wrap")),
+            ("ILREWRITE_PROBES", OsStr::new("fast")),
+        ],
+        "unknown ILREWRITE_PROBES \"fast\" (expected managed, native or none)",
+    );
+}
+
 #[test]
 fn a_variable_that_is_not_utf8_rewrites_nothing() {
     let raw = OsStr::from_bytes(b"CallTree.\xFFWork");

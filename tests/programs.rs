@@ -7,10 +7,10 @@
 mod clr_support;
 
 use clr_support::{
-    CALL_TREE_CALLS, INLINING_CALLS, LIBRARIES, MANY_METHODS, PROGRAMS, Summary, TAIL_CALLS_CALLS,
-    TAIL_CALLS_DEEP_CALLS, TAIL_CALLS_DEPTH, TAIL_CALLS_METHOD_CALLS, TAIL_CALLS_STRUCT24_DEPTH,
-    UNLOAD_PLUGIN_CALLS, command_for, exit_code, expected_stdout, program, programs_dir,
-    run_command, run_unprofiled,
+    CALL_TREE_CALLS, INLINING_CALLS, LIBRARIES, MANY_METHODS, PROGRAMS, RECURSION_CALLS, Summary,
+    TAIL_CALLS_CALLS, TAIL_CALLS_DEEP_CALLS, TAIL_CALLS_DEPTH, TAIL_CALLS_METHOD_CALLS,
+    TAIL_CALLS_STRUCT24_DEPTH, UNLOAD_PLUGIN_CALLS, command_for, exit_code, expected_stdout,
+    program, programs_dir, run_command, run_unprofiled,
 };
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -70,6 +70,41 @@ fn inlining() {
         stdout.ends_with(&format!("calls {INLINING_CALLS}\n")),
         "{stdout}"
     );
+}
+
+/// `Recursion.exe`: without arguments its two sums and its bytes-per-frame line (the
+/// calls of `Sum` are the two depths plus one each); with a depth, the sum.
+#[test]
+fn recursion() {
+    let out = run_unprofiled("Recursion");
+    assert_eq!(
+        out.code(),
+        exit_code("Recursion"),
+        "stderr:\n{}",
+        out.stderr
+    );
+    assert_eq!(out.stdout, expected_stdout("Recursion"));
+    let depths: u64 = out
+        .stdout
+        .lines()
+        .map(|l| l.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(depths + 2, RECURSION_CALLS);
+    assert!(
+        out.stderr.starts_with("recursion: ") && out.stderr.ends_with(" bytes per frame\n"),
+        "{}",
+        out.stderr
+    );
+    let mut cmd = command_for(&program("Recursion"));
+    cmd.arg("10000");
+    let out = run_command(cmd);
+    assert_eq!(
+        out.code(),
+        exit_code("Recursion"),
+        "stderr:\n{}",
+        out.stderr
+    );
+    assert_eq!(out.stdout, "sum 10000 = 50005000\n");
 }
 
 #[test]

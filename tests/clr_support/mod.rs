@@ -34,7 +34,9 @@ use std::time::{Duration, Instant};
 /// [`DEEP_TYPES_DEPTHS`] deep ([`deep_types_calls`]). `Unload` loads and unloads a
 /// plugin ([`LIBRARIES`]) in a collectible `AssemblyLoadContext` [`UNLOAD_CYCLES`]
 /// times ([`UNLOAD_PLUGIN_CALLS`]); `Inlining` calls 32 small methods the JIT inlines
-/// ([`INLINING_CALLS`]).
+/// ([`INLINING_CALLS`]). `Recursion` measures the stack a recursive method takes per
+/// level ([`RECURSION_CALLS`]) or recurses as deep as its argument says on a 1 MiB
+/// thread ([`RECURSION_DEEP`]).
 pub const PROGRAMS: &[(&str, i32)] = &[
     ("Features", 11),
     ("Threads", 12),
@@ -48,6 +50,7 @@ pub const PROGRAMS: &[(&str, i32)] = &[
     ("DeepTypes", 24),
     ("Unload", 25),
     ("Inlining", 26),
+    ("Recursion", 27),
     ("Answer", 41),
 ];
 
@@ -94,6 +97,16 @@ pub const UNLOAD_PLUGIN_COMPILATIONS: u64 = 7 * UNLOAD_CYCLES;
 /// the drivers, `Box`'s constructor, `Expected` and `Main` (derivation in
 /// `tests/programs/Inlining.cs`).
 pub const INLINING_CALLS: u64 = 528_008;
+
+/// The calls of `Recursion.Deep::Sum` in a `Recursion.exe` run without arguments:
+/// `Sum(1000)` and `Sum(3000)`, each level one call.
+pub const RECURSION_CALLS: u64 = 1_001 + 3_001;
+
+/// A recursion depth for `Recursion.exe DEPTH` that fits its 1 MiB thread with the
+/// sample profiler's `wrap` and managed probes on `Sum` (deepest measured: 21,514 at
+/// tier 0, 32,297 optimized; 32,277 unprofiled) and overflows it with native probes
+/// (5,377 and 7,174): see `docs/performance.md`.
+pub const RECURSION_DEEP: u64 = 16_000;
 
 /// The number of methods of `Many.exe` (all in `Many.Program`), each called once.
 pub const MANY_METHODS: u64 = 4041;
