@@ -726,3 +726,81 @@ fn the_sample_probes_cost_no_stack_beyond_the_wrap() {
         );
     }
 }
+
+/// `examples/manager_profiler.rs`'s CLSID.
+const MANAGER: &str = "{6D2F4A81-3C5E-4B97-8E1A-0F9B2C7D5E34}";
+
+/// `Answer.exe` under the manager hosting `methods` (`ILREWRITE_METHODS`).
+fn managed(methods: &str) -> clr_support::Output {
+    let profiler = build_example_cdylib("manager_profiler", &features());
+    let out = run_profiled(
+        "Answer",
+        &profiler,
+        MANAGER,
+        &[("ILREWRITE_METHODS", methods)],
+    );
+    assert!(
+        out.stderr.contains("ilrewrite-manager: "),
+        "the manager did not attach: {}",
+        out.stderr
+    );
+    out
+}
+
+/// Several instrumentation methods in one profiler, on one method: both edits are in the
+/// compiled code, in priority order (`41 * 2 + 1 = 83`; swapped, `(41 + 1) * 2 = 84`);
+/// one that panics is rolled back alone, logged once, and the others' edits stay; one
+/// subscribed only to module loads receives module loads and nothing else; an unknown
+/// name hosts nothing and the program runs unchanged.
+#[test]
+fn several_instrumentation_methods_edit_one_method_in_priority_order() {
+    let out = managed("scale,offset");
+    assert_eq!(
+        (out.stdout.as_str(), out.code()),
+        ("answer 83\n", 83),
+        "{}",
+        out.stderr
+    );
+    let out = managed("offset,scale");
+    assert_eq!(
+        (out.stdout.as_str(), out.code()),
+        ("answer 84\n", 84),
+        "{}",
+        out.stderr
+    );
+
+    let out = managed("scale,faulty,offset,listener");
+    assert_eq!(
+        (out.stdout.as_str(), out.code()),
+        ("answer 83\n", 83),
+        "{}",
+        out.stderr
+    );
+    let rollbacks: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("instrumentation method faulty: int32 Answer::Get()"))
+        .collect();
+    assert_eq!(rollbacks.len(), 1, "{}", out.stderr);
+    assert!(
+        rollbacks[0].contains("rolled back, the others' kept"),
+        "{}",
+        rollbacks[0]
+    );
+    let got: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("ilrewrite-manager: listener got "))
+        .collect();
+    assert!(!got.is_empty(), "{}", out.stderr);
+    assert!(got.iter().all(|c| *c == "ModuleLoadFinished"), "{got:?}");
+
+    let out = managed("scale,bogus");
+    assert!(
+        out.stderr
+            .contains("unknown instrumentation method \"bogus\""),
+        "{}",
+        out.stderr
+    );
+    assert_eq!((out.stdout.as_str(), out.code()), ("answer 41\n", 41));
+}

@@ -48,10 +48,11 @@ pub mod sys;
 pub use sys as ffi;
 
 pub use com::ComPtr;
-pub use profiler::{CallbackObject, ClassFactory, Profiler, get_class_object};
+pub use profiler::{Callback, CallbackObject, Callbacks, ClassFactory, Profiler, get_class_object};
 pub use rewrite::{
-    Delivery, Failure, FailureCause, Filter, FirstJit, Inlining, Instrumentation, JitRewriter,
-    MethodRewrite, ModuleState, PHASES, Phase, RewriteOutcome,
+    Delivery, Events, Failure, FailureCause, Filter, FirstJit, Inlining, Instrumentation,
+    InstrumentationMethod, Interest, JitRewriter, Manager, ManagerCounts, MethodEdit,
+    MethodRewrite, ModuleLoad, ModuleState, PHASES, Phase, RewriteOutcome, Start,
 };
 pub use runtime::guard;
 pub use runtime::{

@@ -6,12 +6,15 @@
 //! a profiler `cdylib` exports).
 #![allow(unsafe_code)]
 
+mod callback_set;
 mod callbacks;
 mod server;
 #[cfg(test)]
 mod testing;
 mod thunks;
 
+pub use callback_set::{Callback, Callbacks};
 pub use callbacks::Profiler;
+pub(crate) use callbacks::for_each_callback;
 pub use server::{ClassFactory, get_class_object};
 pub use thunks::CallbackObject;

@@ -259,6 +259,30 @@ impl JitRewriter {
     where
         F: FnOnce(&mut MethodBody, &mut MethodRewrite<'_>) -> crate::Result<bool>,
     {
+        self.rewrite_selected(
+            function,
+            |module, token| self.selects(module, token).then_some(()),
+            |(), body, method| edit(body, method),
+        )
+    }
+
+    /// Calls `f` with the state of every module it keeps now.
+    pub(crate) fn for_each_module(&self, f: impl FnMut(&ModuleState)) {
+        self.modules.for_each(f);
+    }
+
+    /// [`JitRewriter::rewrite`] with `select` in place of the filter: what it returns
+    /// for the method's module and token (before anything is read), `None` for
+    /// [`RewriteOutcome::NotSelected`], is handed to `edit`.
+    pub(crate) fn rewrite_selected<S, F>(
+        &self,
+        function: FunctionID,
+        select: impl FnOnce(&ModuleState, mdToken) -> Option<S>,
+        edit: F,
+    ) -> RewriteOutcome
+    where
+        F: FnOnce(S, &mut MethodBody, &mut MethodRewrite<'_>) -> crate::Result<bool>,
+    {
         let mut clock = Clock::start(self.timings.as_deref());
         let (module, token) = match self.locate(function) {
             Ok(found) => found,
@@ -268,9 +292,9 @@ impl JitRewriter {
                 return outcome;
             }
         };
-        if !self.selects(&module, token) {
+        let Some(selected) = select(&module, token) else {
             return RewriteOutcome::NotSelected;
-        }
+        };
         let delivery = FirstJit::new(&self.info);
         let outcome = pipeline::run(
             &delivery,
@@ -279,7 +303,7 @@ impl JitRewriter {
             token,
             self.keep_pristine,
             &mut clock,
-            edit,
+            |body, method| edit(selected, body, method),
         );
         if outcome.key().is_some() {
             self.log_outcome(function, Some((&module, token)), &outcome);

@@ -9,7 +9,9 @@
 
 mod delivery;
 mod instrumentation;
+mod items;
 mod jit;
+mod manager;
 mod module;
 mod outcome;
 mod pipeline;
@@ -19,6 +21,9 @@ mod states;
 pub use delivery::{Delivery, FirstJit};
 pub use instrumentation::Instrumentation;
 pub use jit::{Filter, Inlining, JitRewriter};
+pub use manager::{
+    Events, InstrumentationMethod, Interest, Manager, ManagerCounts, MethodEdit, ModuleLoad, Start,
+};
 pub use module::ModuleState;
 pub use outcome::{Failure, FailureCause, Phase, RewriteOutcome};
 pub use pipeline::{MethodRewrite, PHASES};

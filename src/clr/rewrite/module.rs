@@ -7,6 +7,7 @@ use std::collections::hash_map::Entry;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
+use super::items::DataItems;
 use super::states::{MethodState, MethodStates};
 use crate::analysis::{CachingResolver, MetadataResolver};
 use crate::clr::runtime::ModuleMetadata;
@@ -44,6 +45,9 @@ pub struct ModuleState<M = ModuleMetadata> {
     pristine: Mutex<PristineIl>,
     /// The profiler's own data for this module ([`ModuleState::data`]).
     data: OnceLock<Box<dyn Any + Send + Sync>>,
+    /// The data items of a manager's instrumentation methods on this module and its
+    /// methods.
+    pub(crate) items: DataItems,
 }
 
 impl<M: MetadataSource + Clone> ModuleState<M> {
@@ -59,6 +63,7 @@ impl<M: MetadataSource + Clone> ModuleState<M> {
             states: MethodStates::default(),
             pristine: Mutex::default(),
             data: OnceLock::new(),
+            items: DataItems::default(),
         }
     }
 }

@@ -55,8 +55,21 @@ impl<M: MetadataSource> MethodRewrite<'_, M> {
     ///
     /// # Errors
     /// When the module's metadata does not give the signatures.
+    ///
+    /// Its locals are the LocalVarSig an earlier edit set
+    /// ([`MethodRewrite::set_locals_signature`]) when there is one, so that edits
+    /// composed on one body each extend what the one before left.
     pub fn context(&self, body: &MethodBody) -> crate::Result<MethodContext<'_>> {
-        MethodContext::from_metadata(self.module.metadata(), self.token, body, self.method_id())
+        let mut context = MethodContext::from_metadata(
+            self.module.metadata(),
+            self.token,
+            body,
+            self.method_id(),
+        )?;
+        if let Some(locals) = &self.new_locals {
+            context.locals = Some(locals);
+        }
+        Ok(context)
     }
 }
 
@@ -73,6 +86,23 @@ impl<M> MethodRewrite<'_, M> {
     /// are still checked.
     pub(crate) fn stack_verified(&mut self) {
         self.stack_verified = true;
+    }
+
+    /// What later edits may change and a rollback restores: the pending LocalVarSig
+    /// and whether the stack was verified.
+    pub(crate) fn checkpoint(&self) -> (Option<Vec<u8>>, bool) {
+        (self.new_locals.clone(), self.stack_verified)
+    }
+
+    /// Back to a [`MethodRewrite::checkpoint`].
+    pub(crate) fn restore(&mut self, (locals, verified): (Option<Vec<u8>>, bool)) {
+        self.new_locals = locals;
+        self.stack_verified = verified;
+    }
+
+    /// Forgets that the stack was verified: a further edit follows.
+    pub(crate) fn unverified(&mut self) {
+        self.stack_verified = false;
     }
 }
 

@@ -117,6 +117,14 @@ impl<M> ModuleRegistry<M> {
         removed
     }
 
+    /// Calls `f` with every state held now (one shard's read lock at a time).
+    pub(crate) fn for_each(&self, mut f: impl FnMut(&ModuleState<M>)) {
+        for shard in &self.shards {
+            let map = shard.read().unwrap_or_else(PoisonError::into_inner);
+            map.values().for_each(|state| f(state));
+        }
+    }
+
     /// How many modules it holds.
     pub(crate) fn len(&self) -> usize {
         self.shards

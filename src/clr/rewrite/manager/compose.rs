@@ -1,0 +1,113 @@
+//! One method's edits by several instrumentation methods, on one shared body: the
+//! single-ret done once, the edits in priority order, each one rolled back alone when it
+//! fails.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use super::super::pipeline::MethodRewrite;
+use super::method::{InstrumentationMethod, Interest, MethodEdit, Owner};
+use crate::body::MethodBody;
+use crate::metadata::MetadataSource;
+use crate::transform::{ReturnLocal, Returns, single_ret};
+
+/// Why one instrumentation method's edit of one method was rolled back.
+#[derive(Debug)]
+pub(crate) enum EditFailure {
+    /// It returned this error.
+    Error(crate::Error),
+    /// It panicked, with this message.
+    Panic(String),
+}
+
+impl core::fmt::Display for EditFailure {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            EditFailure::Error(e) => write!(f, "{e}"),
+            EditFailure::Panic(message) => write!(f, "panicked: {message}"),
+        }
+    }
+}
+
+/// Runs the edits of the instrumentation methods `wanting` names (indices into
+/// `methods`, in the order to run, with each one's [`Interest`]) on `body`. Returns
+/// whether the body changed; `failed` hears of each edit rolled back.
+///
+/// The single-ret is made first, once, when any of them asks for it. Before each edit
+/// the body and the rewrite's pending locals are kept when more than one edit is to
+/// run, and restored if the edit fails; when only one runs, its failure leaves the body
+/// unchanged as far as the caller is concerned (`Ok(false)`: nothing is handed over).
+///
+/// # Errors
+/// Only the single-ret's own failure (before any edit ran), which keeps the method as
+/// it was.
+pub(crate) fn compose<M: MetadataSource + 'static>(
+    methods: &[&dyn InstrumentationMethod<M>],
+    wanting: &[(usize, Interest)],
+    body: &mut MethodBody,
+    rewrite: &mut MethodRewrite<'_, M>,
+    failed: &mut dyn FnMut(usize, EditFailure),
+) -> crate::Result<bool> {
+    let single = match wanting
+        .iter()
+        .any(|(_, interest)| *interest == Interest::EditSingleRet)
+    {
+        true => Some(make_single_ret(body, rewrite)?),
+        false => None,
+    };
+    let several = wanting.len() > 1;
+    let mut changed = false;
+    let mut any_failed = false;
+    for &(index, _) in wanting {
+        let saved = several.then(|| (body.clone(), rewrite.checkpoint()));
+        rewrite.unverified();
+        let method = methods[index];
+        let mut edit = MethodEdit {
+            rewrite: &mut *rewrite,
+            owner: Owner {
+                index,
+                count: methods.len(),
+            },
+            single_ret: single,
+        };
+        let result = catch_unwind(AssertUnwindSafe(|| method.edit(body, &mut edit)));
+        let failure = match result {
+            Ok(Ok(edited)) => {
+                changed |= edited;
+                continue;
+            }
+            Ok(Err(e)) => EditFailure::Error(e),
+            Err(payload) => {
+                EditFailure::Panic(crate::clr::log::panic_message(&*payload).to_owned())
+            }
+        };
+        any_failed = true;
+        failed(index, failure);
+        if let Some((saved_body, checkpoint)) = saved {
+            *body = saved_body;
+            rewrite.restore(checkpoint);
+        }
+    }
+    if any_failed && !several {
+        return Ok(false);
+    }
+    Ok(changed)
+}
+
+/// Makes `body` single-ret, the return value (if any) in a new local whose LocalVarSig
+/// is set on `rewrite`, and gives it a fat header.
+fn make_single_ret<M: MetadataSource>(
+    body: &mut MethodBody,
+    rewrite: &mut MethodRewrite<'_, M>,
+) -> crate::Result<crate::transform::SingleRet> {
+    let mut new_locals = Vec::new();
+    let returns = {
+        let context = rewrite.context(body)?;
+        ReturnLocal::plan(context.signature, context.locals, &mut new_locals)?.returns
+    };
+    let done = single_ret(body, returns)?;
+    if let Returns::Value { .. } = returns {
+        rewrite.set_locals_signature(&new_locals);
+    }
+    body.force_fat_header();
+    Ok(done)
+}

@@ -1,0 +1,271 @@
+//! What an instrumentation method is ([`InstrumentationMethod`]) and what the manager
+//! hands it: [`Start`] at initialization, [`ModuleLoad`] when a module loads,
+//! [`MethodEdit`] for each method it edits.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use super::super::items::downcast;
+use super::super::module::{ModuleState, row};
+use super::super::pipeline::MethodRewrite;
+use crate::body::MethodBody;
+use crate::clr::profiler::{Callbacks, Profiler};
+use crate::clr::runtime::{ModuleMetadata, ProfilerInfo};
+use crate::clr::sys::{CorPrfHighMonitor, CorPrfMonitor, mdToken};
+use crate::transform::SingleRet;
+
+/// The runtime events an instrumentation method needs (`COR_PRF_MONITOR` and
+/// `COR_PRF_HIGH_MONITOR` flags); the manager asks the runtime for the union of all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Events {
+    /// `COR_PRF_MONITOR` flags.
+    pub low: CorPrfMonitor,
+    /// `COR_PRF_HIGH_MONITOR` flags.
+    pub high: CorPrfHighMonitor,
+}
+
+impl Default for Events {
+    fn default() -> Events {
+        Events {
+            low: CorPrfMonitor::empty(),
+            high: CorPrfHighMonitor::empty(),
+        }
+    }
+}
+
+/// Whether an instrumentation method edits a method ([`InstrumentationMethod::wants`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Interest {
+    /// Not this method: it is not decoded for this instrumentation method.
+    #[default]
+    No,
+    /// Edit it.
+    Edit,
+    /// Edit it after the manager made it single-ret (every `ret` a jump to one
+    /// epilogue, a return value carried in a new local), done once for all the
+    /// instrumentation methods that ask, before the first edit
+    /// ([`MethodEdit::single_ret`]).
+    EditSingleRet,
+}
+
+/// A .NET method rewriter hosted by a [`Manager`](super::Manager), several of which
+/// share one profiler: each asks for the runtime events it needs, receives the
+/// callbacks it subscribes to (its [`Profiler`] methods), defines metadata when a module
+/// loads, says cheaply which methods interest it, and edits their shared body.
+///
+/// Its `Profiler` methods are called only for the callbacks of
+/// [`InstrumentationMethod::callbacks`], in priority order, each inside its own panic
+/// guard; `initialize`, `initialize_for_attach` and `load_as_notification_only` are the
+/// manager's own and never called (it gets [`InstrumentationMethod::start`] instead). A
+/// `bool` callback's answer is combined: `jit_inlining` and
+/// `jit_cached_function_search_started` answer `true` only if every subscriber does.
+///
+/// Everything here is called from many threads at once (`&self`). The manager keeps no
+/// lock while calling it.
+///
+/// `M` is the modules' metadata: the runtime's [`ModuleMetadata`] in a profiler (the
+/// default), an assembly file in tests.
+pub trait InstrumentationMethod<M = ModuleMetadata>: Profiler {
+    /// A stable name: how the configuration and the logs name it.
+    fn name(&self) -> &str;
+
+    /// Its priority when the configuration gives none (default 0). The instrumentation
+    /// methods edit a method in descending priority, ties in registration order: code
+    /// that a later edit inserts before a `ret` runs after what an earlier one inserted
+    /// there, and code inserted at entry runs before it.
+    fn priority(&self) -> i32 {
+        0
+    }
+
+    /// The runtime events it needs (default none). Asked once, at initialization.
+    fn events(&self) -> Events {
+        Events::default()
+    }
+
+    /// The callbacks it receives (default none).
+    fn callbacks(&self) -> Callbacks {
+        Callbacks::empty()
+    }
+
+    /// Initialization, before any other call.
+    ///
+    /// # Errors
+    /// Why it cannot run: the manager logs it, and this instrumentation method is left
+    /// out (asks for no event, edits nothing); the others run.
+    fn start(&self, start: &Start<'_>) -> Result<(), String> {
+        let _ = start;
+        Ok(())
+    }
+
+    /// A module finished loading: define the metadata its later edits will name
+    /// (references to helpers: [`ModuleMetadata::method_in`] and its kin), and keep what
+    /// it needs as the module's data item ([`ModuleLoad::set_item`]). Metadata belongs
+    /// here, not to the edit: the runtime takes new metadata rows only while a module
+    /// loads (LocalVarSigs aside).
+    ///
+    /// # Errors
+    /// Logged; its data item stays unset, which its edits can see.
+    fn module_loaded(&self, module: &ModuleLoad<'_, M>) -> crate::Result<()> {
+        let _ = module;
+        Ok(())
+    }
+
+    /// Whether it edits MethodDef `token` of `module`. Called at every compilation of a
+    /// method not yet rewritten, before anything is read or decoded: decide from names,
+    /// tokens or attributes, cheaply.
+    fn wants(&self, module: &ModuleState<M>, token: mdToken) -> Interest;
+
+    /// Edits the method's shared body, which the instrumentation methods before it in
+    /// priority order have edited already; returns whether it changed anything.
+    ///
+    /// # Errors
+    /// An error, or a panic, rolls back this instrumentation method's edits of this
+    /// method only, and is logged once per method; the others' edits stay.
+    fn edit(
+        &self,
+        body: &mut MethodBody,
+        method: &mut MethodEdit<'_, '_, M>,
+    ) -> crate::Result<bool>;
+}
+
+/// What an instrumentation method gets at [`InstrumentationMethod::start`].
+#[derive(Debug)]
+pub struct Start<'a> {
+    pub(crate) info: &'a ProfilerInfo,
+}
+
+impl Start<'_> {
+    /// The runtime's `ICorProfilerInfo`, to keep for later calls.
+    pub fn info(&self) -> &ProfilerInfo {
+        self.info
+    }
+}
+
+/// Where one instrumentation method's data items are: its index among the manager's
+/// instrumentation methods, and how many there are.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Owner {
+    pub(crate) index: usize,
+    pub(crate) count: usize,
+}
+
+/// A module that finished loading, as one instrumentation method sees it.
+pub struct ModuleLoad<'a, M = ModuleMetadata> {
+    pub(crate) module: &'a ModuleState<M>,
+    pub(crate) owner: Owner,
+}
+
+impl<'a, M> ModuleLoad<'a, M> {
+    /// The module: its id and metadata.
+    pub fn module(&self) -> &'a ModuleState<M> {
+        self.module
+    }
+
+    /// Keeps `item` as this instrumentation method's data on the module (replacing any),
+    /// dropped when the module unloads or the profiler shuts down.
+    pub fn set_item<T: Any + Send + Sync>(&self, item: T) {
+        let (index, count) = (self.owner.index, self.owner.count);
+        self.module
+            .items
+            .set_module(index, count, Some(Arc::new(item)));
+    }
+
+    /// This instrumentation method's data on the module, if it is a `T`.
+    pub fn item<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        module_item(self.module, self.owner)
+    }
+}
+
+impl<M> core::fmt::Debug for ModuleLoad<'_, M> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ModuleLoad")
+            .field("module", &self.module.id())
+            .field("owner", &self.owner.index)
+            .finish()
+    }
+}
+
+impl<M> core::fmt::Debug for MethodEdit<'_, '_, M> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("MethodEdit")
+            .field("token", &self.rewrite.token)
+            .field("owner", &self.owner.index)
+            .field("single_ret", &self.single_ret)
+            .finish()
+    }
+}
+
+fn module_item<T: Any + Send + Sync, M>(module: &ModuleState<M>, owner: Owner) -> Option<Arc<T>> {
+    module
+        .items
+        .module(owner.index, owner.count)
+        .and_then(downcast)
+}
+
+/// The method being edited, as one instrumentation method sees it: the pipeline's
+/// [`MethodRewrite`], the single-ret the manager made (if asked), and this
+/// instrumentation method's data items.
+pub struct MethodEdit<'r, 'a, M = ModuleMetadata> {
+    pub(crate) rewrite: &'r mut MethodRewrite<'a, M>,
+    pub(crate) owner: Owner,
+    pub(crate) single_ret: Option<SingleRet>,
+}
+
+impl<'a, M> MethodEdit<'_, 'a, M> {
+    /// The method (function, token, module, signature, context for an `Instrumenter`).
+    pub fn method(&self) -> &MethodRewrite<'a, M> {
+        self.rewrite
+    }
+
+    /// The method, to set the LocalVarSig the edit needs
+    /// ([`MethodRewrite::set_locals_signature`]; an earlier edit's locals are in
+    /// [`MethodRewrite::context`]).
+    pub fn rewrite(&mut self) -> &mut MethodRewrite<'a, M> {
+        self.rewrite
+    }
+
+    /// The single-ret the manager made before the first edit, when an instrumentation
+    /// method asked for it ([`Interest::EditSingleRet`]): where the epilogue starts and
+    /// where the return value is.
+    pub fn single_ret(&self) -> Option<SingleRet> {
+        self.single_ret
+    }
+
+    /// This instrumentation method's data on the method's module
+    /// ([`ModuleLoad::set_item`]).
+    pub fn module_item<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        module_item(self.rewrite.module, self.owner)
+    }
+
+    /// This instrumentation method's data on this method, kept across its
+    /// compilations (generic instantiations, tier-up, ReJIT) while its module is
+    /// loaded.
+    pub fn method_item<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        self.rewrite
+            .module
+            .items
+            .method(self.owner.index, self.owner.count, row(self.rewrite.token))
+            .and_then(downcast)
+    }
+
+    /// Keeps `item` as this instrumentation method's data on this method (replacing
+    /// any).
+    pub fn set_method_item<T: Any + Send + Sync>(&self, item: T) {
+        let row = row(self.rewrite.token);
+        let (index, count) = (self.owner.index, self.owner.count);
+        self.rewrite
+            .module
+            .items
+            .set_method(index, count, row, Some(Arc::new(item)));
+    }
+
+    /// Removes this instrumentation method's data on this method.
+    pub fn remove_method_item(&self) {
+        let row = row(self.rewrite.token);
+        let (index, count) = (self.owner.index, self.owner.count);
+        self.rewrite
+            .module
+            .items
+            .set_method(index, count, row, None);
+    }
+}

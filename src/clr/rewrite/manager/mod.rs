@@ -1,0 +1,13 @@
+//! The manager of instrumentation methods: several rewriters sharing one profiler
+//! ([`Manager`]), each an [`InstrumentationMethod`] with its events, subscriptions,
+//! module-load step, interest check, edit and data items.
+
+mod compose;
+mod host;
+mod method;
+
+pub use host::{Manager, ManagerCounts};
+pub use method::{Events, InstrumentationMethod, Interest, MethodEdit, ModuleLoad, Start};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,312 @@
+//! The composition of several instrumentation methods' edits, without a runtime: the
+//! pipeline's test delivery serves bodies from the test programs' files and records
+//! what is handed over.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::super::outcome::RewriteOutcome;
+use super::super::pipeline_tests::{Module, TestDelivery, assembly, module, run, token_of};
+use super::compose::{EditFailure, compose};
+use super::method::{InstrumentationMethod, Interest, MethodEdit};
+use crate::body::MethodBody;
+use crate::clr::profiler::Profiler;
+use crate::clr::sys::mdToken;
+use crate::graph::Incoming;
+use crate::metadata::MetadataSource;
+use crate::pe::Assembly;
+use crate::{Instruction, OpCode};
+
+type Asm = &'static Assembly<'static>;
+
+/// What a test instrumentation method does to a body.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Does {
+    /// `ldc.i4 n; mul` before every `ret`.
+    Multiply(i32),
+    /// `ldc.i4 n; add` before every `ret`.
+    Add(i32),
+    /// Adds a `nop` at entry, then fails with an error.
+    NopThenError,
+    /// Adds a `nop` at entry, then panics.
+    NopThenPanic,
+    /// Records what it sees of the single-ret, changes nothing.
+    LookAtSingleRet,
+}
+
+struct Test {
+    name: &'static str,
+    does: Does,
+    interest: Interest,
+    edits: AtomicUsize,
+    seen_epilogues: Mutex<Vec<Option<crate::graph::InstrId>>>,
+}
+
+impl Test {
+    fn new(name: &'static str, does: Does, interest: Interest) -> Test {
+        Test {
+            name,
+            does,
+            interest,
+            edits: AtomicUsize::new(0),
+            seen_epilogues: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl Profiler for Test {}
+
+fn before_rets(body: &mut MethodBody, code: [Instruction; 2]) -> crate::Result<()> {
+    let rets: Vec<_> = body
+        .instrs
+        .opcodes()
+        .filter(|(_, op)| *op == OpCode::Ret)
+        .map(|(id, _)| id)
+        .collect();
+    for ret in rets {
+        for instr in code {
+            body.insert_before(ret, instr, Incoming::Keep)?;
+        }
+    }
+    Ok(())
+}
+
+fn entry_nop(body: &mut MethodBody) -> crate::Result<()> {
+    let first = body.instrs.first().expect("an instruction");
+    body.insert_before(first, Instruction::simple(OpCode::Nop), Incoming::Keep)?;
+    Ok(())
+}
+
+impl InstrumentationMethod<Asm> for Test {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn wants(&self, _: &Module, _: mdToken) -> Interest {
+        self.interest
+    }
+
+    fn edit(
+        &self,
+        body: &mut MethodBody,
+        method: &mut MethodEdit<'_, '_, Asm>,
+    ) -> crate::Result<bool> {
+        self.edits.fetch_add(1, Ordering::SeqCst);
+        match self.does {
+            Does::Multiply(n) => {
+                before_rets(
+                    body,
+                    [Instruction::ldc_i4(n), Instruction::simple(OpCode::Mul)],
+                )?;
+            }
+            Does::Add(n) => {
+                before_rets(
+                    body,
+                    [Instruction::ldc_i4(n), Instruction::simple(OpCode::Add)],
+                )?;
+            }
+            Does::NopThenError => {
+                entry_nop(body)?;
+                return Err(crate::Error::Unencodable {
+                    what: "a test error",
+                });
+            }
+            Does::NopThenPanic => {
+                entry_nop(body)?;
+                panic!("a test panic");
+            }
+            Does::LookAtSingleRet => {
+                let seen = method.single_ret().map(|s| s.epilogue);
+                self.seen_epilogues.lock().unwrap().push(seen);
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// The outcome, the handed-over body's opcodes, the failures heard of (instrumentation
+/// method, what), and the delivery.
+type Composed = (
+    RewriteOutcome,
+    Option<Vec<OpCode>>,
+    Vec<(usize, String)>,
+    TestDelivery,
+);
+
+/// Runs `methods` (all wanting the method, in this order) on `name` of `program`
+/// through the pipeline; returns the outcome, the handed-over body's opcodes, and the
+/// failures heard of.
+fn compose_on(program: &str, name: &str, methods: &[&Test]) -> Composed {
+    let asm = assembly(program);
+    let token = token_of(asm, name);
+    let module = module(asm);
+    let delivery = TestDelivery::default();
+    let all: Vec<&dyn InstrumentationMethod<Asm>> = methods.iter().map(|m| *m as _).collect();
+    let wanting: Vec<(usize, Interest)> = methods
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (i, m.interest))
+        .collect();
+    let mut failures = Vec::new();
+    let outcome = run(&delivery, &module, token, |body, rewrite| {
+        compose(&all, &wanting, body, rewrite, &mut |i, f: EditFailure| {
+            failures.push((i, f.to_string()))
+        })
+    });
+    let handed = delivery.bodies.lock().unwrap().get(&token).map(|bytes| {
+        let body = MethodBody::decode(bytes).expect("a valid handed-over body");
+        body.instrs.opcodes().map(|(_, op)| op).collect()
+    });
+    (outcome, handed, failures, delivery)
+}
+
+/// The edits run in the order given, on one body: `Answer.Get` (`ldc.i4.s 41; ret`)
+/// doubled then plus one is `(41 * 2) + 1`; the other order `(41 + 1) * 2`. One body
+/// handed over.
+#[test]
+fn edits_compose_in_order_on_one_body() {
+    let double = Test::new("double", Does::Multiply(2), Interest::Edit);
+    let plus = Test::new("plus", Does::Add(1), Interest::Edit);
+    let (outcome, handed, failures, _) = compose_on("Answer.exe", "Get", &[&double, &plus]);
+    assert!(
+        matches!(outcome, RewriteOutcome::Rewritten { .. }),
+        "{outcome:?}"
+    );
+    assert!(failures.is_empty());
+    let ops = handed.expect("a body handed over");
+    let tail = &ops[ops.len() - 5..];
+    assert_eq!(
+        tail,
+        [
+            OpCode::LdcI42,
+            OpCode::Mul,
+            OpCode::LdcI41,
+            OpCode::Add,
+            OpCode::Ret
+        ]
+    );
+
+    let (_, handed, _, _) = compose_on("Answer.exe", "Get", &[&plus, &double]);
+    let ops = handed.expect("a body handed over");
+    let tail = &ops[ops.len() - 5..];
+    assert_eq!(
+        tail,
+        [
+            OpCode::LdcI41,
+            OpCode::Add,
+            OpCode::LdcI42,
+            OpCode::Mul,
+            OpCode::Ret
+        ]
+    );
+}
+
+/// An edit that fails or panics is rolled back alone: the others' edits are handed
+/// over, its `nop` is not, and each failure is heard of once with what it was.
+#[test]
+fn a_failing_edit_is_rolled_back_alone() {
+    let double = Test::new("double", Does::Multiply(2), Interest::Edit);
+    let error = Test::new("error", Does::NopThenError, Interest::Edit);
+    let panic = Test::new("panic", Does::NopThenPanic, Interest::Edit);
+    let plus = Test::new("plus", Does::Add(1), Interest::Edit);
+    let (outcome, handed, failures, _) =
+        compose_on("Answer.exe", "Get", &[&error, &double, &panic, &plus]);
+    assert!(
+        matches!(outcome, RewriteOutcome::Rewritten { .. }),
+        "{outcome:?}"
+    );
+    let ops = handed.expect("a body handed over");
+    assert!(!ops.contains(&OpCode::Nop), "{ops:?}");
+    assert_eq!(
+        &ops[ops.len() - 5..],
+        [
+            OpCode::LdcI42,
+            OpCode::Mul,
+            OpCode::LdcI41,
+            OpCode::Add,
+            OpCode::Ret
+        ]
+    );
+    assert_eq!(failures.len(), 2, "{failures:?}");
+    assert_eq!(failures[0].0, 0);
+    assert!(failures[0].1.contains("a test error"), "{failures:?}");
+    assert_eq!(failures[1].0, 2);
+    assert!(
+        failures[1].1.contains("panicked: a test panic"),
+        "{failures:?}"
+    );
+}
+
+/// A failing edit alone leaves the method as it was: nothing handed over.
+#[test]
+fn a_failing_edit_alone_hands_nothing_over() {
+    for does in [Does::NopThenError, Does::NopThenPanic] {
+        let failing = Test::new("failing", does, Interest::Edit);
+        let (outcome, handed, failures, _) = compose_on("Answer.exe", "Get", &[&failing]);
+        assert_eq!(outcome, RewriteOutcome::Unchanged, "{does:?}");
+        assert!(handed.is_none());
+        assert_eq!(failures.len(), 1);
+    }
+}
+
+/// The single-ret is made once when one instrumentation method asks, before the first
+/// edit, and every edit sees the same epilogue; a method returning a value gets one
+/// return-value local, defined once.
+#[test]
+fn single_ret_is_made_once_for_all() {
+    let asm = assembly("CallTree.exe");
+    // A method returning a value with more than one `ret`.
+    let name = asm
+        .methods()
+        .flatten()
+        .find(|m| {
+            m.body.is_some_and(|b| {
+                MethodBody::decode(b).is_ok_and(|body| {
+                    body.instrs
+                        .opcodes()
+                        .filter(|(_, op)| *op == OpCode::Ret)
+                        .count()
+                        > 1
+                })
+            }) && crate::sig::summarize_method_sig(asm.signature(m.token).unwrap_or(&[]))
+                .is_ok_and(|s| s.returns_value)
+                && asm.methods().flatten().filter(|n| n.name == m.name).count() == 1
+        })
+        .map(|m| m.name)
+        .expect("a method with several rets");
+    let first = Test::new("first", Does::LookAtSingleRet, Interest::EditSingleRet);
+    let plus = Test::new("plus", Does::Add(1), Interest::Edit);
+    let second = Test::new("second", Does::LookAtSingleRet, Interest::EditSingleRet);
+    let (outcome, handed, failures, delivery) =
+        compose_on("CallTree.exe", name, &[&first, &plus, &second]);
+    assert!(
+        matches!(outcome, RewriteOutcome::Rewritten { .. }),
+        "{name}: {outcome:?}"
+    );
+    assert!(failures.is_empty());
+    let ops = handed.expect("a body handed over");
+    assert_eq!(
+        ops.iter().filter(|op| **op == OpCode::Ret).count(),
+        1,
+        "{ops:?}"
+    );
+    let seen_first = first.seen_epilogues.lock().unwrap().clone();
+    let seen_second = second.seen_epilogues.lock().unwrap().clone();
+    assert!(seen_first[0].is_some());
+    assert_eq!(seen_first, seen_second);
+    assert_eq!(
+        delivery.locals.lock().unwrap().len(),
+        1,
+        "one return-value local"
+    );
+}
+
+/// An instrumentation method that does not want the method is not asked to edit it
+/// (the manager passes only those that want it).
+#[test]
+fn only_wanting_methods_edit() {
+    let double = Test::new("double", Does::Multiply(2), Interest::Edit);
+    let (_, _, _, _) = compose_on("Answer.exe", "Get", &[&double]);
+    assert_eq!(double.edits.load(Ordering::SeqCst), 1);
+}
