@@ -29,6 +29,14 @@ fn is_get(module: &ModuleState, token: mdToken) -> bool {
     name.owner == "Answer" && name.name == "Get"
 }
 
+/// `Answer::Get` interests the instrumentation methods that edit; nothing else does.
+fn get_only(module: &ModuleState, token: mdToken) -> Interest {
+    match is_get(module, token) {
+        true => Interest::Edit,
+        false => Interest::No,
+    }
+}
+
 /// Inserts `code` before every `ret` of `body`.
 fn before_rets(body: &mut MethodBody, code: [Instruction; 2]) -> ilrewrite::Result<bool> {
     let rets: Vec<_> = body
@@ -57,11 +65,7 @@ impl InstrumentationMethod for Arithmetic {
         self.name
     }
     fn wants(&self, module: &ModuleState, token: mdToken) -> Interest {
-        if is_get(module, token) {
-            Interest::Edit
-        } else {
-            Interest::No
-        }
+        get_only(module, token)
     }
     fn edit(&self, body: &mut MethodBody, _: &mut MethodEdit<'_, '_>) -> ilrewrite::Result<bool> {
         let code = [
@@ -80,11 +84,7 @@ impl InstrumentationMethod for Faulty {
         "faulty"
     }
     fn wants(&self, module: &ModuleState, token: mdToken) -> Interest {
-        if is_get(module, token) {
-            Interest::Edit
-        } else {
-            Interest::No
-        }
+        get_only(module, token)
     }
     fn edit(&self, body: &mut MethodBody, _: &mut MethodEdit<'_, '_>) -> ilrewrite::Result<bool> {
         let first = body.instrs.first().expect("an instruction");
