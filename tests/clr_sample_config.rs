@@ -1,4 +1,4 @@
-//! The sample profiler (`examples/profiler.rs`) fails closed: a configuration it cannot
+//! The sample profiler (`examples/profiler/`) fails closed: a configuration it cannot
 //! read gives an error line at start-up and then nothing is rewritten, in a real
 //! CoreCLR 3.1.23. A silent fallback would instrument more than asked (an unreadable
 //! filter read as "no filter" wraps every method) or differently (an unknown mode read
@@ -8,13 +8,13 @@
 mod clr_support;
 
 use clr_support::{
-    Output, Summary, command_for, exit_code, expected_stdout, profile, program, run_command,
-    sample_profiler,
+    Output, Summary, command_for, config_file, exit_code, expected_stdout, profile, program,
+    run_command, sample_profiler,
 };
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 
-/// The sample profiler's CLSID (README and `examples/profiler.rs`).
+/// The sample profiler's CLSID (README and `examples/profiler/`).
 const SAMPLE: &str = "{8C1E2D4F-3B6A-4E59-A7C2-1F0D9B3E6A51}";
 
 /// Runs `CallTree` (every one of its methods JIT-compiled) under the sample profiler
@@ -107,6 +107,87 @@ fn a_variable_that_is_not_utf8_rewrites_nothing() {
     refused(
         &[("ILREWRITE_MODE", OsStr::from_bytes(b"wr\xC3ap"))],
         "ILREWRITE_MODE is not valid UTF-8 (\"wr\\xC3ap\")",
+    );
+}
+
+/// Runs `CallTree` with configuration file `text` (written as `name`.toml), expecting
+/// the error `message` at `line:column` of the file, and nothing rewritten.
+fn refused_file(name: &str, text: &str, at: &str, message: &str) {
+    let path = config_file(&format!("sample-{name}"), text);
+    let error = format!("{}{at}: {message}", path.display());
+    refused(&[("ILREWRITE_CONFIG", path.as_os_str())], &error);
+}
+
+/// A configuration file with a mistake is an error naming the file, line and column;
+/// the program runs unprofiled: a file that is not TOML, a name the profiler does not
+/// offer, an option of the wrong type, an option the method does not take.
+#[test]
+fn a_configuration_file_with_a_mistake_rewrites_nothing() {
+    refused_file(
+        "malformed",
+        "[[method]]\nname = \"wrap\noptions = {}\n",
+        ":2:13",
+        "invalid basic string, expected `\"`",
+    );
+    refused_file(
+        "unknown-name",
+        "[[method]]\nname = \"wrap\"\n\n[[method]]\nname = \"wrapp\"\n",
+        ":5:8",
+        "unknown instrumentation method \"wrapp\" (this profiler has count, identity, decode, \
+         wrap, scale, offset, faulty, listener, listener2, nop, nop2, nop3, nop4)",
+    );
+    refused_file(
+        "option-type",
+        "[[method]]\nname = \"scale\"\n[method.options]\nfilter = \"Work::\"\nfactor = \"2\"\n",
+        ":5:10",
+        "option `factor` of \"scale\" must be an integer, not a string",
+    );
+    refused_file(
+        "option-name",
+        "[[method]]\nname = \"wrap\"\noptions = { filter = \"CallTree.\", probe = \"native\" }\n",
+        ":3:35",
+        "instrumentation method \"wrap\" has no option `probe` (it takes filter, probes)",
+    );
+    refused(
+        &[(
+            "ILREWRITE_CONFIG",
+            OsStr::new("/nonexistent/ilrewrite.toml"),
+        )],
+        "/nonexistent/ilrewrite.toml: cannot read the configuration: No such file or directory \
+         (os error 2)",
+    );
+}
+
+/// A value an instrumentation method refuses at start (probes that do not exist, a
+/// factor out of range) is logged with its place in the file, and then no
+/// instrumentation method runs, not even the ones that started: the program runs as
+/// unprofiled.
+#[test]
+fn an_option_value_refused_at_start_rewrites_nothing() {
+    let text = "[[method]]\nname = \"count\"\n\n[[method]]\nname = \"wrap\"\n\
+                [method.options]\nprobes = \"fast\"\n";
+    let path = config_file("sample-probes", text);
+    let (out, s) = run(&[("ILREWRITE_CONFIG", path.as_os_str())]);
+    let line = format!(
+        "instrumentation method wrap did not start: {}:7:10: option `probes`: \"fast\" is not \
+         a kind of probes (managed, native or none)",
+        path.display()
+    );
+    assert!(out.stderr.contains(&line), "{line}\n{}", out.stderr);
+    assert_eq!(s.mode, "off", "{s:?}");
+    assert_eq!((s.jitted, s.rewritten, s.enters), (0, 0, 0), "{s:?}");
+}
+
+/// Both a file and a mode: which one was meant is unknown, so neither is followed.
+#[test]
+fn a_file_and_a_mode_together_rewrite_nothing() {
+    let path = config_file("sample-both", "[[method]]\nname = \"wrap\"\n");
+    refused(
+        &[
+            ("ILREWRITE_CONFIG", path.as_os_str()),
+            ("ILREWRITE_MODE", OsStr::new("wrap")),
+        ],
+        "ILREWRITE_CONFIG and ILREWRITE_MODE are both set; set one",
     );
 }
 

@@ -50,9 +50,10 @@ pub use sys as ffi;
 pub use com::ComPtr;
 pub use profiler::{Callback, CallbackObject, Callbacks, ClassFactory, Profiler, get_class_object};
 pub use rewrite::{
-    Delivery, Events, Failure, FailureCause, Filter, FirstJit, Inlining, Instrumentation,
-    InstrumentationMethod, Interest, JitRewriter, Manager, ManagerCounts, MethodEdit,
-    MethodRewrite, ModuleLoad, ModuleState, PHASES, Phase, RewriteOutcome, Start,
+    Candidate, ConfigError, Configuration, Delivery, Events, Failure, FailureCause, Filter,
+    FirstJit, Inlining, Instrumentation, InstrumentationMethod, Interest, JitRewriter, Manager,
+    ManagerCounts, MethodEdit, MethodEntry, MethodRewrite, ModuleLoad, ModuleState, OptionKind,
+    OptionSpec, Options, PHASES, Phase, Position, RewriteOutcome, Start,
 };
 pub use runtime::guard;
 pub use runtime::{

@@ -11,7 +11,7 @@
 //!   that outlives [`timeout`] is killed and the test panics.
 //! * [`Summary::parse`] reads the summary the sample profiler prints on stderr at
 //!   shutdown; the format is documented on [`Summary`].
-//! * [`sample_profiler`] builds the sample profiler (`examples/profiler.rs`, a cdylib)
+//! * [`sample_profiler`] builds the sample profiler (`examples/profiler/`, a cdylib)
 //!   for the profile the test binary was built with and returns its path.
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 
@@ -51,6 +51,7 @@ pub const PROGRAMS: &[(&str, i32)] = &[
     ("Unload", 25),
     ("Inlining", 26),
     ("Recursion", 27),
+    ("Returns", 28),
     ("Answer", 41),
 ];
 
@@ -79,6 +80,10 @@ pub const CONCURRENCY_COMPILATIONS: u64 = 2_225;
 
 /// The libraries among the sources (`<Name>.dll` in `bin/`, loaded by a program).
 pub const LIBRARIES: &[&str] = &["UnloadPlugin"];
+
+/// The calls of the methods of namespace `Returns` in `Returns.exe`: `Main`, then 3
+/// rounds of 7 calls (derivation in `tests/programs/Returns.cs`).
+pub const RETURNS_CALLS: u64 = 22;
 
 /// The load-and-unload cycles of `Unload.exe` (its default).
 pub const UNLOAD_CYCLES: u64 = 1_000;
@@ -382,7 +387,49 @@ pub fn profile(cmd: &mut Command, profiler_so: &Path, clsid: &str) {
 // The sample profiler's summary
 // ---------------------------------------------------------------------------------------
 
-/// The summary the sample profiler (`examples/profiler.rs`) prints on stderr when the
+/// Writes `text` as configuration file `name`.toml for the sample profiler
+/// (`ILREWRITE_CONFIG`) in the tests' temporary directory; returns its path.
+pub fn config_file(name: &str, text: &str) -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.toml"));
+    std::fs::write(&path, text).expect("the configuration file is written");
+    path
+}
+
+/// The counters of the sample profiler's line `ilrewrite: PREFIX NAME N NAME N ...`
+/// (e.g. `manager`, `wrap items`, `count`): name and value, in order. Panics unless
+/// exactly one such line is on stderr and it is name-value pairs.
+pub fn named_counts(stderr: &str, prefix: &str) -> Vec<(String, u64)> {
+    let start = format!("ilrewrite: {prefix} ");
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with(&start)).collect();
+    let [line] = lines.as_slice() else {
+        panic!(
+            "expected one `{start}...` line in stderr, found {}:\n{stderr}",
+            lines.len()
+        );
+    };
+    let fields: Vec<&str> = line[start.len()..].split(' ').collect();
+    assert!(fields.len() % 2 == 0, "not name-value pairs: {line:?}");
+    fields
+        .chunks(2)
+        .map(|pair| {
+            let value = pair[1]
+                .parse()
+                .unwrap_or_else(|_| panic!("`{}` is not a count: {line:?}", pair[0]));
+            (pair[0].to_owned(), value)
+        })
+        .collect()
+}
+
+/// The value of counter `name` on the line `ilrewrite: PREFIX ...` ([`named_counts`]).
+pub fn named_count(stderr: &str, prefix: &str, name: &str) -> u64 {
+    named_counts(stderr, prefix)
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("no counter `{name}` on the `{prefix}` line:\n{stderr}"))
+        .1
+}
+
+/// The summary the sample profiler (`examples/profiler/`) prints on stderr when the
 /// runtime shuts down.
 ///
 /// The format, one summary line followed by zero or more reason lines:

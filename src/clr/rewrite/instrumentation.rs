@@ -70,8 +70,14 @@ impl Instrumentation {
     /// the per-method tokens: this thread's instrumenter, the method id
     /// [`MethodRewrite::method_id`], the module's resolver; the return-value local's
     /// signature goes to the pipeline, which defines it after verification, and the
-    /// instrumenter's exact max stack is the verification of the stack.
-    pub(crate) fn edit<M: MetadataSource>(
+    /// instrumenter's exact max stack is the verification of the stack. For an
+    /// instrumentation method's [`edit`](super::InstrumentationMethod::edit), or a
+    /// [`JitRewriter::rewrite`](super::JitRewriter::rewrite) edit.
+    ///
+    /// # Errors
+    /// The method cannot be instrumented (the instrumenter's errors); `body` is then
+    /// not to be handed over.
+    pub fn edit<M: MetadataSource>(
         &self,
         body: &mut MethodBody,
         method: &mut MethodRewrite<'_, M>,

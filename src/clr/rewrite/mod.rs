@@ -22,7 +22,9 @@ pub use delivery::{Delivery, FirstJit};
 pub use instrumentation::Instrumentation;
 pub use jit::{Filter, Inlining, JitRewriter};
 pub use manager::{
-    Events, InstrumentationMethod, Interest, Manager, ManagerCounts, MethodEdit, ModuleLoad, Start,
+    Candidate, ConfigError, Configuration, Events, InstrumentationMethod, Interest, Manager,
+    ManagerCounts, MethodEdit, MethodEntry, ModuleLoad, OptionKind, OptionSpec, Options, Position,
+    Start,
 };
 pub use module::ModuleState;
 pub use outcome::{Failure, FailureCause, Phase, RewriteOutcome};

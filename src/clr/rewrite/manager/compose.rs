@@ -4,6 +4,8 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+use smallvec::SmallVec;
+
 use super::super::pipeline::MethodRewrite;
 use super::method::{InstrumentationMethod, Interest, MethodEdit, Owner};
 use crate::body::MethodBody;
@@ -30,16 +32,20 @@ impl core::fmt::Display for EditFailure {
 
 /// Runs the edits of the instrumentation methods `wanting` names (indices into
 /// `methods`, in the order to run, with each one's [`Interest`]) on `body`. Returns
-/// whether the body changed; `failed` hears of each edit rolled back.
+/// whether the body changed; `failed` hears of each edit rolled back while another
+/// edit of the method stands.
 ///
 /// The single-ret is made first, once, when any of them asks for it. Before each edit
 /// the body and the rewrite's pending locals are kept when more than one edit is to
-/// run, and restored if the edit fails; when only one runs, its failure leaves the body
-/// unchanged as far as the caller is concerned (`Ok(false)`: nothing is handed over).
+/// run, and restored if the edit fails. When no edit succeeds (a lone one failed, or
+/// all did), nothing of theirs stands and the first failure is the method's own
+/// outcome: its error is returned, or its panic resumed, for the pipeline to classify
+/// (a refusal, a failure) and log as it does for a single rewriter; the method keeps
+/// its IL.
 ///
 /// # Errors
-/// Only the single-ret's own failure (before any edit ran), which keeps the method as
-/// it was.
+/// The single-ret's own failure (before any edit ran), or the first edit's error when
+/// none succeeded.
 pub(crate) fn compose<M: MetadataSource + 'static>(
     methods: &[&dyn InstrumentationMethod<M>],
     wanting: &[(usize, Interest)],
@@ -56,7 +62,8 @@ pub(crate) fn compose<M: MetadataSource + 'static>(
     };
     let several = wanting.len() > 1;
     let mut changed = false;
-    let mut any_failed = false;
+    let mut succeeded = false;
+    let mut failures: SmallVec<[(usize, EditFailure); 1]> = SmallVec::new();
     for &(index, _) in wanting {
         let saved = several.then(|| (body.clone(), rewrite.checkpoint()));
         rewrite.unverified();
@@ -73,6 +80,7 @@ pub(crate) fn compose<M: MetadataSource + 'static>(
         let failure = match result {
             Ok(Ok(edited)) => {
                 changed |= edited;
+                succeeded = true;
                 continue;
             }
             Ok(Err(e)) => EditFailure::Error(e),
@@ -80,15 +88,20 @@ pub(crate) fn compose<M: MetadataSource + 'static>(
                 EditFailure::Panic(crate::clr::log::panic_message(&*payload).to_owned())
             }
         };
-        any_failed = true;
-        failed(index, failure);
+        failures.push((index, failure));
         if let Some((saved_body, checkpoint)) = saved {
             *body = saved_body;
             rewrite.restore(checkpoint);
         }
     }
-    if any_failed && !several {
-        return Ok(false);
+    if !succeeded && !failures.is_empty() {
+        return match failures.swap_remove(0).1 {
+            EditFailure::Error(e) => Err(e),
+            EditFailure::Panic(message) => std::panic::resume_unwind(Box::new(message)),
+        };
+    }
+    for (index, failure) in failures {
+        failed(index, failure);
     }
     Ok(changed)
 }

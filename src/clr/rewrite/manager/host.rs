@@ -1,9 +1,10 @@
 //! [`Manager`]: a [`Profiler`] hosting several instrumentation methods.
 
 use core::ffi::c_void;
+use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use smallvec::SmallVec;
 
@@ -11,7 +12,8 @@ use super::super::jit::{Inlining, JitRewriter};
 use super::super::module::{ModuleState, row};
 use super::super::outcome::RewriteOutcome;
 use super::compose::{EditFailure, compose};
-use super::method::{Events, InstrumentationMethod, Interest, ModuleLoad, Owner, Start};
+use super::config::{ConfigError, Configuration, Options};
+use super::method::{Candidate, Events, InstrumentationMethod, Interest, ModuleLoad, Owner, Start};
 use crate::clr::log;
 use crate::clr::profiler::{Callback, Profiler, for_each_callback};
 use crate::clr::runtime::ProfilerInfo;
@@ -37,17 +39,75 @@ struct Running {
     rewriter: JitRewriter,
 }
 
-/// Counts of what the manager did (for tests and benchmarks).
+/// Counts of what the manager did, for a profiler's report, tests and benchmarks.
 #[derive(Debug, Default)]
 pub struct ManagerCounts {
+    /// `JITCompilationStarted` callbacks.
+    pub compilations: AtomicU64,
     /// Compilations of methods no instrumentation method wanted: not decoded.
     pub not_wanted: AtomicU64,
     /// Compilations whose method was decoded for at least one instrumentation method.
     pub decoded: AtomicU64,
+    /// Compilations that handed a rewritten body to the runtime.
+    pub rewritten: AtomicU64,
+    /// Compilations of a method rewritten by an earlier one (a generic instantiation, a
+    /// tier-up): they compile the rewritten IL.
+    pub already: AtomicU64,
+    /// Compilations whose edits changed nothing (the original IL is compiled).
+    pub unchanged: AtomicU64,
+    /// Compilations whose method the pipeline refused (IL it cannot rewrite safely).
+    pub refused: AtomicU64,
+    /// Compilations whose rewrite failed (the original IL is compiled).
+    pub failed: AtomicU64,
     /// Edits rolled back (an error or a panic of one instrumentation method on one
     /// method).
     pub rolled_back: AtomicU64,
+    /// Modules that finished loading.
+    pub module_loads: AtomicU64,
+    /// Nanoseconds spent in `JITCompilationStarted` (with [`Manager::with_timings`]).
+    pub callback_ns: AtomicU64,
+    /// Refusals and failures by reason (the cold path only).
+    reasons: Mutex<BTreeMap<String, u64>>,
 }
+
+impl ManagerCounts {
+    /// The refusal and failure reasons with their counts, in order.
+    pub fn reasons(&self) -> Vec<(String, u64)> {
+        let reasons = self.reasons.lock().unwrap_or_else(PoisonError::into_inner);
+        reasons.iter().map(|(k, v)| (k.clone(), *v)).collect()
+    }
+
+    fn count(&self, outcome: &RewriteOutcome) {
+        let counter = match outcome {
+            RewriteOutcome::NotSelected => return,
+            RewriteOutcome::Rewritten { .. } => &self.rewritten,
+            RewriteOutcome::AlreadyRewritten => &self.already,
+            RewriteOutcome::Unchanged => &self.unchanged,
+            RewriteOutcome::Refused(_) => &self.refused,
+            RewriteOutcome::Failed(_) => &self.failed,
+        };
+        counter.fetch_add(1, Relaxed);
+        if let Some(key) = outcome.key() {
+            self.count_reason(key);
+        }
+    }
+
+    #[cold]
+    fn count_reason(&self, key: String) {
+        let mut reasons = self.reasons.lock().unwrap_or_else(PoisonError::into_inner);
+        *reasons.entry(key).or_default() += 1;
+    }
+}
+
+/// An instrumentation method as registered: its priority and options.
+struct Hosted {
+    priority: i32,
+    method: Arc<dyn InstrumentationMethod>,
+    options: Options,
+}
+
+/// What a host runs at shutdown ([`Manager::with_report`]).
+type Report = Box<dyn Fn(&Manager) + Send + Sync>;
 
 /// A profiler hosting several instrumentation methods in one process: it asks the
 /// runtime for the union of their events, delivers each callback only to those that
@@ -74,9 +134,10 @@ pub struct ManagerCounts {
 /// rewriter's module registry is sharded.
 pub struct Manager {
     /// Registered, in editing order.
-    pending: Vec<(i32, Arc<dyn InstrumentationMethod>)>,
+    pending: Vec<Hosted>,
     inlining: Inlining,
     timings: bool,
+    report: Option<Report>,
     running: OnceLock<Running>,
     counts: ManagerCounts,
 }
@@ -89,7 +150,7 @@ impl Default for Manager {
 
 impl core::fmt::Debug for Manager {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let names: Vec<&str> = self.pending.iter().map(|(_, m)| m.name()).collect();
+        let names = self.names();
         f.debug_struct("Manager")
             .field("methods", &names)
             .field("counts", &self.counts)
@@ -109,6 +170,7 @@ impl Manager {
             pending: Vec::new(),
             inlining: Inlining::default(),
             timings: false,
+            report: None,
             running: OnceLock::new(),
             counts: ManagerCounts::default(),
         }
@@ -120,12 +182,72 @@ impl Manager {
         self.with_priority(method, priority)
     }
 
+    /// Adds `method`, which the caller may keep a handle to, with its own
+    /// [`priority`](InstrumentationMethod::priority).
+    pub fn with_shared(self, method: Arc<dyn InstrumentationMethod>) -> Manager {
+        let priority = method.priority();
+        self.host(method, priority, Options::default())
+    }
+
     /// Adds `method` with `priority` (higher edits first; ties in the order added).
-    pub fn with_priority(mut self, method: impl InstrumentationMethod, priority: i32) -> Manager {
-        self.pending.push((priority, Arc::new(method)));
+    pub fn with_priority(self, method: impl InstrumentationMethod, priority: i32) -> Manager {
+        self.host(Arc::new(method), priority, Options::default())
+    }
+
+    fn host(
+        mut self,
+        method: Arc<dyn InstrumentationMethod>,
+        priority: i32,
+        options: Options,
+    ) -> Manager {
+        self.pending.push(Hosted {
+            priority,
+            method,
+            options,
+        });
         // Stable: equal priorities keep the order they were added in.
         self.pending
-            .sort_by_key(|(priority, _)| core::cmp::Reverse(*priority));
+            .sort_by_key(|hosted| core::cmp::Reverse(hosted.priority));
+        self
+    }
+
+    /// A manager hosting the instrumentation methods `configuration` enables, chosen by
+    /// name among `available` (what the profiler offers), in its order, with its
+    /// priorities (else their own) and options (checked against what each declares).
+    ///
+    /// # Errors
+    /// A name `available` does not have, and an option an instrumentation method does
+    /// not declare or of another type than declared, at its place in the file.
+    pub fn configured(
+        configuration: &Configuration,
+        available: &[Arc<dyn InstrumentationMethod>],
+    ) -> Result<Manager, ConfigError> {
+        let mut manager = Manager::new();
+        for entry in configuration.methods() {
+            let Some(method) = available.iter().find(|m| m.name() == entry.name) else {
+                let offered: Vec<&str> = available.iter().map(|m| m.name()).collect();
+                return Err(configuration.error(
+                    entry.at,
+                    format!(
+                        "unknown instrumentation method {:?} (this profiler has {})",
+                        entry.name,
+                        offered.join(", ")
+                    ),
+                ));
+            };
+            entry.options.check(&entry.name, method.options())?;
+            if entry.enabled {
+                let priority = entry.priority.unwrap_or_else(|| method.priority());
+                manager = manager.host(method.clone(), priority, entry.options.clone());
+            }
+        }
+        Ok(manager)
+    }
+
+    /// Runs `report` at shutdown, after the subscribers' `shutdown` and before the data
+    /// items are dropped: a host's final report of [`Manager::counts`].
+    pub fn with_report(mut self, report: impl Fn(&Manager) + Send + Sync + 'static) -> Manager {
+        self.report = Some(Box::new(report));
         self
     }
 
@@ -136,7 +258,8 @@ impl Manager {
         self
     }
 
-    /// Times the rewrite pipeline's phases ([`JitRewriter::with_timings`]).
+    /// Times the `JITCompilationStarted` callbacks ([`ManagerCounts::callback_ns`]) and
+    /// the rewrite pipeline's phases ([`JitRewriter::with_timings`]).
     pub fn with_timings(mut self) -> Manager {
         self.timings = true;
         self
@@ -144,7 +267,7 @@ impl Manager {
 
     /// The names of the instrumentation methods, in editing order.
     pub fn names(&self) -> Vec<&str> {
-        self.pending.iter().map(|(_, m)| m.name()).collect()
+        self.pending.iter().map(|h| h.method.name()).collect()
     }
 
     /// Counts of what it did so far.
@@ -158,37 +281,59 @@ impl Manager {
     }
 
     fn on_initialize(&self, info: ProfilerInfo) -> Result<(), HResult> {
-        let start = Start { info: &info };
-        let mut started: Vec<Arc<dyn InstrumentationMethod>> = Vec::new();
+        if self.pending.is_empty() {
+            // Nothing to host: attached, asking for no event.
+            return info
+                .set_event_mask(CorPrfMonitor::empty(), CorPrfHighMonitor::empty())
+                .map_err(|_| HResult::E_FAIL);
+        }
+        let mut failed = false;
         let mut events = Events {
             low: OWN_EVENTS,
             high: CorPrfHighMonitor::empty(),
         };
-        for (_, method) in &self.pending {
+        for hosted in &self.pending {
+            let (method, options) = (&hosted.method, &hosted.options);
+            let start = Start {
+                info: &info,
+                options,
+            };
             match catch_unwind(AssertUnwindSafe(|| method.start(&start))) {
                 Ok(Ok(())) => {
                     let wanted = method.events();
                     events.low |= wanted.low;
                     events.high |= wanted.high;
-                    started.push(method.clone());
                 }
-                Ok(Err(why)) => log::write(&format!(
-                    "instrumentation method {} did not start: {why}; it is left out",
-                    method.name()
-                )),
-                Err(payload) => log::write(&format!(
-                    "instrumentation method {} panicked at start: {}; it is left out",
-                    method.name(),
-                    log::panic_message(&*payload)
-                )),
+                Ok(Err(why)) => {
+                    failed = true;
+                    log::write(&format!(
+                        "instrumentation method {} did not start: {why}",
+                        method.name()
+                    ));
+                }
+                Err(payload) => {
+                    failed = true;
+                    log::write(&format!(
+                        "instrumentation method {} panicked at start: {}",
+                        method.name(),
+                        log::panic_message(&*payload)
+                    ));
+                }
             }
         }
-        if started.len() > usize::from(u8::MAX) {
-            log::write("more than 255 instrumentation methods; none is run");
-            return Err(HResult::E_FAIL);
+        if self.pending.len() > usize::from(u8::MAX) {
+            log::write("more than 255 instrumentation methods");
+            failed = true;
+        }
+        if failed {
+            // Fail closed: attached, asking for no event, rewriting nothing.
+            log::write("no instrumentation method runs: the program runs unchanged");
+            return info
+                .set_event_mask(CorPrfMonitor::empty(), CorPrfHighMonitor::empty())
+                .map_err(|_| HResult::E_FAIL);
         }
         info.set_event_mask(events.low, events.high)?;
-        let methods: Methods = started.into();
+        let methods: Methods = self.pending.iter().map(|h| h.method.clone()).collect();
         let subscribers = Callback::ALL
             .iter()
             .map(|&callback| {
@@ -202,9 +347,16 @@ impl Manager {
         let mut rewriter = JitRewriter::new(info)
             .with_inlining(self.inlining)
             .with_filter(move |module, token| {
-                wanted
-                    .iter()
-                    .any(|m| m.wants(module, token) != Interest::No)
+                let count = wanted.len();
+                wanted.iter().enumerate().any(|(index, m)| {
+                    let candidate = Candidate {
+                        module,
+                        token,
+                        compiling: false,
+                        owner: Owner { index, count },
+                    };
+                    m.wants(&candidate) != Interest::No
+                })
             });
         if self.timings {
             rewriter = rewriter.with_timings();
@@ -265,11 +417,18 @@ impl Manager {
         function: FunctionID,
         is_safe_to_block: bool,
     ) -> Result<(), HResult> {
+        let clock = self.timings.then(std::time::Instant::now);
+        self.counts.compilations.fetch_add(1, Relaxed);
         let answer = self.forward(Callback::JITCompilationStarted, |m| {
             m.jit_compilation_started(function, is_safe_to_block)
         });
         if let Some(running) = self.running.get() {
-            self.rewrite(running, function);
+            let outcome = self.rewrite(running, function);
+            self.counts.count(&outcome);
+        }
+        if let Some(clock) = clock {
+            let ns = u64::try_from(clock.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            self.counts.callback_ns.fetch_add(ns, Relaxed);
         }
         answer
     }
@@ -278,12 +437,19 @@ impl Manager {
     fn rewrite(&self, running: &Running, function: FunctionID) -> RewriteOutcome {
         let methods = &running.methods;
         let select = |module: &ModuleState, token: mdToken| {
+            let count = methods.len();
             let wanting: SmallVec<[(usize, Interest); 4]> = methods
                 .iter()
                 .enumerate()
                 .filter_map(|(i, m)| {
+                    let candidate = Candidate {
+                        module,
+                        token,
+                        compiling: true,
+                        owner: Owner { index: i, count },
+                    };
                     let interest = guarded(&**m, Callback::JITCompilationStarted, || {
-                        m.wants(module, token)
+                        m.wants(&candidate)
                     })
                     .unwrap_or(Interest::No);
                     (interest != Interest::No).then_some((i, interest))
@@ -314,6 +480,7 @@ impl Manager {
         if let (true, Some(running)) = (status.is_ok(), self.running.get())
             && let Ok(state) = running.rewriter.module(module)
         {
+            self.counts.module_loads.fetch_add(1, Relaxed);
             let count = running.methods.len();
             for (index, method) in running.methods.iter().enumerate() {
                 let load = ModuleLoad {
@@ -362,6 +529,14 @@ impl Manager {
             m.shutdown();
             Ok(())
         });
+        if let Some(report) = &self.report
+            && let Err(payload) = catch_unwind(AssertUnwindSafe(|| report(self)))
+        {
+            log::write(&format!(
+                "the manager's report panicked: {}",
+                log::panic_message(&*payload)
+            ));
+        }
         if let Some(running) = self.running.get() {
             running
                 .rewriter

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::super::items::downcast;
 use super::super::module::{ModuleState, row};
 use super::super::pipeline::MethodRewrite;
+use super::config::{OptionSpec, Options};
 use crate::body::MethodBody;
 use crate::clr::profiler::{Callbacks, Profiler};
 use crate::clr::runtime::{ModuleMetadata, ProfilerInfo};
@@ -87,11 +88,19 @@ pub trait InstrumentationMethod<M = ModuleMetadata>: Profiler {
         Callbacks::empty()
     }
 
-    /// Initialization, before any other call.
+    /// The options it takes in a configuration file (default none): a key it does not
+    /// declare, or a value of another type, is a configuration error before anything
+    /// starts.
+    fn options(&self) -> &[OptionSpec] {
+        &[]
+    }
+
+    /// Initialization, before any other call, with its options ([`Start::options`]).
     ///
     /// # Errors
-    /// Why it cannot run: the manager logs it, and this instrumentation method is left
-    /// out (asks for no event, edits nothing); the others run.
+    /// Why it cannot run (an option's value it does not accept:
+    /// [`Options::invalid`]): the manager logs it, and then runs none of its
+    /// instrumentation methods: a profiler that cannot do all it was asked does nothing.
     fn start(&self, start: &Start<'_>) -> Result<(), String> {
         let _ = start;
         Ok(())
@@ -110,10 +119,12 @@ pub trait InstrumentationMethod<M = ModuleMetadata>: Profiler {
         Ok(())
     }
 
-    /// Whether it edits MethodDef `token` of `module`. Called at every compilation of a
-    /// method not yet rewritten, before anything is read or decoded: decide from names,
-    /// tokens or attributes, cheaply.
-    fn wants(&self, module: &ModuleState<M>, token: mdToken) -> Interest;
+    /// Whether it edits the method. Called at every JIT compilation of every method
+    /// (generic instantiations and tier-up included), and when the JIT asks whether it
+    /// may inline a method ([`Candidate::compiling`] tells which), before anything is
+    /// read or decoded: decide from names, tokens, attributes or its data items,
+    /// cheaply. A method already rewritten is not edited again whatever it answers.
+    fn wants(&self, method: &Candidate<'_, M>) -> Interest;
 
     /// Edits the method's shared body, which the instrumentation methods before it in
     /// priority order have edited already; returns whether it changed anything.
@@ -132,12 +143,74 @@ pub trait InstrumentationMethod<M = ModuleMetadata>: Profiler {
 #[derive(Debug)]
 pub struct Start<'a> {
     pub(crate) info: &'a ProfilerInfo,
+    pub(crate) options: &'a Options,
 }
 
 impl Start<'_> {
     /// The runtime's `ICorProfilerInfo`, to keep for later calls.
     pub fn info(&self) -> &ProfilerInfo {
         self.info
+    }
+
+    /// Its options from the configuration file, checked against
+    /// [`InstrumentationMethod::options`] (empty without a file).
+    pub fn options(&self) -> &Options {
+        self.options
+    }
+}
+
+/// A method an instrumentation method may want ([`InstrumentationMethod::wants`]): its
+/// module, token, whether it is being compiled, and this instrumentation method's data
+/// on it.
+pub struct Candidate<'a, M = ModuleMetadata> {
+    pub(crate) module: &'a ModuleState<M>,
+    pub(crate) token: mdToken,
+    pub(crate) compiling: bool,
+    pub(crate) owner: Owner,
+}
+
+impl<'a, M> Candidate<'a, M> {
+    /// The method's module: its id, metadata and data.
+    pub fn module(&self) -> &'a ModuleState<M> {
+        self.module
+    }
+
+    /// The method's MethodDef token.
+    pub fn token(&self) -> mdToken {
+        self.token
+    }
+
+    /// `true` at a JIT compilation of the method, `false` when the JIT asks whether it
+    /// may inline it (an answer for the inlining policy: nothing is edited then).
+    pub fn compiling(&self) -> bool {
+        self.compiling
+    }
+
+    /// This instrumentation method's data on the method's module.
+    pub fn module_item<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        module_item(self.module, self.owner)
+    }
+
+    /// This instrumentation method's data on the method, kept across its compilations
+    /// while its module is loaded ([`MethodEdit::set_method_item`]).
+    pub fn method_item<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        method_item(self.module, self.owner, self.token)
+    }
+
+    /// Keeps `item` as this instrumentation method's data on the method (replacing
+    /// any).
+    pub fn set_method_item<T: Any + Send + Sync>(&self, item: T) {
+        set_method_item(self.module, self.owner, self.token, Some(Arc::new(item)));
+    }
+}
+
+impl<M> core::fmt::Debug for Candidate<'_, M> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Candidate")
+            .field("module", &self.module.id())
+            .field("token", &self.token)
+            .field("compiling", &self.compiling)
+            .finish()
     }
 }
 
@@ -202,6 +275,28 @@ fn module_item<T: Any + Send + Sync, M>(module: &ModuleState<M>, owner: Owner) -
         .and_then(downcast)
 }
 
+fn method_item<T: Any + Send + Sync, M>(
+    module: &ModuleState<M>,
+    owner: Owner,
+    token: mdToken,
+) -> Option<Arc<T>> {
+    module
+        .items
+        .method(owner.index, owner.count, row(token))
+        .and_then(downcast)
+}
+
+fn set_method_item<M>(
+    module: &ModuleState<M>,
+    owner: Owner,
+    token: mdToken,
+    item: Option<Arc<dyn Any + Send + Sync>>,
+) {
+    module
+        .items
+        .set_method(owner.index, owner.count, row(token), item);
+}
+
 /// The method being edited, as one instrumentation method sees it: the pipeline's
 /// [`MethodRewrite`], the single-ret the manager made (if asked), and this
 /// instrumentation method's data items.
@@ -241,31 +336,19 @@ impl<'a, M> MethodEdit<'_, 'a, M> {
     /// compilations (generic instantiations, tier-up, ReJIT) while its module is
     /// loaded.
     pub fn method_item<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
-        self.rewrite
-            .module
-            .items
-            .method(self.owner.index, self.owner.count, row(self.rewrite.token))
-            .and_then(downcast)
+        method_item(self.rewrite.module, self.owner, self.rewrite.token)
     }
 
     /// Keeps `item` as this instrumentation method's data on this method (replacing
     /// any).
     pub fn set_method_item<T: Any + Send + Sync>(&self, item: T) {
-        let row = row(self.rewrite.token);
-        let (index, count) = (self.owner.index, self.owner.count);
-        self.rewrite
-            .module
-            .items
-            .set_method(index, count, row, Some(Arc::new(item)));
+        let (module, token) = (self.rewrite.module, self.rewrite.token);
+        set_method_item(module, self.owner, token, Some(Arc::new(item)));
     }
 
     /// Removes this instrumentation method's data on this method.
     pub fn remove_method_item(&self) {
-        let row = row(self.rewrite.token);
-        let (index, count) = (self.owner.index, self.owner.count);
-        self.rewrite
-            .module
-            .items
-            .set_method(index, count, row, None);
+        let (module, token) = (self.rewrite.module, self.rewrite.token);
+        set_method_item(module, self.owner, token, None);
     }
 }

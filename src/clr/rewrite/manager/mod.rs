@@ -3,11 +3,17 @@
 //! module-load step, interest check, edit and data items.
 
 mod compose;
+mod config;
 mod host;
 mod method;
 
+pub use config::{
+    ConfigError, Configuration, MethodEntry, OptionKind, OptionSpec, Options, Position,
+};
 pub use host::{Manager, ManagerCounts};
-pub use method::{Events, InstrumentationMethod, Interest, MethodEdit, ModuleLoad, Start};
+pub use method::{
+    Candidate, Events, InstrumentationMethod, Interest, MethodEdit, ModuleLoad, Start,
+};
 
 #[cfg(test)]
 mod tests;

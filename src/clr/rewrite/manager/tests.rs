@@ -2,16 +2,17 @@
 //! pipeline's test delivery serves bodies from the test programs' files and records
 //! what is handed over.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use super::super::outcome::RewriteOutcome;
-use super::super::pipeline_tests::{Module, TestDelivery, assembly, module, run, token_of};
+use super::super::pipeline_tests::{TestDelivery, assembly, module, run, token_of};
 use super::compose::{EditFailure, compose};
-use super::method::{InstrumentationMethod, Interest, MethodEdit};
+use super::config::{Configuration, OptionKind, OptionSpec};
+use super::host::Manager;
+use super::method::{Candidate, InstrumentationMethod, Interest, MethodEdit};
 use crate::body::MethodBody;
 use crate::clr::profiler::Profiler;
-use crate::clr::sys::mdToken;
 use crate::graph::Incoming;
 use crate::metadata::MetadataSource;
 use crate::pe::Assembly;
@@ -82,7 +83,7 @@ impl InstrumentationMethod<Asm> for Test {
         self.name
     }
 
-    fn wants(&self, _: &Module, _: mdToken) -> Interest {
+    fn wants(&self, _: &Candidate<'_, Asm>) -> Interest {
         self.interest
     }
 
@@ -241,12 +242,32 @@ fn a_failing_edit_is_rolled_back_alone() {
 /// A failing edit alone leaves the method as it was: nothing handed over.
 #[test]
 fn a_failing_edit_alone_hands_nothing_over() {
-    for does in [Does::NopThenError, Does::NopThenPanic] {
-        let failing = Test::new("failing", does, Interest::Edit);
-        let (outcome, handed, failures, _) = compose_on("Answer.exe", "Get", &[&failing]);
-        assert_eq!(outcome, RewriteOutcome::Unchanged, "{does:?}");
-        assert!(handed.is_none());
-        assert_eq!(failures.len(), 1);
+    // Alone, or with every other edit failing too: no edit stands, and the first
+    // failure is the method's outcome (an error refused or failed as the pipeline
+    // classifies it, a panic failed), not a rollback.
+    let erring = Test::new("erring", Does::NopThenError, Interest::Edit);
+    let panicking = Test::new("panicking", Does::NopThenPanic, Interest::Edit);
+    for methods in [
+        &[&erring][..],
+        &[&panicking],
+        &[&erring, &panicking],
+        &[&panicking, &erring],
+    ] {
+        let (outcome, handed, failures, _) = compose_on("Answer.exe", "Get", methods);
+        let names: Vec<&str> = methods.iter().map(|m| m.name).collect();
+        let expected_panic = methods[0].does == Does::NopThenPanic;
+        match &outcome {
+            RewriteOutcome::Failed(failure) if expected_panic => {
+                assert!(
+                    failure.to_string().contains("panic"),
+                    "{names:?}: {failure}"
+                )
+            }
+            RewriteOutcome::Refused(_) | RewriteOutcome::Failed(_) if !expected_panic => {}
+            other => panic!("{names:?}: {other:?}"),
+        }
+        assert!(handed.is_none(), "{names:?}");
+        assert!(failures.is_empty(), "{names:?}: {failures:?}");
     }
 }
 
@@ -309,4 +330,86 @@ fn only_wanting_methods_edit() {
     let double = Test::new("double", Does::Multiply(2), Interest::Edit);
     let (_, _, _, _) = compose_on("Answer.exe", "Get", &[&double]);
     assert_eq!(double.edits.load(Ordering::SeqCst), 1);
+}
+
+/// An instrumentation method that only has a name and options.
+struct Named(&'static str, &'static [OptionSpec]);
+impl Profiler for Named {}
+impl InstrumentationMethod for Named {
+    fn name(&self) -> &str {
+        self.0
+    }
+    fn priority(&self) -> i32 {
+        7
+    }
+    fn options(&self) -> &[OptionSpec] {
+        self.1
+    }
+    fn wants(&self, _: &Candidate<'_>) -> Interest {
+        Interest::No
+    }
+    fn edit(&self, _: &mut MethodBody, _: &mut MethodEdit<'_, '_>) -> crate::Result<bool> {
+        Ok(false)
+    }
+}
+
+fn offered() -> Vec<Arc<dyn InstrumentationMethod>> {
+    const FACTOR: &[OptionSpec] = &[OptionSpec::new("factor", OptionKind::Integer)];
+    vec![
+        Arc::new(Named("scale", FACTOR)),
+        Arc::new(Named("offset", &[])),
+        Arc::new(Named("count", &[])),
+    ]
+}
+
+fn configured(text: &str) -> Result<Vec<String>, String> {
+    let configuration = Configuration::parse(text, "m.toml").map_err(|e| e.to_string())?;
+    let manager = Manager::configured(&configuration, &offered()).map_err(|e| e.to_string())?;
+    Ok(manager.names().into_iter().map(str::to_owned).collect())
+}
+
+#[test]
+fn a_configuration_chooses_orders_and_prioritizes_the_offered_methods() {
+    // Listed order breaks ties; a priority from the file beats the method's own (7);
+    // a disabled one is not hosted; one not listed is not hosted.
+    let text = "[[method]]\nname = \"offset\"\n\n[[method]]\nname = \"scale\"\npriority = 8\n\
+                options = { factor = 3 }\n\n[[method]]\nname = \"count\"\nenabled = false\n";
+    assert_eq!(configured(text).unwrap(), ["scale", "offset"]);
+    let text = "[[method]]\nname = \"offset\"\n[[method]]\nname = \"scale\"\n";
+    assert_eq!(configured(text).unwrap(), ["offset", "scale"]);
+    let text = "[[method]]\nname = \"offset\"\npriority = 6\n[[method]]\nname = \"scale\"\n";
+    assert_eq!(configured(text).unwrap(), ["scale", "offset"]);
+    assert_eq!(configured("").unwrap(), Vec::<String>::new());
+}
+
+#[test]
+fn a_configuration_naming_what_is_not_offered_is_an_error_at_its_place() {
+    assert_eq!(
+        configured("[[method]]\nname = \"offset\"\n[[method]]\nname = \"sacle\"\n"),
+        Err(
+            "m.toml:4:8: unknown instrumentation method \"sacle\" (this profiler has scale, \
+             offset, count)"
+                .to_owned()
+        )
+    );
+    assert_eq!(
+        configured("[[method]]\nname = \"scale\"\n[method.options]\nfactor = true\n"),
+        Err(
+            "m.toml:4:10: option `factor` of \"scale\" must be an integer, not a boolean"
+                .to_owned()
+        )
+    );
+    assert_eq!(
+        configured("[[method]]\nname = \"offset\"\n[method.options]\nfactor = 2\n"),
+        Err(
+            "m.toml:4:1: instrumentation method \"offset\" has no option `factor` (it takes \
+             none)"
+                .to_owned()
+        )
+    );
+    // A disabled entry is checked too: a mistake is a mistake wherever it is.
+    assert!(
+        configured("[[method]]\nname = \"bogus\"\nenabled = false\n").is_err(),
+        "a disabled unknown name"
+    );
 }

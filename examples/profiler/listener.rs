@@ -1,0 +1,171 @@
+//! `listener` and `listener2`: edit nothing; each counts every callback it receives,
+//! to show that each instrumentation method receives the callbacks it subscribed to
+//! (its `callbacks` option) and no others.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use ilrewrite::body::MethodBody;
+use ilrewrite::clr::{
+    AppDomainID, AssemblyID, Callback, Callbacks, Candidate, ClassID, CorPrfHighMonitor,
+    CorPrfMonitor, Events, FunctionID, HResult, InstrumentationMethod, Interest, MethodEdit,
+    ModuleID, OptionKind, OptionSpec, Profiler, Start, ThreadID,
+};
+
+/// Counts the callbacks it receives.
+#[derive(Debug)]
+pub struct Listener {
+    name: &'static str,
+    subscribed: OnceLock<Callbacks>,
+    received: Vec<AtomicU64>,
+}
+
+impl Listener {
+    pub fn new(name: &'static str) -> Listener {
+        Listener {
+            name,
+            subscribed: OnceLock::new(),
+            received: Callback::ALL.iter().map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    fn got(&self, callback: Callback) {
+        self.received[callback as usize].fetch_add(1, Relaxed);
+    }
+
+    /// What it subscribed to and what it received: (callback, count), every callback
+    /// it subscribed to or received.
+    pub fn report(&self) -> Vec<(Callback, bool, u64)> {
+        let subscribed = self.callbacks();
+        Callback::ALL
+            .iter()
+            .map(|&c| {
+                (
+                    c,
+                    subscribed.contains(c),
+                    self.received[c as usize].load(Relaxed),
+                )
+            })
+            .filter(|&(_, subscribed, count)| subscribed || count > 0)
+            .collect()
+    }
+}
+
+impl Profiler for Listener {
+    fn module_load_started(&self, _: ModuleID) -> Result<(), HResult> {
+        self.got(Callback::ModuleLoadStarted);
+        Ok(())
+    }
+    fn module_load_finished(&self, _: ModuleID, _: HResult) -> Result<(), HResult> {
+        self.got(Callback::ModuleLoadFinished);
+        Ok(())
+    }
+    fn module_unload_started(&self, _: ModuleID) -> Result<(), HResult> {
+        self.got(Callback::ModuleUnloadStarted);
+        Ok(())
+    }
+    fn module_attached_to_assembly(&self, _: ModuleID, _: AssemblyID) -> Result<(), HResult> {
+        self.got(Callback::ModuleAttachedToAssembly);
+        Ok(())
+    }
+    fn assembly_load_finished(&self, _: AssemblyID, _: HResult) -> Result<(), HResult> {
+        self.got(Callback::AssemblyLoadFinished);
+        Ok(())
+    }
+    fn app_domain_creation_finished(&self, _: AppDomainID, _: HResult) -> Result<(), HResult> {
+        self.got(Callback::AppDomainCreationFinished);
+        Ok(())
+    }
+    fn class_load_started(&self, _: ClassID) -> Result<(), HResult> {
+        self.got(Callback::ClassLoadStarted);
+        Ok(())
+    }
+    fn class_load_finished(&self, _: ClassID, _: HResult) -> Result<(), HResult> {
+        self.got(Callback::ClassLoadFinished);
+        Ok(())
+    }
+    fn jit_compilation_started(&self, _: FunctionID, _: bool) -> Result<(), HResult> {
+        self.got(Callback::JITCompilationStarted);
+        Ok(())
+    }
+    fn jit_compilation_finished(&self, _: FunctionID, _: HResult, _: bool) -> Result<(), HResult> {
+        self.got(Callback::JITCompilationFinished);
+        Ok(())
+    }
+    fn jit_inlining(&self, _: FunctionID, _: FunctionID) -> bool {
+        self.got(Callback::JITInlining);
+        true
+    }
+    fn thread_created(&self, _: ThreadID) -> Result<(), HResult> {
+        self.got(Callback::ThreadCreated);
+        Ok(())
+    }
+    fn shutdown(&self) {
+        self.got(Callback::Shutdown);
+    }
+}
+
+impl InstrumentationMethod for Listener {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn events(&self) -> Events {
+        // The events its callbacks need beyond the manager's own (JIT compilations,
+        // module loads), asked for only if it subscribed to them.
+        let mut low = CorPrfMonitor::empty();
+        for callback in Callback::ALL
+            .iter()
+            .filter(|&&c| self.callbacks().contains(c))
+        {
+            let name = callback.name();
+            for (prefix, flag) in [
+                ("Class", CorPrfMonitor::MONITOR_CLASS_LOADS),
+                ("Thread", CorPrfMonitor::MONITOR_THREADS),
+                ("Assembly", CorPrfMonitor::MONITOR_ASSEMBLY_LOADS),
+                ("AppDomain", CorPrfMonitor::MONITOR_APPDOMAIN_LOADS),
+            ] {
+                if name.starts_with(prefix) {
+                    low |= flag;
+                }
+            }
+        }
+        Events {
+            low,
+            high: CorPrfHighMonitor::empty(),
+        }
+    }
+    fn options(&self) -> &[OptionSpec] {
+        const OPTIONS: [OptionSpec; 1] = [OptionSpec::new("callbacks", OptionKind::Strings)];
+        &OPTIONS
+    }
+    fn callbacks(&self) -> Callbacks {
+        self.subscribed
+            .get()
+            .copied()
+            .unwrap_or(Callbacks::empty().with(Callback::ModuleLoadFinished))
+    }
+    fn start(&self, start: &Start<'_>) -> Result<(), String> {
+        let Some(names) = start.options().strings("callbacks") else {
+            return Ok(());
+        };
+        let mut subscribed = Callbacks::empty();
+        for name in names {
+            let callback = Callback::ALL
+                .iter()
+                .find(|c| c.name() == name)
+                .ok_or_else(|| {
+                    let why = format!("{name:?} is not a callback of ICorProfilerCallback");
+                    start.options().invalid("callbacks", &why).to_string()
+                })?;
+            subscribed = subscribed.with(*callback);
+        }
+        let _ = self.subscribed.set(subscribed);
+        Ok(())
+    }
+    fn wants(&self, _: &Candidate<'_>) -> Interest {
+        Interest::No
+    }
+    fn edit(&self, _: &mut MethodBody, _: &mut MethodEdit<'_, '_>) -> ilrewrite::Result<bool> {
+        Ok(false)
+    }
+}

@@ -1,0 +1,345 @@
+//! The sample profiler: a cdylib that CoreCLR loads, a [`Manager`] hosting the
+//! instrumentation methods below, built on `ilrewrite::clr`.
+//!
+//! ```text
+//! cargo build --release --features clr --example profiler
+//! CORECLR_ENABLE_PROFILING=1 \
+//! CORECLR_PROFILER={8C1E2D4F-3B6A-4E59-A7C2-1F0D9B3E6A51} \
+//! CORECLR_PROFILER_PATH=$PWD/target/release/examples/libprofiler.so \
+//! ILREWRITE_MODE=wrap dotnet app.dll
+//! ```
+//!
+//! Its instrumentation methods disable ReadyToRun images, so that every method that
+//! runs, framework methods included, is JIT-compiled and seen. Inlining stays on: the
+//! rewriter answers the JIT's inlining questions so that a method it rewrites (or will
+//! rewrite) is not inlined into its callers, and the other methods are inlined as the
+//! JIT decides (`ILREWRITE_INLINING=allow` lets the JIT inline every method, at the
+//! cost of calls that run a callee's uninstrumented IL inside its caller).
+//!
+//! What it hosts comes from a configuration file named by `ILREWRITE_CONFIG`
+//! (`[[method]]` entries: `name`, `priority`, `enabled`, `options`; see
+//! `ilrewrite::clr::Configuration`), or else one instrumentation method named by
+//! `ILREWRITE_MODE`, with the filter `ILREWRITE_FILTER` and the probes
+//! `ILREWRITE_PROBES`:
+//!
+//! * `count` (the default mode): counts the compilations, rewrites nothing;
+//! * `identity`: decodes and re-encodes every method and hands the bytes to the runtime;
+//! * `decode`: the same without handing the bytes over (a measurement: the crate's
+//!   cost without the runtime's cost of taking a new body);
+//! * `wrap`: wraps every method in try/finally (single-ret, return-value local), with
+//!   entry and exit probes that count into this library's counters (option `probes`:
+//!   `managed`, the default, an `Interlocked.Add(ref counter, 1)` on the counter's
+//!   native address that the JIT makes one locked add, through an AssemblyRef, TypeRef
+//!   and MemberRef each module gains at its load; `native`, a `calli` of a Rust
+//!   function, a transition frame per call; `none`, a finally that stores a byte). Tail
+//!   calls stay tail calls; a method whose tail call cannot be kept, or with `jmp`, is
+//!   refused and keeps its original IL;
+//!
+//! and, from a configuration file only:
+//!
+//! * `scale` and `offset`: multiply (option `factor`, 2) or add to (`addend`, 1) the
+//!   `int32` result of the methods their `filter` selects (required);
+//! * `faulty`: adds 1000 to such results, then panics on the methods whose name
+//!   contains `panic_on` and fails on those containing `error_on`: its edit is rolled
+//!   back there, the others' edits stay;
+//! * `listener` and `listener2`: edit nothing, count the callbacks they receive (option
+//!   `callbacks`, names of `ICorProfilerCallback` methods; `ModuleLoadFinished` by
+//!   default);
+//! * `nop`, `nop2`, `nop3`, `nop4`: each inserts a `nop` at the entry of every method
+//!   (option `filter`): the cheapest real edit, to measure what each further
+//!   instrumentation method costs (`examples/clr_bench.rs`).
+//!
+//! Every `filter` keeps the methods whose name `Namespace.Type::Method` (nested types
+//! as `Outer/Inner`) contains it.
+//!
+//! A configuration it cannot read (a file with a mistake, an unknown mode, probe kind
+//! or inlining choice, a variable that is not UTF-8, both `ILREWRITE_CONFIG` and
+//! `ILREWRITE_MODE`) is an error line at start-up, `ilrewrite: error: ...; nothing is
+//! rewritten`, with the file, line and column for a file; then the profiler stays
+//! attached in mode `off`: it asks for no event and rewrites nothing.
+//!
+//! At shutdown it prints to stderr one line,
+//! `ilrewrite: mode M jitted N rewritten N already N refused N failed N enters N exits N`
+//! (M: the mode, or the hosted names joined by `+`), then one line per refusal or
+//! failure reason, `ilrewrite:   COUNT REASON`; with `ILREWRITE_TIMING` set,
+//! `ilrewrite: timing NS ns in N JITCompilationStarted callbacks` and the pipeline's
+//! phases; then `ilrewrite: manager compilations N not-decoded N decoded N rolled-back N
+//! module-loads N`, `ilrewrite: wrap items made N dropped N` (module data items, and
+//! those dropped before shutdown: by module unloads), `ilrewrite: count methods N most
+//! N` (methods counted, most compilations of one) and `ilrewrite: NAME CALLBACK
+//! subscribed|unsubscribed N` per callback a hosted listener subscribed to or
+//! received.
+//! `jitted` counts the compilations of methods an instrumentation method wanted (and
+//! `count` counted), `rewritten` those that handed a rewritten body over (for `decode`:
+//! encoded), `already` those of a method rewritten by an earlier compilation (a generic
+//! instantiation, a tier-up): both compile rewritten IL.
+
+mod common;
+mod listener;
+mod modes;
+mod returns;
+mod wrap;
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+
+use ilrewrite::clr::{Configuration, Inlining, InstrumentationMethod, Manager};
+
+use listener::Listener;
+use modes::{Count, Decode, Filtered, Identity, Nop};
+use returns::{Arithmetic, Faulty};
+use wrap::{ENTERS, EXITS, ITEMS_DROPPED, Probes, Wrap};
+
+/// The modes `ILREWRITE_MODE` may name.
+const MODES: [&str; 4] = ["count", "identity", "decode", "wrap"];
+
+/// What the environment asks for.
+#[derive(Debug)]
+struct Settings {
+    /// `ILREWRITE_CONFIG`'s file, read; or `None` for a mode.
+    configuration: Option<Configuration>,
+    /// `ILREWRITE_MODE` (`count` when not set).
+    mode: &'static str,
+    /// `ILREWRITE_FILTER` (none when not set or empty).
+    filter: Option<String>,
+    /// `ILREWRITE_PROBES` (`managed` when not set).
+    probes: Probes,
+    /// `ILREWRITE_INLINING`: `keep` (the default) or `allow`.
+    inlining: Inlining,
+}
+
+/// Reads the [`Settings`] from the environment.
+///
+/// Fails closed: an unknown mode, probes or inlining choice, a variable that is not
+/// UTF-8, a configuration file with a mistake, or both a file and a mode, is an error,
+/// never a silent fallback (an unreadable filter read as "no filter" would rewrite
+/// every method).
+fn settings() -> Result<Settings, String> {
+    let text = |name: &str| match std::env::var(name) {
+        Ok(value) => Ok(Some(value)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(raw)) => {
+            Err(format!("{name} is not valid UTF-8 ({raw:?})"))
+        }
+    };
+    let mode = match text("ILREWRITE_MODE")? {
+        None => None,
+        Some(name) => Some(MODES.into_iter().find(|m| *m == name).ok_or_else(|| {
+            format!("unknown ILREWRITE_MODE {name:?} (expected count, identity, decode or wrap)")
+        })?),
+    };
+    let configuration = match std::env::var_os("ILREWRITE_CONFIG") {
+        None => None,
+        Some(_) if mode.is_some() => {
+            return Err("ILREWRITE_CONFIG and ILREWRITE_MODE are both set; set one".to_owned());
+        }
+        Some(path) => {
+            Some(Configuration::read(std::path::Path::new(&path)).map_err(|e| e.to_string())?)
+        }
+    };
+    let filter = text("ILREWRITE_FILTER")?.filter(|f| !f.is_empty());
+    let inlining = match text("ILREWRITE_INLINING")?.as_deref() {
+        None | Some("keep") => Inlining::KeepInstrumentation,
+        Some("allow") => Inlining::Allow,
+        Some(other) => {
+            return Err(format!(
+                "unknown ILREWRITE_INLINING {other:?} (expected keep or allow)"
+            ));
+        }
+    };
+    let probes = match text("ILREWRITE_PROBES")? {
+        None => Probes::Managed,
+        Some(name) => Probes::parse(&name).ok_or_else(|| {
+            format!(
+                "unknown ILREWRITE_PROBES {name:?} (expected {})",
+                Probes::EXPECTED
+            )
+        })?,
+    };
+    Ok(Settings {
+        configuration,
+        mode: mode.unwrap_or("count"),
+        filter,
+        probes,
+        inlining,
+    })
+}
+
+/// The instrumentation methods this profiler offers, kept for the report.
+struct Offered {
+    count: Arc<Count>,
+    decode: Arc<Decode>,
+    wrap: Arc<Wrap>,
+    listeners: [Arc<Listener>; 2],
+    all: Vec<Arc<dyn InstrumentationMethod>>,
+}
+
+impl Offered {
+    /// Each with `settings`' filter and probes as its defaults.
+    fn new(settings: &Settings) -> Offered {
+        let filter = || Filtered::new(settings.filter.clone());
+        let count = Arc::new(Count {
+            filter: filter(),
+            ..Count::default()
+        });
+        let decode = Arc::new(Decode {
+            filter: filter(),
+            ..Decode::default()
+        });
+        let wrap = Arc::new(Wrap::new(settings.filter.clone(), settings.probes));
+        let listeners = [
+            Arc::new(Listener::new("listener")),
+            Arc::new(Listener::new("listener2")),
+        ];
+        let mut all: Vec<Arc<dyn InstrumentationMethod>> = vec![
+            count.clone(),
+            Arc::new(Identity { filter: filter() }),
+            decode.clone(),
+            wrap.clone(),
+            Arc::new(Arithmetic::scale()),
+            Arc::new(Arithmetic::offset()),
+            Arc::new(Faulty::default()),
+            listeners[0].clone(),
+            listeners[1].clone(),
+        ];
+        for name in Nop::NAMES {
+            all.push(Arc::new(Nop::new(name, filter())));
+        }
+        Offered {
+            count,
+            decode,
+            wrap,
+            listeners,
+            all,
+        }
+    }
+
+    /// The one named `name`.
+    fn named(&self, name: &str) -> Option<Arc<dyn InstrumentationMethod>> {
+        self.all.iter().find(|m| m.name() == name).cloned()
+    }
+}
+
+/// The manager the environment asks for, or one that hosts nothing (mode `off`) after
+/// an error line.
+fn sample() -> Manager {
+    let made = settings().and_then(|settings| {
+        let offered = Offered::new(&settings);
+        let manager = match &settings.configuration {
+            Some(configuration) => {
+                Manager::configured(configuration, &offered.all).map_err(|e| e.to_string())?
+            }
+            None => {
+                let method = offered.named(settings.mode).expect("a mode is offered");
+                Manager::new().with_shared(method)
+            }
+        };
+        let mode = match (&settings.configuration, manager.names().as_slice()) {
+            (None, _) => settings.mode.to_owned(),
+            (Some(_), []) => "none".to_owned(),
+            (Some(_), names) => names.join("+"),
+        };
+        Ok((manager, offered, settings.inlining, mode))
+    });
+    let (manager, offered, inlining, mode) = match made {
+        Ok(made) => made,
+        Err(error) => {
+            eprintln!("ilrewrite: error: {error}; nothing is rewritten");
+            let settings = Settings {
+                configuration: None,
+                mode: "off",
+                filter: None,
+                probes: Probes::Managed,
+                inlining: Inlining::KeepInstrumentation,
+            };
+            (
+                Manager::new(),
+                Offered::new(&settings),
+                settings.inlining,
+                "off".to_owned(),
+            )
+        }
+    };
+    let manager = manager.with_inlining(inlining);
+    let manager = match std::env::var_os("ILREWRITE_TIMING") {
+        Some(_) => manager.with_timings(),
+        None => manager,
+    };
+    manager.with_report(move |manager| report(manager, &offered, &mode))
+}
+
+/// The summary at shutdown (see the crate documentation above for the format).
+fn report(manager: &Manager, offered: &Offered, mode: &str) {
+    // Nothing ran (an instrumentation method did not start): mode `off`.
+    let mode = if manager.rewriter().is_some() {
+        mode
+    } else {
+        "off"
+    };
+    let counts = manager.counts();
+    let compilations = counts.compilations.load(Relaxed);
+    let not_wanted = counts.not_wanted.load(Relaxed);
+    let jitted = compilations - not_wanted + offered.count.counted.load(Relaxed);
+    let rewritten = counts.rewritten.load(Relaxed) + offered.decode.encoded.load(Relaxed);
+    eprintln!(
+        "ilrewrite: mode {mode} jitted {jitted} rewritten {rewritten} already {} refused {} \
+         failed {} enters {} exits {}",
+        counts.already.load(Relaxed),
+        counts.refused.load(Relaxed),
+        counts.failed.load(Relaxed),
+        ENTERS.load(Relaxed),
+        EXITS.load(Relaxed),
+    );
+    for (reason, count) in counts.reasons() {
+        eprintln!("ilrewrite:   {count} {reason}");
+    }
+    if let Some(phases) = manager.rewriter().and_then(|r| r.timings()) {
+        eprintln!(
+            "ilrewrite: timing {} ns in {compilations} JITCompilationStarted callbacks",
+            counts.callback_ns.load(Relaxed),
+        );
+        for (phase, ns) in phases {
+            eprintln!("ilrewrite: timing phase {ns} ns {phase}");
+        }
+    }
+    eprintln!(
+        "ilrewrite: manager compilations {compilations} not-decoded {not_wanted} decoded {} \
+         rolled-back {} module-loads {}",
+        counts.decoded.load(Relaxed),
+        counts.rolled_back.load(Relaxed),
+        counts.module_loads.load(Relaxed),
+    );
+    eprintln!(
+        "ilrewrite: wrap items made {} dropped {}",
+        offered.wrap.items_made.load(Relaxed),
+        ITEMS_DROPPED.load(Relaxed)
+    );
+    eprintln!(
+        "ilrewrite: count methods {} most {}",
+        offered.count.methods.load(Relaxed),
+        offered.count.most.load(Relaxed)
+    );
+    let hosted = manager.names();
+    for listener in &offered.listeners {
+        if !hosted.contains(&listener.name()) {
+            continue;
+        }
+        for (callback, subscribed, count) in listener.report() {
+            let subscribed = if subscribed {
+                "subscribed"
+            } else {
+                "unsubscribed"
+            };
+            eprintln!(
+                "ilrewrite: {} {} {subscribed} {count}",
+                listener.name(),
+                callback.name()
+            );
+        }
+    }
+}
+
+ilrewrite::export_profiler!(
+    clsid = "{8C1E2D4F-3B6A-4E59-A7C2-1F0D9B3E6A51}",
+    profiler = sample
+);

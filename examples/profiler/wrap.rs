@@ -1,0 +1,262 @@
+//! `wrap`: every method in try/finally with entry and exit probes that count into this
+//! library's counters; the probes' references are each module's data item.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
+
+use ilrewrite::body::MethodBody;
+use ilrewrite::clr::{
+    AssemblyName, Candidate, Events, Instrumentation, InstrumentationMethod, Interest, MethodEdit,
+    ModuleLoad, ModuleMetadata, OptionKind, OptionSpec, Profiler, Start, mdToken,
+};
+use ilrewrite::sig::{MethodSig, TypeSig};
+use ilrewrite::transform::{InstrumentationCode, Snippet};
+use ilrewrite::{Instruction, OpCode};
+
+use crate::common::{FILTER, SEE_EVERY_METHOD};
+use crate::modes::Filtered;
+
+/// Calls of instrumented methods, counted by the injected entry code.
+pub static ENTERS: AtomicU64 = AtomicU64::new(0);
+/// Returns and unwinds of instrumented methods, counted by the injected finally code.
+pub static EXITS: AtomicU64 = AtomicU64::new(0);
+/// Module data items dropped (their module unloaded, or the profiler shut down).
+pub static ITEMS_DROPPED: AtomicU64 = AtomicU64::new(0);
+
+/// `Probes::Native`'s entry probe (`calli unmanaged cdecl void()`).
+extern "C" fn on_enter() {
+    ENTERS.fetch_add(1, Relaxed);
+}
+
+/// `Probes::Native`'s exit probe, in the finally.
+extern "C" fn on_exit() {
+    EXITS.fetch_add(1, Relaxed);
+}
+
+/// `unmanaged cdecl void()`: the signature of the `calli` to the native counters.
+const COUNTER_SIG: [u8; 3] = [0x01, 0x00, 0x01];
+
+/// The type and method the managed probes call: `int64 Add(int64&, int64)`.
+const INTERLOCKED: &str = "System.Threading.Interlocked";
+const ADD: &str = "Add";
+
+/// What the probes are (`ILREWRITE_PROBES`, or the `probes` option).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probes {
+    /// `Interlocked.Add(ref counter, 1)` on the counter's native address.
+    Managed,
+    /// `calli` of a native function.
+    Native,
+    /// No probe: the try/finally alone.
+    None,
+}
+
+impl Probes {
+    pub const EXPECTED: &str = "managed, native or none";
+
+    pub fn parse(name: &str) -> Option<Probes> {
+        match name {
+            "managed" => Some(Probes::Managed),
+            "native" => Some(Probes::Native),
+            "none" => Some(Probes::None),
+            _ => None,
+        }
+    }
+}
+
+/// `ldc.i8 address; conv.i; calli <token 0>`: a call of a native function.
+fn native_call(function: extern "C" fn()) -> Snippet {
+    let mut b = Snippet::builder();
+    b.push(Instruction::ldc_i8(function as usize as i64));
+    b.push(Instruction::simple(OpCode::ConvI));
+    b.token(OpCode::Calli, 0);
+    b.finish().expect("a valid snippet")
+}
+
+/// `Interlocked.Add(ref *counter, 1)`, its result dropped: `ldc.i8 address; conv.i;
+/// ldc.i4.1; conv.i8; call <token 0>; pop`. The address is a native int where the
+/// method takes an `int64&`, which the JIT accepts (unverifiable code); the counter is a
+/// static, so the address stays valid and the garbage collector ignores it.
+fn interlocked_add(counter: &'static AtomicU64) -> Snippet {
+    let mut b = Snippet::builder();
+    b.push(Instruction::ldc_i8(counter.as_ptr() as usize as i64));
+    b.push(Instruction::simple(OpCode::ConvI));
+    b.push(Instruction::ldc_i4(1));
+    b.push(Instruction::simple(OpCode::ConvI8));
+    b.token(OpCode::Call, 0);
+    b.push(Instruction::simple(OpCode::Pop));
+    b.finish().expect("a valid snippet")
+}
+
+/// Where `Probes::None`'s finally stores its byte.
+static SINK: AtomicU8 = AtomicU8::new(0);
+
+/// `*SINK = 1` through its native address: a finally that is not empty.
+fn store_byte() -> Snippet {
+    let mut b = Snippet::builder();
+    b.push(Instruction::ldc_i8(SINK.as_ptr() as usize as i64));
+    b.push(Instruction::simple(OpCode::ConvI));
+    b.push(Instruction::ldc_i4(1));
+    b.push(Instruction::simple(OpCode::StindI1));
+    b.finish().expect("a valid snippet")
+}
+
+/// The instrumentation the probes make, shared by every JIT thread.
+fn counters(probes: Probes) -> Instrumentation {
+    let (entry, exit) = match probes {
+        Probes::Managed => (interlocked_add(&ENTERS), interlocked_add(&EXITS)),
+        Probes::Native => (native_call(on_enter), native_call(on_exit)),
+        Probes::None => (Snippet::default(), store_byte()),
+    };
+    Instrumentation::new(InstrumentationCode {
+        entry,
+        exit,
+        ..Default::default()
+    })
+    .expect("the counters name no return-value local")
+}
+
+/// What a module's probes need, defined when it loads: `wrap`'s data item on the
+/// module.
+#[derive(Debug)]
+struct ModuleProbes {
+    /// The token the probes name (the method or the `calli` signature), or why the
+    /// module has none.
+    token: Result<mdToken, String>,
+    /// The methods the probes call, never wrapped (a wrapped one would call itself):
+    /// `Interlocked`'s, in the core library, with managed probes.
+    own: Vec<mdToken>,
+}
+
+impl Drop for ModuleProbes {
+    fn drop(&mut self) {
+        ITEMS_DROPPED.fetch_add(1, Relaxed);
+    }
+}
+
+impl ModuleProbes {
+    /// Defines (or finds) in `metadata` what `probes` need.
+    fn define(metadata: &ModuleMetadata, probes: Probes) -> ModuleProbes {
+        match probes {
+            Probes::Managed => {
+                let add = MethodSig::new(
+                    TypeSig::I8,
+                    vec![TypeSig::ByRef(Box::new(TypeSig::I8)), TypeSig::I8],
+                );
+                let token = metadata
+                    .method_in(&AssemblyName::CORE_LIBRARY, INTERLOCKED, ADD, &add)
+                    .map(|method| method.token());
+                let own = match token {
+                    Ok(token) if token >> 24 == 0x06 => metadata
+                        .find_type_def(INTERLOCKED)
+                        .ok()
+                        .flatten()
+                        .and_then(|ty| metadata.methods_of(ty).ok())
+                        .unwrap_or_default(),
+                    _ => Vec::new(),
+                };
+                ModuleProbes {
+                    token: token.map_err(|e| e.to_string()),
+                    own,
+                }
+            }
+            Probes::Native => ModuleProbes {
+                token: metadata
+                    .token_from_sig(&COUNTER_SIG)
+                    .map_err(|e| e.to_string()),
+                own: Vec::new(),
+            },
+            Probes::None => ModuleProbes {
+                token: Ok(0),
+                own: Vec::new(),
+            },
+        }
+    }
+}
+
+/// `wrap`: wraps every method that passes its filter in try/finally (single-ret,
+/// return-value local), with entry and exit probes counting into [`ENTERS`] and
+/// [`EXITS`]. Tail calls stay tail calls; a method whose tail call cannot be kept, or
+/// with `jmp`, is refused and keeps its original IL.
+#[derive(Debug)]
+pub struct Wrap {
+    pub filter: Filtered,
+    default_probes: Probes,
+    probes: OnceLock<(Probes, Instrumentation)>,
+    /// Module data items made.
+    pub items_made: AtomicU64,
+}
+
+impl Wrap {
+    pub fn new(filter: Option<String>, probes: Probes) -> Wrap {
+        Wrap {
+            filter: Filtered::new(filter),
+            default_probes: probes,
+            probes: OnceLock::new(),
+            items_made: AtomicU64::new(0),
+        }
+    }
+
+    fn probes(&self) -> Probes {
+        self.probes.get().map_or(self.default_probes, |(p, _)| *p)
+    }
+}
+
+impl Profiler for Wrap {}
+
+impl InstrumentationMethod for Wrap {
+    fn name(&self) -> &str {
+        "wrap"
+    }
+    fn events(&self) -> Events {
+        SEE_EVERY_METHOD
+    }
+    fn options(&self) -> &[OptionSpec] {
+        const OPTIONS: [OptionSpec; 2] = [FILTER, OptionSpec::new("probes", OptionKind::String)];
+        &OPTIONS
+    }
+    fn start(&self, start: &Start<'_>) -> Result<(), String> {
+        let options = start.options();
+        let probes = match options.string("probes") {
+            None => self.default_probes,
+            Some(name) => Probes::parse(name).ok_or_else(|| {
+                let why = format!("{name:?} is not a kind of probes ({})", Probes::EXPECTED);
+                options.invalid("probes", &why).to_string()
+            })?,
+        };
+        self.filter.start(start);
+        let _ = self.probes.set((probes, counters(probes)));
+        Ok(())
+    }
+    fn module_loaded(&self, module: &ModuleLoad<'_>) -> ilrewrite::Result<()> {
+        let probes = ModuleProbes::define(module.module().metadata(), self.probes());
+        self.items_made.fetch_add(1, Relaxed);
+        module.set_item(probes);
+        Ok(())
+    }
+    fn wants(&self, method: &Candidate<'_>) -> Interest {
+        let own = method
+            .module_item::<ModuleProbes>()
+            .is_some_and(|p| p.own.contains(&method.token()));
+        match !own && self.filter.passes(method) {
+            true => Interest::Edit,
+            false => Interest::No,
+        }
+    }
+    fn edit(
+        &self,
+        body: &mut MethodBody,
+        method: &mut MethodEdit<'_, '_>,
+    ) -> ilrewrite::Result<bool> {
+        let unencodable = |what| ilrewrite::Error::Unencodable { what };
+        let probes = method.module_item::<ModuleProbes>().ok_or(unencodable(
+            "the module's load was not seen: no probes defined",
+        ))?;
+        let token = *probes
+            .token
+            .as_ref()
+            .map_err(|_| unencodable("the probes' token could not be defined in this module"))?;
+        let (_, instrumentation) = self.probes.get().ok_or(unencodable("wrap did not start"))?;
+        instrumentation.edit(body, method.rewrite(), &[token])
+    }
+}

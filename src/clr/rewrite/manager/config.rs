@@ -1,0 +1,698 @@
+//! The configuration file of a [`Manager`](super::Manager): which of the instrumentation
+//! methods compiled into a profiler run, their priorities, and each one's options.
+//!
+//! ```toml
+//! # Listed means enabled; ties in priority edit in the order listed.
+//! [[method]]
+//! name = "scale"          # required: one the profiler offers
+//! priority = 20           # optional: the instrumentation method's own by default
+//! enabled = true          # optional: true by default
+//! [method.options]        # optional: checked against what it declares
+//! method = "Answer::Get"
+//! factor = 2
+//! ```
+//!
+//! Every mistake is a [`ConfigError`] naming the file, line and column: a file that is
+//! not TOML, a key this format does not have, a name the profiler does not offer, a name
+//! listed twice, an option the instrumentation method does not declare, an option of the
+//! wrong type.
+
+use std::sync::Arc;
+
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+/// Where something is in a configuration file: 1-based line and column (in
+/// characters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Position {
+    /// The line, from 1.
+    pub line: u32,
+    /// The column, from 1, in characters.
+    pub column: u32,
+}
+
+/// A mistake in a configuration: where, and what.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{origin}{}: {message}", at.map(|p| format!(":{}:{}", p.line, p.column)).unwrap_or_default())]
+pub struct ConfigError {
+    /// The file (or whatever the text came from).
+    pub origin: String,
+    /// Where in it, when the mistake has a place (a file that cannot be read has
+    /// none).
+    pub at: Option<Position>,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// The type of an instrumentation method's option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptionKind {
+    /// A TOML integer (64-bit).
+    Integer,
+    /// `true` or `false`.
+    Boolean,
+    /// A TOML string.
+    String,
+    /// An array of strings.
+    Strings,
+}
+
+impl OptionKind {
+    fn describe(self) -> &'static str {
+        match self {
+            OptionKind::Integer => "an integer",
+            OptionKind::Boolean => "a boolean",
+            OptionKind::String => "a string",
+            OptionKind::Strings => "an array of strings",
+        }
+    }
+}
+
+/// An option an instrumentation method takes
+/// ([`InstrumentationMethod::options`](super::InstrumentationMethod::options)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OptionSpec {
+    /// Its key in the `options` table.
+    pub name: &'static str,
+    /// Its type.
+    pub kind: OptionKind,
+}
+
+impl OptionSpec {
+    /// An option `name` of type `kind`.
+    pub const fn new(name: &'static str, kind: OptionKind) -> OptionSpec {
+        OptionSpec { name, kind }
+    }
+}
+
+/// An option's value as written.
+#[derive(Debug, Clone, PartialEq)]
+enum Value {
+    Integer(i64),
+    Boolean(bool),
+    String(String),
+    Strings(Vec<String>),
+    /// A value of a type no option takes (float, date, table, mixed array): its TOML
+    /// type, for the error.
+    Other(&'static str),
+}
+
+impl Value {
+    fn describe(&self) -> &'static str {
+        match self {
+            Value::Integer(_) => "an integer",
+            Value::Boolean(_) => "a boolean",
+            Value::String(_) => "a string",
+            Value::Strings(_) => "an array of strings",
+            Value::Other(kind) => kind,
+        }
+    }
+
+    fn is(&self, kind: OptionKind) -> bool {
+        matches!(
+            (self, kind),
+            (Value::Integer(_), OptionKind::Integer)
+                | (Value::Boolean(_), OptionKind::Boolean)
+                | (Value::String(_), OptionKind::String)
+                | (Value::Strings(_), OptionKind::Strings)
+        )
+    }
+}
+
+#[derive(Debug, Clone)]
+struct OptionEntry {
+    key: String,
+    key_at: Position,
+    value: Value,
+    value_at: Position,
+}
+
+/// The options one instrumentation method was given, checked against what it declares
+/// (every key declared, every value of its declared type): handed to it at
+/// [`start`](super::InstrumentationMethod::start).
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    origin: Arc<str>,
+    entries: Vec<OptionEntry>,
+}
+
+impl Options {
+    fn get(&self, name: &str) -> Option<&Value> {
+        self.entries
+            .iter()
+            .find(|e| e.key == name)
+            .map(|e| &e.value)
+    }
+
+    /// Whether no option was given.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Integer option `name`, if given.
+    pub fn integer(&self, name: &str) -> Option<i64> {
+        match self.get(name)? {
+            Value::Integer(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// Boolean option `name`, if given.
+    pub fn boolean(&self, name: &str) -> Option<bool> {
+        match self.get(name)? {
+            Value::Boolean(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// String option `name`, if given.
+    pub fn string(&self, name: &str) -> Option<&str> {
+        match self.get(name)? {
+            Value::String(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// String-array option `name`, if given.
+    pub fn strings(&self, name: &str) -> Option<&[String]> {
+        match self.get(name)? {
+            Value::Strings(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// An error about option `name`'s value (one the type allows but the instrumentation
+    /// method does not, a factor of 0 say), at its place in the file: for
+    /// [`start`](super::InstrumentationMethod::start) to return.
+    pub fn invalid(&self, name: &str, why: &str) -> ConfigError {
+        let at = self
+            .entries
+            .iter()
+            .find(|e| e.key == name)
+            .map(|e| e.value_at);
+        ConfigError {
+            origin: self.origin.to_string(),
+            at,
+            message: format!("option `{name}`: {why}"),
+        }
+    }
+
+    /// Checks every option against `specs`, the options instrumentation method `method`
+    /// declares.
+    pub(crate) fn check(&self, method: &str, specs: &[OptionSpec]) -> Result<(), ConfigError> {
+        for entry in &self.entries {
+            let Some(spec) = specs.iter().find(|s| s.name == entry.key) else {
+                let declared: Vec<&str> = specs.iter().map(|s| s.name).collect();
+                let declared = match declared.is_empty() {
+                    true => "it takes none".to_owned(),
+                    false => format!("it takes {}", declared.join(", ")),
+                };
+                return Err(ConfigError {
+                    origin: self.origin.to_string(),
+                    at: Some(entry.key_at),
+                    message: format!(
+                        "instrumentation method {method:?} has no option `{}` ({declared})",
+                        entry.key
+                    ),
+                });
+            };
+            if !entry.value.is(spec.kind) {
+                return Err(ConfigError {
+                    origin: self.origin.to_string(),
+                    at: Some(entry.value_at),
+                    message: format!(
+                        "option `{}` of {method:?} must be {}, not {}",
+                        entry.key,
+                        spec.kind.describe(),
+                        entry.value.describe()
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One `[[method]]` of a configuration.
+#[derive(Debug, Clone)]
+pub struct MethodEntry {
+    /// The instrumentation method's name.
+    pub name: String,
+    /// Where the name is written.
+    pub at: Position,
+    /// Its priority, if the file gives one.
+    pub priority: Option<i32>,
+    /// Whether it runs (`enabled = false` lists it without running it).
+    pub enabled: bool,
+    /// Its options.
+    pub options: Options,
+}
+
+/// A configuration file, read and checked for its own format; the names and options
+/// are checked against the instrumentation methods a profiler offers when a
+/// [`Manager`](super::Manager) is made from it
+/// ([`Manager::configured`](super::Manager::configured)).
+#[derive(Debug, Clone)]
+pub struct Configuration {
+    origin: Arc<str>,
+    methods: Vec<MethodEntry>,
+}
+
+impl Configuration {
+    /// Reads and checks the file at `path`.
+    ///
+    /// # Errors
+    /// A file that cannot be read or is not UTF-8, and every error of
+    /// [`Configuration::parse`].
+    pub fn read(path: &std::path::Path) -> Result<Configuration, ConfigError> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            origin: origin.clone(),
+            at: None,
+            message: format!("cannot read the configuration: {e}"),
+        })?;
+        Configuration::parse(&text, &origin)
+    }
+
+    /// Checks `text`, a configuration whose errors name `origin`.
+    ///
+    /// # Errors
+    /// Text that is not TOML; a top-level key other than `method`; a `method` that is
+    /// not an array of tables; an entry without a string `name`, with a key other than
+    /// `name`, `priority`, `enabled` and `options`, a priority that is not an `i32`, an
+    /// `enabled` that is not a boolean, `options` that are not a table; a name listed
+    /// twice.
+    pub fn parse(text: &str, origin: &str) -> Result<Configuration, ConfigError> {
+        let lines = Lines::new(text, origin);
+        let root = DeTable::parse(text).map_err(|e| {
+            let at = e.span().map(|span| lines.position(span.start));
+            lines.error_at(at, e.message().trim_end().to_owned())
+        })?;
+        let mut methods: Vec<MethodEntry> = Vec::new();
+        for (key, value) in in_file_order(root.get_ref()) {
+            if key.get_ref().as_ref() != "method" {
+                return Err(lines.error(
+                    key.span().start,
+                    format!("unknown key `{}` (expected [[method]])", key.get_ref()),
+                ));
+            }
+            let DeValue::Array(array) = value.get_ref() else {
+                return Err(lines.error(
+                    value.span().start,
+                    "`method` must be an array of tables, written [[method]]".to_owned(),
+                ));
+            };
+            for table in array.iter() {
+                let entry = lines.method_entry(table)?;
+                if let Some(first) = methods.iter().find(|m| m.name == entry.name) {
+                    return Err(lines.error_at(
+                        Some(entry.at),
+                        format!(
+                            "instrumentation method {:?} is listed twice (first at line {}, \
+                             column {})",
+                            entry.name, first.at.line, first.at.column
+                        ),
+                    ));
+                }
+                methods.push(entry);
+            }
+        }
+        Ok(Configuration {
+            origin: lines.origin.clone(),
+            methods,
+        })
+    }
+
+    /// Where it was read from.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// Its `[[method]]` entries, in the order written.
+    pub fn methods(&self) -> &[MethodEntry] {
+        &self.methods
+    }
+
+    /// An error at `at` in this configuration.
+    pub(crate) fn error(&self, at: Position, message: String) -> ConfigError {
+        ConfigError {
+            origin: self.origin.to_string(),
+            at: Some(at),
+            message,
+        }
+    }
+}
+
+/// A text's line starts, to turn byte offsets into positions.
+struct Lines<'t> {
+    text: &'t str,
+    origin: Arc<str>,
+    starts: Vec<usize>,
+}
+
+impl<'t> Lines<'t> {
+    fn new(text: &'t str, origin: &str) -> Lines<'t> {
+        let starts = core::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Lines {
+            text,
+            origin: origin.into(),
+            starts,
+        }
+    }
+
+    fn position(&self, offset: usize) -> Position {
+        let offset = offset.min(self.text.len());
+        let line = self.starts.partition_point(|&s| s <= offset) - 1;
+        let start = self.starts[line];
+        let column = self
+            .text
+            .get(start..offset)
+            .map_or(offset - start, |s| s.chars().count());
+        Position {
+            line: line as u32 + 1,
+            column: column as u32 + 1,
+        }
+    }
+
+    fn error_at(&self, at: Option<Position>, message: String) -> ConfigError {
+        ConfigError {
+            origin: self.origin.to_string(),
+            at,
+            message,
+        }
+    }
+
+    fn error(&self, offset: usize, message: String) -> ConfigError {
+        self.error_at(Some(self.position(offset)), message)
+    }
+
+    /// One `[[method]]` table.
+    fn method_entry(&self, table: &Spanned<DeValue<'_>>) -> Result<MethodEntry, ConfigError> {
+        let DeValue::Table(fields) = table.get_ref() else {
+            return Err(self.error(
+                table.span().start,
+                "each `method` must be a table, written [[method]]".to_owned(),
+            ));
+        };
+        let mut name = None;
+        let mut priority = None;
+        let mut enabled = true;
+        let mut options = Options {
+            origin: self.origin.clone(),
+            entries: Vec::new(),
+        };
+        for (key, value) in in_file_order(fields) {
+            let at = value.span().start;
+            match (key.get_ref().as_ref(), value.get_ref()) {
+                ("name", DeValue::String(s)) => name = Some((s.to_string(), self.position(at))),
+                ("priority", DeValue::Integer(i)) => {
+                    let parsed = i64::from_str_radix(i.as_str(), i.radix())
+                        .ok()
+                        .and_then(|v| i32::try_from(v).ok());
+                    priority = Some(parsed.ok_or_else(|| {
+                        self.error(at, format!("priority {i} is not a 32-bit integer"))
+                    })?);
+                }
+                ("enabled", DeValue::Boolean(b)) => enabled = *b,
+                ("options", DeValue::Table(table)) => options.entries = self.options(table)?,
+                (key @ ("name" | "priority" | "enabled" | "options"), other) => {
+                    let expected = match key {
+                        "name" => "a string",
+                        "priority" => "an integer",
+                        "enabled" => "a boolean",
+                        _ => "a table",
+                    };
+                    return Err(self.error(
+                        at,
+                        format!("`{key}` must be {expected}, not {}", value_type(other)),
+                    ));
+                }
+                (other, _) => {
+                    return Err(self.error(
+                        key.span().start,
+                        format!(
+                            "unknown key `{other}` in [[method]] (expected name, priority, \
+                             enabled or options)"
+                        ),
+                    ));
+                }
+            }
+        }
+        let Some((name, at)) = name else {
+            return Err(self.error(table.span().start, "a [[method]] without `name`".to_owned()));
+        };
+        Ok(MethodEntry {
+            name,
+            at,
+            priority,
+            enabled,
+            options,
+        })
+    }
+
+    /// The entries of an `options` table.
+    fn options(&self, table: &DeTable<'_>) -> Result<Vec<OptionEntry>, ConfigError> {
+        let mut entries = Vec::new();
+        for (key, value) in in_file_order(table) {
+            let value_at = self.position(value.span().start);
+            let value = match value.get_ref() {
+                DeValue::Integer(i) => match i64::from_str_radix(i.as_str(), i.radix()) {
+                    Ok(v) => Value::Integer(v),
+                    Err(_) => {
+                        return Err(self.error_at(
+                            Some(value_at),
+                            format!("integer {i} does not fit in 64 bits"),
+                        ));
+                    }
+                },
+                DeValue::Boolean(b) => Value::Boolean(*b),
+                DeValue::String(s) => Value::String(s.to_string()),
+                DeValue::Array(items) => {
+                    let strings: Option<Vec<String>> = items
+                        .iter()
+                        .map(|item| item.get_ref().as_str().map(str::to_owned))
+                        .collect();
+                    match strings {
+                        Some(strings) => Value::Strings(strings),
+                        None => Value::Other("an array of other things than strings"),
+                    }
+                }
+                other => Value::Other(value_type(other)),
+            };
+            entries.push(OptionEntry {
+                key: key.get_ref().to_string(),
+                key_at: self.position(key.span().start),
+                value,
+                value_at,
+            });
+        }
+        Ok(entries)
+    }
+}
+
+/// A table's entries in the order they are written (the parser keeps them sorted by
+/// key), so that the first mistake reported is the first in the file.
+fn in_file_order<'a, 'i>(
+    table: &'a DeTable<'i>,
+) -> Vec<(
+    &'a Spanned<toml::de::DeString<'i>>,
+    &'a Spanned<DeValue<'i>>,
+)> {
+    let mut entries: Vec<_> = table.iter().collect();
+    entries.sort_by_key(|(key, _)| key.span().start);
+    entries
+}
+
+/// A TOML value's type, for errors.
+fn value_type(value: &DeValue<'_>) -> &'static str {
+    match value {
+        DeValue::String(_) => "a string",
+        DeValue::Integer(_) => "an integer",
+        DeValue::Float(_) => "a float",
+        DeValue::Boolean(_) => "a boolean",
+        DeValue::Datetime(_) => "a date-time",
+        DeValue::Array(_) => "an array",
+        DeValue::Table(_) => "a table",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPECS: [OptionSpec; 3] = [
+        OptionSpec::new("factor", OptionKind::Integer),
+        OptionSpec::new("method", OptionKind::String),
+        OptionSpec::new("only", OptionKind::Strings),
+    ];
+
+    fn error(text: &str) -> String {
+        Configuration::parse(text, "f.toml")
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn a_configuration_lists_methods_in_order_with_priorities_and_options() {
+        let text = "# two\n[[method]]\nname = \"scale\"\npriority = -3\n[method.options]\n\
+                    factor = 0x10\nmethod = \"Answer::Get\"\nonly = [\"a\", \"b\"]\n\n\
+                    [[method]]\nname = \"offset\"\nenabled = false\n";
+        let config = Configuration::parse(text, "f.toml").unwrap();
+        let [scale, offset] = config.methods() else {
+            panic!("two entries: {config:?}")
+        };
+        assert_eq!(
+            (scale.name.as_str(), scale.at, scale.priority, scale.enabled),
+            ("scale", Position { line: 3, column: 8 }, Some(-3), true)
+        );
+        scale.options.check("scale", &SPECS).unwrap();
+        assert_eq!(scale.options.integer("factor"), Some(16));
+        assert_eq!(scale.options.string("method"), Some("Answer::Get"));
+        assert_eq!(
+            scale.options.strings("only"),
+            Some(&["a".to_owned(), "b".to_owned()][..])
+        );
+        assert_eq!(scale.options.boolean("factor"), None, "not a boolean");
+        assert_eq!((offset.name.as_str(), offset.enabled), ("offset", false));
+        assert!(offset.options.is_empty());
+    }
+
+    #[test]
+    fn malformed_text_is_an_error_at_its_line_and_column() {
+        assert_eq!(
+            error("[[method]]\nname = \"scale\npriority = 1\n")
+                .split(':')
+                .take(3)
+                .collect::<Vec<_>>(),
+            ["f.toml", "2", "14"],
+            "{}",
+            error("[[method]]\nname = \"scale\npriority = 1\n")
+        );
+        assert!(error("[[method]\n").starts_with("f.toml:1:"));
+    }
+
+    #[test]
+    fn keys_and_types_outside_the_format_are_errors_where_they_are() {
+        assert_eq!(
+            error("methods = 1\n"),
+            "f.toml:1:1: unknown key `methods` (expected [[method]])"
+        );
+        assert_eq!(
+            error("method = 1\n"),
+            "f.toml:1:10: `method` must be an array of tables, written [[method]]"
+        );
+        assert_eq!(
+            error("[[method]]\nname = \"a\"\nprio = 1\n"),
+            "f.toml:3:1: unknown key `prio` in [[method]] (expected name, priority, enabled \
+             or options)"
+        );
+        assert_eq!(
+            error("[[method]]\nname = 3\n"),
+            "f.toml:2:8: `name` must be a string, not an integer"
+        );
+        assert_eq!(
+            error("[[method]]\nname = \"a\"\npriority = 4294967296\n"),
+            "f.toml:3:12: priority 4294967296 is not a 32-bit integer"
+        );
+        assert!(
+            error("[[method]]\npriority = 1\n")
+                .starts_with("f.toml:1:1: a [[method]] without `name`"),
+            "{}",
+            error("[[method]]\npriority = 1\n")
+        );
+        assert_eq!(
+            error("[[method]]\nname = \"a\"\n[[method]]\n  name = \"a\"\n"),
+            "f.toml:4:10: instrumentation method \"a\" is listed twice (first at line 2, \
+             column 8)"
+        );
+    }
+
+    #[test]
+    fn options_are_checked_against_what_the_method_declares() {
+        let check = |options: &str| {
+            let text = format!("[[method]]\nname = \"m\"\n[method.options]\n{options}\n");
+            let config = Configuration::parse(&text, "f.toml").unwrap();
+            config.methods()[0]
+                .options
+                .check("m", &SPECS)
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(check("factor = 2"), Ok(()));
+        assert_eq!(
+            check("fator = 2"),
+            Err(
+                "f.toml:4:1: instrumentation method \"m\" has no option `fator` (it takes \
+                 factor, method, only)"
+                    .to_owned()
+            )
+        );
+        assert_eq!(
+            check("factor = \"2\""),
+            Err(
+                "f.toml:4:10: option `factor` of \"m\" must be an integer, not a string".to_owned()
+            )
+        );
+        assert_eq!(
+            check("factor = 2.5"),
+            Err("f.toml:4:10: option `factor` of \"m\" must be an integer, not a float".to_owned())
+        );
+        assert_eq!(
+            check("only = [\"a\", 1]"),
+            Err(
+                "f.toml:4:8: option `only` of \"m\" must be an array of strings, not an array \
+                 of other things than strings"
+                    .to_owned()
+            )
+        );
+        let none: [OptionSpec; 0] = [];
+        let config =
+            Configuration::parse("[[method]]\nname = \"m\"\noptions = { x = 1 }\n", "f").unwrap();
+        assert_eq!(
+            config.methods()[0]
+                .options
+                .check("m", &none)
+                .unwrap_err()
+                .to_string(),
+            "f:3:13: instrumentation method \"m\" has no option `x` (it takes none)"
+        );
+    }
+
+    #[test]
+    fn positions_count_characters_not_bytes() {
+        let text =
+            "# é\n[[method]]\nname = \"é\"\n[method.options]\n\"méthode\" = 1\nfactor = \"ü\"\n";
+        let config = Configuration::parse(text, "f.toml").unwrap();
+        let options = &config.methods()[0].options;
+        assert_eq!(
+            options.check("é", &SPECS).unwrap_err().at,
+            Some(Position { line: 5, column: 1 })
+        );
+        assert_eq!(
+            options.invalid("factor", "must be positive").to_string(),
+            "f.toml:6:10: option `factor`: must be positive"
+        );
+        // The name's column counts the é before the quote as one.
+        let text = "[[method]]\nname = \"é\" ; x = 1\n";
+        assert_eq!(
+            error(text).split(':').take(3).collect::<Vec<_>>(),
+            ["f.toml", "2", "12"],
+            "{}",
+            error(text)
+        );
+    }
+
+    #[test]
+    fn an_unreadable_file_is_an_error_without_a_position() {
+        let missing = std::path::Path::new("/nonexistent/ilrewrite.toml");
+        let e = Configuration::read(missing).unwrap_err();
+        assert_eq!(e.at, None);
+        assert!(
+            e.to_string()
+                .starts_with("/nonexistent/ilrewrite.toml: cannot read the configuration:"),
+            "{e}"
+        );
+    }
+}

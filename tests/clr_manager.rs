@@ -1,0 +1,217 @@
+//! Several instrumentation methods in one profiler, in a real CoreCLR 3.1.23: the
+//! sample profiler (`examples/profiler/`) hosts them through `ilrewrite::clr::Manager`,
+//! chosen by a configuration file (`ILREWRITE_CONFIG`).
+//!
+//! What is shown: two edits of one method compose in the configured priority order
+//! (swapping the priorities swaps the result); one that panics on some methods and
+//! fails on others is rolled back there alone, logged once per method, while the
+//! others' edits stay and the counting probes stay exact; each instrumentation method
+//! receives exactly the callbacks it subscribed to; methods nobody wants are not
+//! decoded; a method's data item outlives its compilations.
+#![cfg(feature = "clr")]
+
+mod clr_support;
+
+use clr_support::{
+    Output, RETURNS_CALLS, Summary, config_file, exit_code, expected_stdout, named_count,
+    named_counts, run_profiled, sample_profiler,
+};
+
+/// The sample profiler's CLSID.
+const SAMPLE: &str = "{8C1E2D4F-3B6A-4E59-A7C2-1F0D9B3E6A51}";
+
+/// Runs `program` under the sample profiler configured by `text`, with `env`; checks
+/// that the profiler attached (its summary is there) and returns the run.
+fn configured(program: &str, name: &str, text: &str, env: &[(&str, &str)]) -> (Output, Summary) {
+    let path = config_file(&format!("manager-{name}"), text);
+    let path = path.to_str().expect("a UTF-8 temporary directory");
+    let mut all = vec![
+        ("ILREWRITE_CONFIG", path),
+        ("COMPlus_TieredCompilation", "0"),
+    ];
+    all.extend_from_slice(env);
+    let out = run_profiled(program, &sample_profiler(), SAMPLE, &all);
+    let summary = Summary::parse(&out.stderr)
+        .unwrap_or_else(|e| panic!("the profiler did not report: {e}\n{}", out.stderr));
+    (out, summary)
+}
+
+/// `scale` (×2) and `offset` (+1) on `Answer::Get` (41), with these priorities.
+fn answer_config(scale: i32, offset: i32) -> String {
+    format!(
+        "[[method]]\nname = \"scale\"\npriority = {scale}\noptions = {{ filter = \
+         \"Answer::Get\" }}\n\n[[method]]\nname = \"offset\"\npriority = {offset}\n\
+         options = {{ filter = \"Answer::Get\" }}\n"
+    )
+}
+
+/// Two instrumentation methods edit `Answer::Get` (returning 41): `scale` before
+/// `offset` gives `2x + 1` (83), the priorities swapped in the file give `2(x + 1)`
+/// (84); stdout and the exit code both show it.
+#[test]
+fn two_edits_of_one_method_run_in_the_configured_priority_order() {
+    for (scale, offset, expected) in [(20, 10, 83), (10, 20, 84)] {
+        let (out, s) = configured("Answer", "answer", &answer_config(scale, offset), &[]);
+        assert_eq!(
+            (out.stdout.as_str(), out.code()),
+            (format!("answer {expected}\n").as_str(), expected),
+            "scale {scale}, offset {offset}: {}",
+            out.stderr
+        );
+        let order = if scale > offset {
+            "scale+offset"
+        } else {
+            "offset+scale"
+        };
+        assert_eq!(s.mode, order, "{s:?}");
+        // One method wanted, decoded once and rewritten once, whatever the number of
+        // edits; every other compilation not even decoded.
+        assert_eq!((s.jitted, s.rewritten, s.failed), (1, 1, 0), "{s:?}");
+        let decoded = named_count(&out.stderr, "manager", "decoded");
+        let compilations = named_count(&out.stderr, "manager", "compilations");
+        let not_decoded = named_count(&out.stderr, "manager", "not-decoded");
+        assert_eq!(decoded, 1, "{}", out.stderr);
+        assert_eq!(not_decoded, compilations - 1, "{}", out.stderr);
+        assert!(compilations > 100, "{}", out.stderr);
+    }
+}
+
+/// `Returns.exe` under `scale` (priority 20), `faulty` (10) and `offset` (5) on
+/// `Returns.Values`' methods, and `wrap` counting every call of `Returns.*`: `faulty`
+/// adds 1000 and then panics on `PanicHere` and returns an error on `ErrorHere`. Each
+/// printed value is `2v + 1000 + 1`, or `2v + 1` where `faulty` failed (its edit rolled
+/// back, the others' kept), or `v` for the `int64` method none of them edits; the
+/// counts of the probes are exact; one log line per (instrumentation method, method)
+/// though each method runs three times.
+#[test]
+fn a_failing_instrumentation_method_is_rolled_back_alone() {
+    let text = "[[method]]\nname = \"wrap\"\noptions = { filter = \"Returns.\" }\n\n\
+                [[method]]\nname = \"scale\"\npriority = 20\n[method.options]\nfilter = \
+                \"Values::\"\nfactor = 2\n\n[[method]]\nname = \"faulty\"\npriority = 10\n\
+                [method.options]\nfilter = \"Values::\"\npanic_on = \"PanicHere\"\n\
+                error_on = \"ErrorHere\"\n\n[[method]]\nname = \"offset\"\npriority = 5\n\
+                options = { filter = \"Values::\", addend = 1 }\n";
+    let (out, s) = configured("Returns", "isolation", text, &[]);
+    assert_eq!(out.code(), exit_code("Returns"), "{}", out.stderr);
+    let expected: String = expected_stdout("Returns")
+        .lines()
+        .map(|line| {
+            let (name, value) = line.rsplit_once(' ').expect("NAME VALUE");
+            let v: i64 = value.parse().expect("a number");
+            let changed = match name {
+                "Wide" => v,
+                "PanicHere" | "ErrorHere" => 2 * v + 1,
+                _ => 2 * v + 1000 + 1,
+            };
+            format!("{name} {changed}\n")
+        })
+        .collect();
+    assert_eq!(out.stdout, expected, "{}", out.stderr);
+    assert_eq!((s.enters, s.exits), (RETURNS_CALLS, RETURNS_CALLS), "{s:?}");
+    assert_eq!((s.refused, s.failed), (0, 0), "{s:?}");
+    assert_eq!(s.rewritten, s.jitted, "{s:?}");
+    assert_eq!(named_count(&out.stderr, "manager", "rolled-back"), 2);
+    for method in ["PanicHere", "ErrorHere"] {
+        let logged: Vec<&str> = out
+            .stderr
+            .lines()
+            .filter(|l| {
+                l.contains("instrumentation method faulty: ")
+                    && l.contains(&format!("Values::{method}"))
+            })
+            .collect();
+        assert_eq!(logged.len(), 1, "{method}: {}", out.stderr);
+        assert!(
+            logged[0].contains("rolled back, the others' kept"),
+            "{}",
+            logged[0]
+        );
+    }
+    let rollbacks = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("rolled back, the others' kept"))
+        .count();
+    assert_eq!(rollbacks, 2, "{}", out.stderr);
+}
+
+/// The lines `ilrewrite: NAME CALLBACK subscribed|unsubscribed N` of one listener.
+fn received(stderr: &str, listener: &str) -> Vec<(String, bool, u64)> {
+    let prefix = format!("ilrewrite: {listener} ");
+    stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix(&prefix))
+        .filter_map(|rest| {
+            let fields: Vec<&str> = rest.split(' ').collect();
+            match fields.as_slice() {
+                [callback, kind @ ("subscribed" | "unsubscribed"), n] => Some((
+                    (*callback).to_owned(),
+                    *kind == "subscribed",
+                    n.parse().expect("a count"),
+                )),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Two listeners with different subscriptions: each receives exactly the callbacks it
+/// subscribed to, as many times as the runtime delivered them (the manager's own
+/// counts of compilations and module loads), and nothing else, though the manager
+/// receives module-load-started, unload and inlining callbacks for its own needs and
+/// class loads for the second listener. Neither wants a method: none is decoded.
+#[test]
+fn each_instrumentation_method_receives_only_the_callbacks_it_subscribed_to() {
+    let text = "[[method]]\nname = \"listener\"\noptions = { callbacks = \
+                [\"ModuleLoadFinished\"] }\n\n[[method]]\nname = \"listener2\"\n\
+                options = { callbacks = [\"JITCompilationStarted\", \"ClassLoadFinished\"] }\n";
+    let (out, _) = configured("CallTree", "listeners", text, &[]);
+    assert_eq!(out.stdout, expected_stdout("CallTree"), "{}", out.stderr);
+    assert_eq!(out.code(), exit_code("CallTree"));
+    let manager = named_counts(&out.stderr, "manager");
+    let count = |name: &str| manager.iter().find(|(n, _)| n == name).unwrap().1;
+    let first = received(&out.stderr, "listener");
+    assert_eq!(
+        first,
+        [("ModuleLoadFinished".to_owned(), true, count("module-loads"))],
+        "{}",
+        out.stderr
+    );
+    let second = received(&out.stderr, "listener2");
+    assert_eq!(second.len(), 2, "{second:?}");
+    assert_eq!(
+        second[0],
+        ("ClassLoadFinished".to_owned(), true, second[0].2),
+        "{second:?}"
+    );
+    assert!(second[0].2 > 100, "class loads delivered: {second:?}");
+    assert_eq!(
+        second[1],
+        (
+            "JITCompilationStarted".to_owned(),
+            true,
+            count("compilations")
+        ),
+        "{second:?}"
+    );
+    // ReadyToRun code stays in use (no listener asks to disable it): few compilations.
+    assert!(count("compilations") > 0, "{manager:?}");
+    assert_eq!(count("not-decoded"), count("compilations"), "{manager:?}");
+    assert_eq!(count("decoded"), 0, "{manager:?}");
+}
+
+/// `count`'s data item on a method counts its compilations: `Generic.Gen.Show<T>` is
+/// compiled 6 times (tiering off), once per instantiation with its own code, so the
+/// item kept across them reaches 6; the methods counted are fewer than the
+/// compilations.
+#[test]
+fn a_method_data_item_outlives_its_compilations() {
+    let text = "[[method]]\nname = \"count\"\noptions = { filter = \"Generic.\" }\n";
+    let (out, s) = configured("Generic", "count", text, &[]);
+    assert_eq!(out.stdout, expected_stdout("Generic"), "{}", out.stderr);
+    let methods = named_count(&out.stderr, "count", "methods");
+    let most = named_count(&out.stderr, "count", "most");
+    assert_eq!(most, 6, "{}", out.stderr);
+    assert!(methods < s.jitted, "{methods} methods, {s:?}");
+    assert_eq!(s.rewritten, 0, "{s:?}");
+}
