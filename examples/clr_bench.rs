@@ -1,10 +1,14 @@
 //! The cost of the sample profiler inside a real process: a test program that
 //! JIT-compiles thousands of methods (`tests/programs/bin/Many.exe` by default), run
 //! unprofiled and under the sample profiler in `count`, `decode`, `identity` and `wrap`
-//! modes, the runs of the five taking turns so that a change in machine load hits them alike.
+//! modes; then the cost of its `Manager`: one edit (a `nop` at every method's entry)
+//! through `JitRewriter` directly (`nop-direct`, `examples/direct_profiler.rs`) and
+//! through the manager hosting 1, 2 and 4 instrumentation methods that each make it
+//! (`nop×N`, from a configuration file). The runs of all variants take turns so that a
+//! change in machine load hits them alike.
 //!
 //! ```text
-//! cargo build --release --features clr --example profiler
+//! cargo build --release --features clr --example profiler --example direct_profiler
 //! cargo run --release --features clr --example clr_bench [-- -n RUNS] [PROGRAM]
 //! ```
 //!
@@ -20,7 +24,41 @@ use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 
 const CLSID: &str = "{8C1E2D4F-3B6A-4E59-A7C2-1F0D9B3E6A51}";
-const MODES: [&str; 5] = ["unprofiled", "count", "decode", "identity", "wrap"];
+const DIRECT_CLSID: &str = "{3F7B9C2E-5D1A-4C86-9E40-7A2B6D8C1F93}";
+
+/// How one variant runs.
+enum How {
+    Unprofiled,
+    /// The sample profiler in `ILREWRITE_MODE`.
+    Mode(&'static str),
+    /// The direct profiler.
+    Direct,
+    /// The sample profiler hosting the first N of `nop`, `nop2`, `nop3`, `nop4`.
+    Nops(usize),
+}
+
+const VARIANTS: [(&str, How); 9] = [
+    ("unprofiled", How::Unprofiled),
+    ("count", How::Mode("count")),
+    ("decode", How::Mode("decode")),
+    ("identity", How::Mode("identity")),
+    ("wrap", How::Mode("wrap")),
+    ("nop-direct", How::Direct),
+    ("nop×1", How::Nops(1)),
+    ("nop×2", How::Nops(2)),
+    ("nop×4", How::Nops(4)),
+];
+
+/// The configuration file hosting the first `n` nop instrumentation methods.
+fn nops_config(n: usize) -> Result<PathBuf, String> {
+    let path = std::env::temp_dir().join(format!("ilrewrite-bench-nop{n}.toml"));
+    let text: String = ["nop", "nop2", "nop3", "nop4"][..n]
+        .iter()
+        .map(|name| format!("[[method]]\nname = \"{name}\"\n"))
+        .collect();
+    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path)
+}
 
 struct Run {
     wall: Duration,
@@ -31,22 +69,28 @@ struct Run {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: clr_bench [-n RUNS] [PROGRAM.exe]");
+    eprintln!("usage: clr_bench [-n RUNS] [--only VARIANT,...] [PROGRAM.exe]");
     ExitCode::from(2)
 }
 
-/// The sample profiler next to this example: `<target>/<profile>/examples/libprofiler.so`.
-fn profiler() -> Option<PathBuf> {
+/// The cdylib example `name` next to this example: `<target>/<profile>/examples/lib<name>.so`.
+fn cdylib(name: &str) -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let path = exe.parent()?.join(format!(
-        "{}profiler{}",
+        "{}{name}{}",
         std::env::consts::DLL_PREFIX,
         std::env::consts::DLL_SUFFIX
     ));
     path.is_file().then_some(path)
 }
 
-fn run_once(program: &Path, mode: &str, profiler: &Path) -> Result<Run, String> {
+/// The two profilers: the sample's and the direct one.
+struct Profilers {
+    sample: PathBuf,
+    direct: PathBuf,
+}
+
+fn run_once(program: &Path, mode: &str, how: &How, profilers: &Profilers) -> Result<Run, String> {
     // Through bash's `time` keyword, for the child's CPU time.
     let dotnet = ilrewrite_corpus::dotnet_command().map_err(|e| e.to_string())?;
     let mut cmd = Command::new("bash");
@@ -58,12 +102,24 @@ fn run_once(program: &Path, mode: &str, profiler: &Path) -> Result<Run, String> 
     cmd.arg(program)
         .current_dir(program.parent().unwrap_or(Path::new(".")))
         .env("COMPlus_TieredCompilation", "0");
-    if mode != "unprofiled" {
+    let (clsid, profiler) = match how {
+        How::Direct => (DIRECT_CLSID, &profilers.direct),
+        _ => (CLSID, &profilers.sample),
+    };
+    if !matches!(how, How::Unprofiled) {
         cmd.env("CORECLR_ENABLE_PROFILING", "1")
-            .env("CORECLR_PROFILER", CLSID)
+            .env("CORECLR_PROFILER", clsid)
             .env("CORECLR_PROFILER_PATH", profiler)
-            .env("ILREWRITE_MODE", mode)
             .env("ILREWRITE_TIMING", "1");
+    }
+    match how {
+        How::Mode(mode) => {
+            cmd.env("ILREWRITE_MODE", mode);
+        }
+        How::Nops(n) => {
+            cmd.env("ILREWRITE_CONFIG", nops_config(*n)?);
+        }
+        How::Unprofiled | How::Direct => {}
     }
     let start = Instant::now();
     let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
@@ -78,7 +134,10 @@ fn run_once(program: &Path, mode: &str, profiler: &Path) -> Result<Run, String> 
             Some(Duration::from_secs_f64(user + sys))
         })
         .ok_or_else(|| format!("{mode}: no CPU time from bash:\n{stderr}"))?;
-    if mode != "unprofiled" && !stderr.contains(&format!("ilrewrite: mode {mode} ")) {
+    let attached = stderr
+        .lines()
+        .any(|l| l.starts_with("ilrewrite: mode ") && !l.starts_with("ilrewrite: mode off "));
+    if !matches!(how, How::Unprofiled) && !attached {
         return Err(format!("{mode}: the profiler did not attach:\n{stderr}"));
     }
     let callbacks = stderr.lines().find_map(|l| {
@@ -107,12 +166,17 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn main() -> ExitCode {
     let mut runs = 11usize;
     let mut program = None;
+    let mut only: Option<Vec<String>> = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "-n" => match args.next().and_then(|n| n.parse().ok()) {
                 Some(n) if n > 0 => runs = n,
                 _ => return usage(),
+            },
+            "--only" => match args.next() {
+                Some(list) => only = Some(list.split(',').map(str::to_owned).collect()),
+                None => return usage(),
             },
             a if a.starts_with('-') || program.is_some() => return usage(),
             a => program = Some(PathBuf::from(a)),
@@ -125,17 +189,25 @@ fn main() -> ExitCode {
         eprintln!("{}: no such program", program.display());
         return ExitCode::FAILURE;
     }
-    let Some(profiler) = profiler() else {
+    let (Some(sample), Some(direct)) = (cdylib("profiler"), cdylib("direct_profiler")) else {
         eprintln!(
-            "the sample profiler is not built: cargo build --release --features clr --example profiler"
+            "the profilers are not built: cargo build --release --features clr --example \
+             profiler --example direct_profiler"
         );
         return ExitCode::FAILURE;
     };
-    let mut results: Vec<Vec<Run>> = MODES.iter().map(|_| Vec::new()).collect();
-    // One untimed warm-up round, then the timed rounds, modes taking turns.
+    let profilers = Profilers { sample, direct };
+    let mut results: Vec<Vec<Run>> = VARIANTS.iter().map(|_| Vec::new()).collect();
+    // One untimed warm-up round, then the timed rounds, variants taking turns.
     for round in 0..=runs {
-        for (i, mode) in MODES.iter().enumerate() {
-            match run_once(&program, mode, &profiler) {
+        for (i, (mode, how)) in VARIANTS.iter().enumerate() {
+            if only
+                .as_ref()
+                .is_some_and(|only| !only.iter().any(|o| o == mode))
+            {
+                continue;
+            }
+            match run_once(&program, mode, how, &profilers) {
                 Ok(run) if round > 0 => results[i].push(run),
                 Ok(_) => {}
                 Err(e) => {
@@ -161,7 +233,11 @@ fn main() -> ExitCode {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let count_median = median(results[1].iter().map(|r| ms(r.wall)).collect());
     let count_cpu = median(results[1].iter().map(|r| ms(r.cpu)).collect());
-    for (mode, runs) in MODES.iter().zip(&results) {
+    let mut per_callback = Vec::new();
+    for ((mode, _), runs) in VARIANTS.iter().zip(&results) {
+        if runs.is_empty() {
+            continue;
+        }
         let med = median(runs.iter().map(|r| ms(r.wall)).collect());
         let best = runs
             .iter()
@@ -175,6 +251,7 @@ fn main() -> ExitCode {
                         .map(|(ns, _)| ns as f64 / 1e6)
                         .collect(),
                 );
+                per_callback.push((*mode, cb * 1e3 / n.max(1) as f64));
                 (
                     format!("{cb:.2}"),
                     format!("{:.2}", cb * 1e3 / n.max(1) as f64),
@@ -195,6 +272,24 @@ fn main() -> ExitCode {
         println!(
             "{mode:<11} {med:>10.1} {best:>9.1} {vs:>10} {cpu:>12.1} {vs_cpu:>10} {n:>10} {cb_ms:>14} {per:>12}"
         );
+    }
+    // The manager's cost: each nop×N's time per callback against the direct edit's.
+    let us = |name: &str| {
+        per_callback
+            .iter()
+            .find(|(m, _)| *m == name)
+            .map(|(_, us)| *us)
+    };
+    if let Some(direct) = us("nop-direct") {
+        for name in ["nop×1", "nop×2", "nop×4"] {
+            if let Some(managed) = us(name) {
+                println!(
+                    "{name} against nop-direct: {:+.3} us per callback ({:+.1}%)",
+                    managed - direct,
+                    (managed / direct - 1.0) * 100.0
+                );
+            }
+        }
     }
     ExitCode::SUCCESS
 }

@@ -215,3 +215,23 @@ fn a_method_data_item_outlives_its_compilations() {
     assert!(methods < s.jitted, "{methods} methods, {s:?}");
     assert_eq!(s.rewritten, 0, "{s:?}");
 }
+
+/// The README's configuration file, run as it is: `answer 83`.
+#[test]
+fn the_readme_configuration_does_what_it_says() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("the README");
+    let start = readme
+        .find("```toml\n")
+        .expect("a TOML block in the README")
+        + 8;
+    let text = &readme[start..start + readme[start..].find("```").expect("its end")];
+    let (out, s) = configured("Answer", "readme", text, &[]);
+    assert_eq!(
+        (out.stdout.as_str(), out.code()),
+        ("answer 83\n", 83),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(s.mode, "scale+offset", "{s:?}");
+}
