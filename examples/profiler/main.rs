@@ -86,7 +86,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use ilrewrite::clr::{Configuration, Inlining, InstrumentationMethod, Manager};
 
 use listener::Listener;
-use modes::{Count, Decode, Filtered, Identity, Nop};
+use modes::{Count, Decode, EveryMethod, Filtered, Identity, Nop};
 use returns::{Arithmetic, Faulty};
 use wrap::{ENTERS, EXITS, ITEMS_DROPPED, Probes, Wrap};
 
@@ -168,7 +168,7 @@ fn settings() -> Result<Settings, String> {
 /// The instrumentation methods this profiler offers, kept for the report.
 struct Offered {
     count: Arc<Count>,
-    decode: Arc<Decode>,
+    decode: Arc<EveryMethod<Decode>>,
     wrap: Arc<Wrap>,
     listeners: [Arc<Listener>; 2],
     all: Vec<Arc<dyn InstrumentationMethod>>,
@@ -182,9 +182,9 @@ impl Offered {
             filter: filter(),
             ..Count::default()
         });
-        let decode = Arc::new(Decode {
+        let decode = Arc::new(EveryMethod {
             filter: filter(),
-            ..Decode::default()
+            edit: Decode::default(),
         });
         let wrap = Arc::new(Wrap::new(settings.filter.clone(), settings.probes));
         let listeners = [
@@ -193,7 +193,10 @@ impl Offered {
         ];
         let mut all: Vec<Arc<dyn InstrumentationMethod>> = vec![
             count.clone(),
-            Arc::new(Identity { filter: filter() }),
+            Arc::new(EveryMethod {
+                filter: filter(),
+                edit: Identity,
+            }),
             decode.clone(),
             wrap.clone(),
             Arc::new(Arithmetic::scale()),
@@ -203,7 +206,10 @@ impl Offered {
             listeners[1].clone(),
         ];
         for name in Nop::NAMES {
-            all.push(Arc::new(Nop::new(name, filter())));
+            all.push(Arc::new(EveryMethod {
+                filter: filter(),
+                edit: Nop(name),
+            }));
         }
         Offered {
             count,
@@ -280,7 +286,7 @@ fn report(manager: &Manager, offered: &Offered, mode: &str) {
     let compilations = counts.compilations.load(Relaxed);
     let not_wanted = counts.not_wanted.load(Relaxed);
     let jitted = compilations - not_wanted + offered.count.counted.load(Relaxed);
-    let rewritten = counts.rewritten.load(Relaxed) + offered.decode.encoded.load(Relaxed);
+    let rewritten = counts.rewritten.load(Relaxed) + offered.decode.edit.encoded.load(Relaxed);
     eprintln!(
         "ilrewrite: mode {mode} jitted {jitted} rewritten {rewritten} already {} refused {} \
          failed {} enters {} exits {}",

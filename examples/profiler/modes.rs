@@ -95,60 +95,27 @@ impl InstrumentationMethod for Count {
     }
 }
 
-/// `identity`: every method that passes its filter is decoded, re-encoded and handed
-/// to the runtime unchanged.
-#[derive(Debug, Default)]
-pub struct Identity {
+/// An edit of every method that passes a filter: what [`EveryMethod`] makes.
+pub trait BodyEdit: Send + Sync + 'static {
+    /// The instrumentation method's name.
+    fn name(&self) -> &str;
+    /// Edits `body`; whether it changed.
+    fn edit(&self, body: &mut MethodBody) -> ilrewrite::Result<bool>;
+}
+
+/// The instrumentation method making edit `E` on every method that passes its filter
+/// (option `filter`).
+#[derive(Debug)]
+pub struct EveryMethod<E> {
     pub filter: Filtered,
+    pub edit: E,
 }
 
-impl Profiler for Identity {}
+impl<E: BodyEdit> Profiler for EveryMethod<E> {}
 
-impl InstrumentationMethod for Identity {
+impl<E: BodyEdit> InstrumentationMethod for EveryMethod<E> {
     fn name(&self) -> &str {
-        "identity"
-    }
-    fn events(&self) -> Events {
-        SEE_EVERY_METHOD
-    }
-    fn options(&self) -> &[OptionSpec] {
-        &[FILTER]
-    }
-    fn start(&self, start: &Start<'_>) -> Result<(), String> {
-        self.filter.start(start);
-        Ok(())
-    }
-    fn wants(&self, method: &Candidate<'_>) -> Interest {
-        match self.filter.passes(method) {
-            true => Interest::Edit,
-            false => Interest::No,
-        }
-    }
-    fn edit(&self, _: &mut MethodBody, _: &mut MethodEdit<'_, '_>) -> ilrewrite::Result<bool> {
-        Ok(true)
-    }
-}
-
-thread_local! {
-    /// Each JIT thread's encoder and output buffer.
-    static ENCODER: RefCell<(Encoder, Vec<u8>)> = RefCell::new((Encoder::new(), Vec::new()));
-}
-
-/// `decode`: every method that passes its filter is decoded and encoded, and nothing is
-/// handed over (a measurement: the crate's cost without the runtime's cost of taking a
-/// new body).
-#[derive(Debug, Default)]
-pub struct Decode {
-    pub filter: Filtered,
-    /// Bodies encoded.
-    pub encoded: AtomicU64,
-}
-
-impl Profiler for Decode {}
-
-impl InstrumentationMethod for Decode {
-    fn name(&self) -> &str {
-        "decode"
+        self.edit.name()
     }
     fn events(&self) -> Events {
         SEE_EVERY_METHOD
@@ -167,6 +134,41 @@ impl InstrumentationMethod for Decode {
         }
     }
     fn edit(&self, body: &mut MethodBody, _: &mut MethodEdit<'_, '_>) -> ilrewrite::Result<bool> {
+        self.edit.edit(body)
+    }
+}
+
+/// `identity`: every method is decoded, re-encoded and handed to the runtime unchanged.
+#[derive(Debug)]
+pub struct Identity;
+
+impl BodyEdit for Identity {
+    fn name(&self) -> &str {
+        "identity"
+    }
+    fn edit(&self, _: &mut MethodBody) -> ilrewrite::Result<bool> {
+        Ok(true)
+    }
+}
+
+thread_local! {
+    /// Each JIT thread's encoder and output buffer.
+    static ENCODER: RefCell<(Encoder, Vec<u8>)> = RefCell::new((Encoder::new(), Vec::new()));
+}
+
+/// `decode`: every method is decoded and encoded, and nothing is handed over (a
+/// measurement: the crate's cost without the runtime's cost of taking a new body).
+#[derive(Debug, Default)]
+pub struct Decode {
+    /// Bodies encoded.
+    pub encoded: AtomicU64,
+}
+
+impl BodyEdit for Decode {
+    fn name(&self) -> &str {
+        "decode"
+    }
+    fn edit(&self, body: &mut MethodBody) -> ilrewrite::Result<bool> {
         ENCODER.with(|e| {
             let (encoder, out) = &mut *e.borrow_mut();
             out.clear();
@@ -177,59 +179,29 @@ impl InstrumentationMethod for Decode {
     }
 }
 
-/// `nop`, `nop2`, `nop3`, `nop4`: each inserts one `nop` at the entry of every method
-/// that passes its filter: the cheapest real edit, hosted one to four times to measure
-/// what each further instrumentation method costs the manager (`clr_bench`).
+/// `nop`, `nop2`, `nop3`, `nop4`: each inserts one `nop` at the entry of every method:
+/// the cheapest real edit, hosted one to four times to measure what each further
+/// instrumentation method costs the manager (`clr_bench`).
 #[derive(Debug)]
-pub struct Nop {
-    name: &'static str,
-    pub filter: Filtered,
-}
+pub struct Nop(pub &'static str);
 
 impl Nop {
     pub const NAMES: [&str; 4] = ["nop", "nop2", "nop3", "nop4"];
-
-    pub fn new(name: &'static str, filter: Filtered) -> Nop {
-        Nop { name, filter }
-    }
 }
 
-impl Profiler for Nop {}
-
-impl InstrumentationMethod for Nop {
+impl BodyEdit for Nop {
     fn name(&self) -> &str {
-        self.name
+        self.0
     }
-    fn events(&self) -> Events {
-        SEE_EVERY_METHOD
+    fn edit(&self, body: &mut MethodBody) -> ilrewrite::Result<bool> {
+        let Some(first) = body.instrs.first() else {
+            return Ok(false);
+        };
+        body.insert_before(
+            first,
+            Instruction::simple(OpCode::Nop),
+            ilrewrite::graph::Incoming::Keep,
+        )?;
+        Ok(true)
     }
-    fn options(&self) -> &[OptionSpec] {
-        &[FILTER]
-    }
-    fn start(&self, start: &Start<'_>) -> Result<(), String> {
-        self.filter.start(start);
-        Ok(())
-    }
-    fn wants(&self, method: &Candidate<'_>) -> Interest {
-        match self.filter.passes(method) {
-            true => Interest::Edit,
-            false => Interest::No,
-        }
-    }
-    fn edit(&self, body: &mut MethodBody, _: &mut MethodEdit<'_, '_>) -> ilrewrite::Result<bool> {
-        entry_nop(body)
-    }
-}
-
-/// Inserts a `nop` before the first instruction of `body`.
-pub fn entry_nop(body: &mut MethodBody) -> ilrewrite::Result<bool> {
-    let Some(first) = body.instrs.first() else {
-        return Ok(false);
-    };
-    body.insert_before(
-        first,
-        Instruction::simple(OpCode::Nop),
-        ilrewrite::graph::Incoming::Keep,
-    )?;
-    Ok(true)
 }
