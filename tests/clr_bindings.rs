@@ -602,6 +602,7 @@ fn bound_interfaces() -> Vec<Bound> {
         bound::<ICorProfilerInfo15Vtbl>(),
         bound::<ICorProfilerFunctionControlVtbl>(),
         bound::<IMethodMallocVtbl>(),
+        bound::<ICorProfilerAssemblyReferenceProviderVtbl>(),
         bound::<IMetaDataImportVtbl>(),
         bound::<IMetaDataImport2Vtbl>(),
         bound::<IMetaDataEmitVtbl>(),

@@ -50,15 +50,16 @@ pub use sys as ffi;
 pub use com::ComPtr;
 pub use profiler::{Callback, CallbackObject, Callbacks, ClassFactory, Profiler, get_class_object};
 pub use rewrite::{
-    Candidate, ConfigError, Configuration, Delivery, Events, Failure, FailureCause, Filter,
-    FirstJit, Inlining, Instrumentation, InstrumentationMethod, Interest, JitRewriter, Manager,
-    ManagerCounts, MethodEdit, MethodEntry, MethodRewrite, ModuleLoad, ModuleState, OptionKind,
-    OptionSpec, Options, PHASES, Phase, Position, RewriteOutcome, Start,
+    Candidate, ConfigError, Configuration, Delivery, Events, EventsHandle, Failure, FailureCause,
+    Filter, FirstJit, Inlining, Instrumentation, InstrumentationMethod, Interest, JitRewriter,
+    Manager, ManagerCounts, MethodEdit, MethodEntry, MethodRewrite, ModuleLoad, ModuleState,
+    NativeCall, NativeFunction, NativeReturn, NativeType, OptionKind, OptionSpec, Options, PHASES,
+    Phase, Position, RewriteOutcome, Start,
 };
 pub use runtime::guard;
 pub use runtime::{
-    AssemblyName, ClrError, ClrResult, FunctionInfo, InfoVtbl, MethodReference, ModuleInfo,
-    ModuleMetadata, ProfilerInfo,
+    AssemblyInfo, AssemblyName, AssemblyReferenceProvider, ClrError, ClrResult, FunctionInfo,
+    InfoVtbl, MethodReference, ModuleFacts, ModuleInfo, ModuleMetadata, ProfilerInfo,
 };
 pub use sys::{
     AppDomainID, AssemblyID, ClassID, ComVtable, CorPrfHighMonitor, CorPrfMonitor, FreeThreaded,

@@ -7,7 +7,7 @@
 
 use core::ffi::c_void;
 
-use crate::clr::runtime::ProfilerInfo;
+use crate::clr::runtime::{AssemblyReferenceProvider, ProfilerInfo};
 use crate::clr::sys::enums::{
     CorPrfGcReason, CorPrfGcRootFlags, CorPrfGcRootKind, CorPrfJitCache, CorPrfSuspendReason,
     CorPrfTransitionReason,
@@ -315,12 +315,14 @@ macro_rules! for_each_callback {
                 );
             }
             ICorProfilerCallback6Vtbl as CALLBACK6: CALLBACK5 = "ICorProfilerCallback6" {
-                /// `provider` is an `ICorProfilerAssemblyReferenceProvider*` (not called
-                /// by CoreCLR).
+                /// `assembly_path` (lossily decoded from UTF-16) will load; announce to
+                /// `provider` the references the profiler will add to its modules
+                /// (with `COR_PRF_HIGH_ADD_ASSEMBLY_REFERENCES`). CoreCLR 3.1 never
+                /// calls it; its assembly loads need no announcement.
                 GetAssemblyReferences => get_assembly_references(
-                    assembly_path: *const u16,
-                    provider: *mut c_void,
-                );
+                    assembly_path: &str,
+                    provider: &AssemblyReferenceProvider,
+                ), custom get_assembly_references_thunk;
             }
             ICorProfilerCallback7Vtbl as CALLBACK7: CALLBACK6 = "ICorProfilerCallback7" {
                 ModuleInMemorySymbolsUpdated => module_in_memory_symbols_updated(module: ModuleID);

@@ -22,8 +22,8 @@ use super::callbacks::{Profiler, for_each_callback};
 use crate::clr::com::ComPtr;
 use crate::clr::com::object::{self, ComObject};
 use crate::clr::log::{self, log_panic};
-use crate::clr::runtime::ProfilerInfo;
 use crate::clr::runtime::guard::CallbackScope;
+use crate::clr::runtime::{AssemblyReferenceProvider, ProfilerInfo};
 use crate::clr::sys::callback::{
     ICorProfilerCallback2Vtbl, ICorProfilerCallback3Vtbl, ICorProfilerCallback4Vtbl,
     ICorProfilerCallback5Vtbl, ICorProfilerCallback6Vtbl, ICorProfilerCallback7Vtbl,
@@ -40,6 +40,24 @@ use crate::clr::sys::types::{
     ObjectID, ReJITID, ThreadID, mdMethodDef,
 };
 use crate::clr::sys::{ComVtable, Guid, HResult, IID_IUNKNOWN, IUnknownVtbl};
+
+/// The NUL-terminated UTF-16 string at `text` (empty for null), decoded lossily.
+///
+/// # Safety
+/// `text` is null or points to UTF-16 units readable up to and including a NUL.
+unsafe fn wide_string(text: *const u16) -> String {
+    if text.is_null() {
+        return String::new();
+    }
+    let mut len = 0;
+    // SAFETY: the caller's promise: every unit up to the NUL is readable.
+    unsafe {
+        while *text.add(len) != 0 {
+            len += 1;
+        }
+        String::from_utf16_lossy(core::slice::from_raw_parts(text, len))
+    }
+}
 
 /// A callback parameter type and the raw type its vtable slot passes.
 trait Abi {
@@ -312,6 +330,37 @@ impl<P: Profiler> CallbackObject<P> {
                 object.profiler.jit_inlining(caller, callee)
             })
         }
+    }
+
+    /// `GetAssemblyReferences`: the profiler's
+    /// [`Profiler::get_assembly_references`], with the path decoded and the provider
+    /// lent for the call.
+    ///
+    /// # Safety
+    /// `this` as for [`Self::from_this`]; `path` null or NUL-terminated UTF-16, and
+    /// `provider` null or a live `ICorProfilerAssemblyReferenceProvider*`, both valid
+    /// during the call (the runtime's contract).
+    unsafe extern "system" fn get_assembly_references_thunk(
+        this: *mut c_void,
+        path: *const u16,
+        provider: *mut c_void,
+    ) -> HResult {
+        // SAFETY: as in `initialize_thunk`.
+        let object = unsafe { Self::from_this(this) };
+        // SAFETY: the runtime's contract above: a terminated string read up to its NUL,
+        // and a provider valid while the callback runs, lent by reference only.
+        let (path, provider) = unsafe {
+            (
+                wide_string(path),
+                AssemblyReferenceProvider::from_raw(provider),
+            )
+        };
+        dispatch("get_assembly_references", HResult::E_FAIL, || {
+            object
+                .profiler
+                .get_assembly_references(&path, &provider)
+                .into_hresult()
+        })
     }
 
     /// `Shutdown`: the profiler's [`Profiler::shutdown`], then the counts of the log

@@ -1,6 +1,6 @@
 //! Data items: typed values each owner (an instrumentation method of a
-//! [`Manager`](super::Manager)) keeps on a container (a module, and the methods of that
-//! module), dropped with the container.
+//! [`Manager`](super::Manager)) keeps on a container (a module and the methods of that
+//! module, an assembly, an app domain), dropped with the container.
 
 use std::any::Any;
 use std::collections::{HashMap, HashSet};
@@ -109,6 +109,103 @@ impl DataItems {
     }
 }
 
+/// One container's items, one slot per owner.
+pub(crate) type Slots = Box<[Option<Item>]>;
+
+/// Items on containers the runtime names by id (assemblies, app domains), one per
+/// owner: sharded by id, each shard its own lock, so that no lock is shared by all
+/// threads. Items leave a shard before they are dropped, so an item's own `Drop` may
+/// use the items again.
+pub(crate) struct KeyedItems {
+    shards: [Mutex<HashMap<usize, Slots>>; SHARDS],
+}
+
+/// Shards of a [`KeyedItems`].
+const SHARDS: usize = 16;
+
+impl Default for KeyedItems {
+    fn default() -> KeyedItems {
+        KeyedItems {
+            shards: core::array::from_fn(|_| Mutex::default()),
+        }
+    }
+}
+
+impl core::fmt::Debug for KeyedItems {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("KeyedItems")
+            .field("containers", &self.len())
+            .finish()
+    }
+}
+
+impl KeyedItems {
+    fn shard(&self, key: usize) -> std::sync::MutexGuard<'_, HashMap<usize, Slots>> {
+        // Runtime ids are addresses: the bits above the alignment spread them.
+        let shard = (key >> 4 ^ key >> 10) % SHARDS;
+        self.shards[shard]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sets (`Some`) or removes (`None`) `owner`'s item on container `key`; returns the
+    /// one it replaces (for the caller to drop, outside the lock).
+    pub(crate) fn set(
+        &self,
+        key: usize,
+        owner: usize,
+        owners: usize,
+        item: Option<Item>,
+    ) -> Option<Item> {
+        if owner >= owners {
+            return item;
+        }
+        let mut shard = self.shard(key);
+        let slots = shard
+            .entry(key)
+            .or_insert_with(|| (0..owners).map(|_| None).collect());
+        core::mem::replace(slots.get_mut(owner)?, item)
+    }
+
+    /// `owner`'s item on container `key`.
+    pub(crate) fn get(&self, key: usize, owner: usize) -> Option<Item> {
+        let shard = self.shard(key);
+        shard.get(&key)?.get(owner)?.clone()
+    }
+
+    /// Removes container `key` with its items, which drop once the caller lets go of
+    /// them (outside the lock).
+    pub(crate) fn remove(&self, key: usize) -> Option<Slots> {
+        self.shard(key).remove(&key)
+    }
+
+    /// Removes every container (the profiler is shutting down); the items drop when the
+    /// returned value does.
+    pub(crate) fn take_all(&self) -> Vec<Slots> {
+        let mut all = Vec::new();
+        for shard in &self.shards {
+            let mut shard = shard.lock().unwrap_or_else(PoisonError::into_inner);
+            all.extend(shard.drain().map(|(_, items)| items));
+        }
+        all
+    }
+
+    /// How many containers hold items.
+    pub(crate) fn len(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|s| s.lock().unwrap_or_else(PoisonError::into_inner).len())
+            .sum()
+    }
+}
+
+/// The data items on assemblies and app domains, by their runtime ids.
+#[derive(Debug, Default)]
+pub(crate) struct Containers {
+    pub(crate) assemblies: KeyedItems,
+    pub(crate) app_domains: KeyedItems,
+}
+
 /// `item` as a `T`, if it is one.
 pub(crate) fn downcast<T: Any + Send + Sync>(item: Item) -> Option<Arc<T>> {
     item.downcast().ok()
@@ -163,5 +260,47 @@ mod tests {
         assert_eq!(DROPPED.load(Ordering::SeqCst) - before, 3 + 100);
         drop(got);
         assert_eq!(DROPPED.load(Ordering::SeqCst) - before, 3 + 101);
+    }
+
+    /// Items on keyed containers are kept per owner and container, and dropped with
+    /// their container or all at once, from many threads at a time.
+    #[test]
+    fn keyed_items_dropped_with_their_container() {
+        static KEYED_DROPPED: AtomicUsize = AtomicUsize::new(0);
+        struct Keyed;
+        impl Drop for Keyed {
+            fn drop(&mut self) {
+                KEYED_DROPPED.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let items = KeyedItems::default();
+        std::thread::scope(|scope| {
+            for thread in 0..8usize {
+                let items = &items;
+                scope.spawn(move || {
+                    for container in 0..100usize {
+                        let key = 0x7f00_0000 + (thread * 100 + container) * 0x40;
+                        for owner in 0..3 {
+                            assert!(items.set(key, owner, 3, Some(Arc::new(Keyed))).is_none());
+                        }
+                        assert!(items.get(key, 1).and_then(downcast::<Keyed>).is_some());
+                    }
+                });
+            }
+        });
+        assert_eq!(items.len(), 800);
+        // No owner 3: refused, handed back.
+        assert!(
+            items
+                .set(0x7f00_0000, 3, 3, Some(Arc::new(Keyed)))
+                .is_some()
+        );
+        assert_eq!(KEYED_DROPPED.load(Ordering::SeqCst), 1);
+        drop(items.remove(0x7f00_0000));
+        assert_eq!(KEYED_DROPPED.load(Ordering::SeqCst), 1 + 3);
+        assert!(items.get(0x7f00_0000, 0).is_none());
+        drop(items.take_all());
+        assert_eq!(KEYED_DROPPED.load(Ordering::SeqCst), 1 + 800 * 3);
+        assert_eq!(items.len(), 0);
     }
 }

@@ -175,9 +175,10 @@ impl JitRewriter {
         }
         let metadata = ModuleMetadata::open(&self.info, module)?;
         let identity = metadata.identity();
+        let facts = self.info.module_facts(module).ok();
         Ok(self
             .modules
-            .insert(ModuleState::new(module, identity, metadata)))
+            .insert(ModuleState::new(module, identity, metadata).with_facts(facts)))
     }
 
     /// How many modules it keeps state for now.

@@ -13,6 +13,7 @@ mod items;
 mod jit;
 mod manager;
 mod module;
+mod native_call;
 mod outcome;
 mod pipeline;
 mod registry;
@@ -22,11 +23,12 @@ pub use delivery::{Delivery, FirstJit};
 pub use instrumentation::Instrumentation;
 pub use jit::{Filter, Inlining, JitRewriter};
 pub use manager::{
-    Candidate, ConfigError, Configuration, Events, InstrumentationMethod, Interest, Manager,
-    ManagerCounts, MethodEdit, MethodEntry, ModuleLoad, OptionKind, OptionSpec, Options, Position,
-    Start,
+    Candidate, ConfigError, Configuration, Events, EventsHandle, InstrumentationMethod, Interest,
+    Manager, ManagerCounts, MethodEdit, MethodEntry, ModuleLoad, OptionKind, OptionSpec, Options,
+    Position, Start,
 };
 pub use module::ModuleState;
+pub use native_call::{NativeCall, NativeFunction, NativeReturn, NativeType};
 pub use outcome::{Failure, FailureCause, Phase, RewriteOutcome};
 pub use pipeline::{MethodRewrite, PHASES};
 

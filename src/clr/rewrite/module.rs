@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use super::items::DataItems;
 use super::states::{MethodState, MethodStates};
 use crate::analysis::{CachingResolver, MetadataResolver};
-use crate::clr::runtime::ModuleMetadata;
+use crate::clr::runtime::{ModuleFacts, ModuleMetadata};
 use crate::clr::sys::{ModuleID, mdToken};
 use crate::metadata::MetadataSource;
 
@@ -48,6 +48,8 @@ pub struct ModuleState<M = ModuleMetadata> {
     /// The data items of a manager's instrumentation methods on this module and its
     /// methods.
     pub(crate) items: DataItems,
+    /// What the runtime says of the module, read when the state was made.
+    facts: Option<ModuleFacts>,
 }
 
 impl<M: MetadataSource + Clone> ModuleState<M> {
@@ -64,7 +66,14 @@ impl<M: MetadataSource + Clone> ModuleState<M> {
             pristine: Mutex::default(),
             data: OnceLock::new(),
             items: DataItems::default(),
+            facts: None,
         }
+    }
+
+    /// The same state with the module's facts.
+    pub(crate) fn with_facts(mut self, facts: Option<ModuleFacts>) -> ModuleState<M> {
+        self.facts = facts;
+        self
     }
 }
 
@@ -84,6 +93,14 @@ impl<M> ModuleState<M> {
 
     pub(crate) fn identity(&self) -> usize {
         self.identity
+    }
+
+    /// What the runtime says of the module (its file, assembly, app domain, whether it
+    /// is dynamic, ReadyToRun, collectible, the framework's), read once when the crate
+    /// first met it; `None` when the runtime could not say, and for a module read from
+    /// a file rather than a runtime.
+    pub fn facts(&self) -> Option<&ModuleFacts> {
+        self.facts.as_ref()
     }
 
     /// The module's metadata.

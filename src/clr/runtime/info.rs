@@ -7,14 +7,18 @@ use super::error::{ClrError, ClrResult, check, from_ulong, to_ulong};
 use super::guard::CallContext;
 use crate::clr::com::ComPtr;
 use crate::clr::sys::{
-    AssemblyID, ClassID, ComVtable, CorIlMap, CorPrfHighMonitor, CorPrfMonitor, FunctionID, Guid,
-    HResult, ICorProfilerInfo2Vtbl, ICorProfilerInfo3Vtbl, ICorProfilerInfo4Vtbl,
+    AssemblyID, ClassID, ComVtable, CorIlMap, CorPrfHighMonitor, CorPrfModuleFlags, CorPrfMonitor,
+    FunctionID, Guid, HResult, ICorProfilerInfo2Vtbl, ICorProfilerInfo3Vtbl, ICorProfilerInfo4Vtbl,
     ICorProfilerInfo5Vtbl, ICorProfilerInfo6Vtbl, ICorProfilerInfo7Vtbl, ICorProfilerInfo8Vtbl,
     ICorProfilerInfo9Vtbl, ICorProfilerInfo10Vtbl, ICorProfilerInfo11Vtbl, ICorProfilerInfo12Vtbl,
     ICorProfilerInfo13Vtbl, ICorProfilerInfo14Vtbl, ICorProfilerInfo15Vtbl, ICorProfilerInfoVtbl,
     IMethodMallocVtbl, IUnknownVtbl, ModuleID, ThreadID, mdToken,
 };
 use crate::ilmap::IlMap;
+
+mod names;
+
+pub use names::AssemblyInfo;
 
 /// The function, class, module and token of a `FunctionID`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +40,9 @@ pub struct ModuleInfo {
     pub assembly: AssemblyID,
     /// Where the module is loaded.
     pub base_address: usize,
+    /// Its `COR_PRF_MODULE_*` flags (empty from a runtime older than
+    /// `ICorProfilerInfo3`).
+    pub flags: CorPrfModuleFlags,
 }
 
 /// The runtime's `ICorProfilerInfo`, at the highest version the runtime gives.
@@ -177,42 +184,66 @@ impl ProfilerInfo {
         })
     }
 
-    /// The name (path), assembly and load address of a module.
+    /// The name (path), assembly, load address and flags of a module
+    /// (`GetModuleInfo2` from version 3, else `GetModuleInfo` without flags).
     ///
     /// The name may be of any length: when it does not fit the buffer (260 units at
     /// first), the runtime answers `ERROR_INSUFFICIENT_BUFFER` (0x8007007A) with the
     /// length it needs, and the call is made again with that length.
     ///
     /// # Errors
-    /// [`ClrError::Failed`] for a module the runtime does not know (or not loaded yet:
-    /// `CORPROF_E_DATAINCOMPLETE`), or when the runtime asks for a longer buffer without
-    /// saying a length longer than the one it was given.
+    /// [`ClrError::Failed`] for a module the runtime does not know (or not loaded yet,
+    /// or unloading: `CORPROF_E_DATAINCOMPLETE`), or when the runtime asks for a longer
+    /// buffer without saying a length longer than the one it was given.
     pub fn module_info(&self, module: ModuleID) -> ClrResult<ModuleInfo> {
         /// `HRESULT_FROM_WIN32(ERROR_INSUFFICIENT_BUFFER)`: CoreCLR's answer when the name
         /// does not fit, with the length it needs (terminating null included) in
         /// `pcchName` and nothing written to the buffer (proftoeeinterfaceimpl.cpp,
         /// `GetModuleInfo2`).
         const INSUFFICIENT_BUFFER: HResult = HResult::from_u32(0x8007_007A);
-        let v: &ICorProfilerInfoVtbl = self.at("GetModuleInfo")?;
+        let method = if self.version >= 3 {
+            "GetModuleInfo2"
+        } else {
+            "GetModuleInfo"
+        };
         let mut name = vec![0u16; 260];
         loop {
-            let capacity = to_ulong("GetModuleInfo", "module name buffer", name.len())?;
-            let (mut len, mut base, mut assembly) = (0u32, core::ptr::null(), 0);
-            // SAFETY: a live ICorProfilerInfo; `name` has `capacity` writable units and
-            // the other out-pointers are valid locals.
-            let hr = unsafe {
-                (v.GetModuleInfo)(
-                    self.raw(),
-                    module,
-                    &mut base,
-                    capacity,
-                    &mut len,
-                    name.as_mut_ptr(),
-                    &mut assembly,
-                )
+            let capacity = to_ulong(method, "module name buffer", name.len())?;
+            let (mut len, mut base, mut assembly, mut flags) = (0u32, core::ptr::null(), 0, 0);
+            let hr = if self.version >= 3 {
+                let v: &ICorProfilerInfo3Vtbl = self.at(method)?;
+                // SAFETY: a live ICorProfilerInfo3; `name` has `capacity` writable units
+                // and the other out-pointers are valid locals.
+                unsafe {
+                    (v.GetModuleInfo2)(
+                        self.raw(),
+                        module,
+                        &mut base,
+                        capacity,
+                        &mut len,
+                        name.as_mut_ptr(),
+                        &mut assembly,
+                        &mut flags,
+                    )
+                }
+            } else {
+                let v: &ICorProfilerInfoVtbl = self.at(method)?;
+                // SAFETY: a live ICorProfilerInfo; `name` has `capacity` writable units
+                // and the other out-pointers are valid locals.
+                unsafe {
+                    (v.GetModuleInfo)(
+                        self.raw(),
+                        module,
+                        &mut base,
+                        capacity,
+                        &mut len,
+                        name.as_mut_ptr(),
+                        &mut assembly,
+                    )
+                }
             };
             // The length the runtime says the name needs, terminating null included.
-            let needed = from_ulong("GetModuleInfo", "module name length", len)?;
+            let needed = from_ulong(method, "module name length", len)?;
             // Asked for more room (or, from a runtime that truncates and succeeds, told
             // of more): again with the length it needs. The length grows at each turn,
             // so this ends.
@@ -220,13 +251,14 @@ impl ProfilerInfo {
                 name.resize(needed, 0);
                 continue;
             }
-            check("GetModuleInfo", hr)?;
+            check(method, hr)?;
             let text = &name[..needed.min(name.len())];
             let text = text.strip_suffix(&[0]).unwrap_or(text);
             return Ok(ModuleInfo {
                 name: String::from_utf16_lossy(text),
                 assembly,
                 base_address: base as usize,
+                flags,
             });
         }
     }

@@ -12,8 +12,10 @@ use crate::clr::sys::{
 };
 use crate::metadata::{MemberName, MetadataSource, TypeName, table, token_table};
 use crate::{Error, Result};
-use std::sync::{Arc, OnceLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
+mod define;
 mod references;
 
 pub use references::{AssemblyName, MethodReference};
@@ -57,6 +59,9 @@ struct Inner {
     /// The read-write import and the emitter, once opened (or why they could not be).
     write: OnceLock<ClrResult<(ComPtr<IMetaDataImport2Vtbl>, ComPtr<IMetaDataEmit2Vtbl>)>>,
     assembly_import: Option<ComPtr<IMetaDataAssemblyImportVtbl>>,
+    /// Call-site signatures defined, by blob
+    /// ([`ModuleMetadata::call_site_signature`]): a few per module.
+    call_sites: Mutex<HashMap<Box<[u8]>, mdToken>>,
 }
 
 /// Reads a UTF-16 string the metadata API writes into a caller's buffer: `call(buffer,
@@ -123,6 +128,7 @@ impl ModuleMetadata {
             import,
             write: OnceLock::new(),
             assembly_import,
+            call_sites: Mutex::default(),
         })))
     }
 

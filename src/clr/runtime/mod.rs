@@ -5,10 +5,14 @@
 #![allow(unsafe_code)]
 
 mod error;
+mod facts;
 pub mod guard;
 mod info;
 mod metadata;
+mod provider;
 
 pub use error::{ClrError, ClrResult};
-pub use info::{FunctionInfo, InfoVtbl, ModuleInfo, ProfilerInfo};
+pub use facts::ModuleFacts;
+pub use info::{AssemblyInfo, FunctionInfo, InfoVtbl, ModuleInfo, ProfilerInfo};
 pub use metadata::{AssemblyName, MethodReference, ModuleMetadata};
+pub use provider::AssemblyReferenceProvider;

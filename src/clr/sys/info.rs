@@ -13,16 +13,16 @@ use super::guid::Guid;
 use super::hresult::HResult;
 use super::types::{
     AppDomainID, AssemblyID, ClassID, ContextID, CorDebugIlToNativeMap, CorElementType,
-    CorFieldOffset, CorIlMap, CorPrfCodeInfo, CorPrfEltInfo, CorPrfEventData,
-    CorPrfEventPipeParamDesc, CorPrfEventPipeProviderConfig, CorPrfExClauseInfo, CorPrfFrameInfo,
-    CorPrfFunctionArgumentInfo, CorPrfFunctionArgumentRange, CorPrfGcGenerationRange,
-    CorPrfNonGcHeapRange, EventPipeEvent, EventPipeProvider, EventPipeProviderCallback,
-    EventPipeSession, FunctionEnter, FunctionEnter2, FunctionEnter3, FunctionEnter3WithInfo,
-    FunctionID, FunctionIDMapper, FunctionIDMapper2, FunctionLeave, FunctionLeave2, FunctionLeave3,
-    FunctionLeave3WithInfo, FunctionTailcall, FunctionTailcall2, FunctionTailcall3,
-    FunctionTailcall3WithInfo, ModuleID, ObjectCallback, ObjectHandleID, ObjectID,
-    ObjectReferenceCallback, ProcessID, ReJITID, StackSnapshotCallback, ThreadID, mdFieldDef,
-    mdMethodDef, mdToken, mdTypeDef,
+    CorFieldOffset, CorIlMap, CorPrfAssemblyReferenceInfo, CorPrfCodeInfo, CorPrfEltInfo,
+    CorPrfEventData, CorPrfEventPipeParamDesc, CorPrfEventPipeProviderConfig, CorPrfExClauseInfo,
+    CorPrfFrameInfo, CorPrfFunctionArgumentInfo, CorPrfFunctionArgumentRange,
+    CorPrfGcGenerationRange, CorPrfNonGcHeapRange, EventPipeEvent, EventPipeProvider,
+    EventPipeProviderCallback, EventPipeSession, FunctionEnter, FunctionEnter2, FunctionEnter3,
+    FunctionEnter3WithInfo, FunctionID, FunctionIDMapper, FunctionIDMapper2, FunctionLeave,
+    FunctionLeave2, FunctionLeave3, FunctionLeave3WithInfo, FunctionTailcall, FunctionTailcall2,
+    FunctionTailcall3, FunctionTailcall3WithInfo, ModuleID, ObjectCallback, ObjectHandleID,
+    ObjectID, ObjectReferenceCallback, ProcessID, ReJITID, StackSnapshotCallback, ThreadID,
+    mdFieldDef, mdMethodDef, mdToken, mdTypeDef,
 };
 use super::vtable::{FreeThreaded, IUnknownVtbl, com_interface};
 
@@ -359,6 +359,18 @@ com_interface! {
     {
         /// Returns the memory (never freed), or null.
         fn Alloc(cb: u32) -> *mut c_void;
+    }
+}
+
+com_interface! {
+    /// `ICorProfilerAssemblyReferenceProvider`: given to `GetAssemblyReferences`, to
+    /// announce the assembly references a profiler will add to an assembly's modules.
+    pub struct ICorProfilerAssemblyReferenceProviderVtbl for ICorProfilerAssemblyReferenceProvider: IUnknownVtbl;
+    /// `{66A78C24-2EEF-4F65-B45F-DD1D8038BF3C}`.
+    pub const IID_ICORPROFILERASSEMBLYREFERENCEPROVIDER = "66A78C24-2EEF-4F65-B45F-DD1D8038BF3C";
+    {
+        /// The reference is read during the call only.
+        fn AddAssemblyReference(info: *const CorPrfAssemblyReferenceInfo) -> HResult;
     }
 }
 

@@ -327,6 +327,27 @@ pub struct OsInfo {
     pub os_minor_version: u32,
 }
 
+/// `COR_PRF_ASSEMBLY_REFERENCE_INFO`: one assembly reference a profiler announces
+/// (`ICorProfilerAssemblyReferenceProvider::AddAssemblyReference`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct CorPrfAssemblyReferenceInfo {
+    /// `pbPublicKeyOrToken`.
+    pub public_key_or_token: *const c_void,
+    /// `cbPublicKeyOrToken`.
+    pub public_key_or_token_len: u32,
+    /// `szName`: NUL-terminated UTF-16.
+    pub name: *const u16,
+    /// `pMetaData`.
+    pub metadata: *const AssemblyMetaData,
+    /// `pbHashValue`.
+    pub hash_value: *const c_void,
+    /// `cbHashValue`.
+    pub hash_value_len: u32,
+    /// `dwAssemblyRefFlags` (`CorAssemblyFlags`).
+    pub flags: u32,
+}
+
 /// `ASSEMBLYMETADATA` (`cor.h`): version, culture and platforms of an assembly.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]

@@ -6,6 +6,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use smallvec::SmallVec;
 
+use super::super::items::Containers;
 use super::super::pipeline::MethodRewrite;
 use super::method::{InstrumentationMethod, Interest, MethodEdit, Owner};
 use crate::body::MethodBody;
@@ -51,6 +52,7 @@ pub(crate) fn compose<M: MetadataSource + 'static>(
     wanting: &[(usize, Interest)],
     body: &mut MethodBody,
     rewrite: &mut MethodRewrite<'_, M>,
+    containers: &Containers,
     failed: &mut dyn FnMut(usize, EditFailure),
 ) -> crate::Result<bool> {
     let single = match wanting
@@ -75,6 +77,7 @@ pub(crate) fn compose<M: MetadataSource + 'static>(
                 count: methods.len(),
             },
             single_ret: single,
+            containers,
         };
         let result = catch_unwind(AssertUnwindSafe(|| method.edit(body, &mut edit)));
         let failure = match result {

@@ -8,15 +8,17 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use smallvec::SmallVec;
 
+use super::super::items::Containers;
 use super::super::jit::{Inlining, JitRewriter};
 use super::super::module::{ModuleState, row};
 use super::super::outcome::RewriteOutcome;
 use super::compose::{EditFailure, compose};
 use super::config::{ConfigError, Configuration, Options};
+use super::events::{EventMasks, EventsHandle};
 use super::method::{Candidate, Events, InstrumentationMethod, Interest, ModuleLoad, Owner, Start};
 use crate::clr::log;
 use crate::clr::profiler::{Callback, Profiler, for_each_callback};
-use crate::clr::runtime::ProfilerInfo;
+use crate::clr::runtime::{AssemblyName, AssemblyReferenceProvider, ProfilerInfo};
 use crate::clr::sys::enums::{
     CorPrfGcReason, CorPrfGcRootFlags, CorPrfGcRootKind, CorPrfJitCache, CorPrfSuspendReason,
     CorPrfTransitionReason,
@@ -139,6 +141,8 @@ pub struct Manager {
     timings: bool,
     report: Option<Report>,
     running: OnceLock<Running>,
+    /// The data items on assemblies and app domains.
+    containers: Arc<Containers>,
     counts: ManagerCounts,
 }
 
@@ -158,10 +162,13 @@ impl core::fmt::Debug for Manager {
     }
 }
 
-/// The events the manager needs itself: JIT compilations (to rewrite) and module loads
-/// and unloads (metadata at load, data items freed at unload).
-const OWN_EVENTS: CorPrfMonitor =
-    CorPrfMonitor::MONITOR_JIT_COMPILATION.union(CorPrfMonitor::MONITOR_MODULE_LOADS);
+/// The events the manager needs itself: JIT compilations (to rewrite), module loads
+/// and unloads (metadata at load, data items freed at unload), assembly and app-domain
+/// unloads (their data items freed).
+const OWN_EVENTS: CorPrfMonitor = CorPrfMonitor::MONITOR_JIT_COMPILATION
+    .union(CorPrfMonitor::MONITOR_MODULE_LOADS)
+    .union(CorPrfMonitor::MONITOR_ASSEMBLY_LOADS)
+    .union(CorPrfMonitor::MONITOR_APPDOMAIN_LOADS);
 
 impl Manager {
     /// A manager without instrumentation methods.
@@ -172,6 +179,7 @@ impl Manager {
             timings: false,
             report: None,
             running: OnceLock::new(),
+            containers: Arc::default(),
             counts: ManagerCounts::default(),
         }
     }
@@ -288,21 +296,31 @@ impl Manager {
                 .map_err(|_| HResult::E_FAIL);
         }
         let mut failed = false;
-        let mut events = Events {
-            low: OWN_EVENTS,
-            high: CorPrfHighMonitor::empty(),
-        };
-        for hosted in &self.pending {
+        let masks = EventMasks::new(
+            Events {
+                low: OWN_EVENTS,
+                high: CorPrfHighMonitor::empty(),
+            },
+            vec![Events::default(); self.pending.len()],
+        );
+        let mut references = false;
+        for (index, hosted) in self.pending.iter().enumerate() {
             let (method, options) = (&hosted.method, &hosted.options);
+            let handle = EventsHandle::new(masks.clone(), index);
             let start = Start {
                 info: &info,
                 options,
+                events: &handle,
             };
             match catch_unwind(AssertUnwindSafe(|| method.start(&start))) {
                 Ok(Ok(())) => {
-                    let wanted = method.events();
-                    events.low |= wanted.low;
-                    events.high |= wanted.high;
+                    // What it declares, with what it set during its start.
+                    let (declared, set) = (method.events(), handle.get());
+                    let _ = handle.set(Events {
+                        low: declared.low | set.low,
+                        high: declared.high | set.high,
+                    });
+                    references |= !method.assembly_references().is_empty();
                 }
                 Ok(Err(why)) => {
                     failed = true;
@@ -327,12 +345,20 @@ impl Manager {
         }
         if failed {
             // Fail closed: attached, asking for no event, rewriting nothing.
+            masks.close();
             log::write("no instrumentation method runs: the program runs unchanged");
             return info
                 .set_event_mask(CorPrfMonitor::empty(), CorPrfHighMonitor::empty())
                 .map_err(|_| HResult::E_FAIL);
         }
-        info.set_event_mask(events.low, events.high)?;
+        if references {
+            // The references its instrumentation methods announce.
+            masks.add_own(Events {
+                low: CorPrfMonitor::empty(),
+                high: CorPrfHighMonitor::ADD_ASSEMBLY_REFERENCES,
+            });
+        }
+        masks.arm(&info)?;
         let methods: Methods = self.pending.iter().map(|h| h.method.clone()).collect();
         let subscribers = Callback::ALL
             .iter()
@@ -344,6 +370,7 @@ impl Manager {
             })
             .collect();
         let wanted = methods.clone();
+        let containers = self.containers.clone();
         let mut rewriter = JitRewriter::new(info)
             .with_inlining(self.inlining)
             .with_filter(move |module, token| {
@@ -354,6 +381,7 @@ impl Manager {
                         token,
                         compiling: false,
                         owner: Owner { index, count },
+                        containers: &containers,
                     };
                     m.wants(&candidate) != Interest::No
                 })
@@ -447,6 +475,7 @@ impl Manager {
                         token,
                         compiling: true,
                         owner: Owner { index: i, count },
+                        containers: &self.containers,
                     };
                     let interest = guarded(&**m, Callback::JITCompilationStarted, || {
                         m.wants(&candidate)
@@ -469,10 +498,18 @@ impl Manager {
                     methods.iter().map(|m| &**m).collect();
                 let module = rewrite.module;
                 let token = rewrite.token;
-                compose(&all, &wanting, body, rewrite, &mut |index, failure| {
-                    self.counts.rolled_back.fetch_add(1, Relaxed);
-                    log_rollback(&*methods[index], index, module, token, &failure);
-                })
+                let containers = &*self.containers;
+                compose(
+                    &all,
+                    &wanting,
+                    body,
+                    rewrite,
+                    containers,
+                    &mut |index, failure| {
+                        self.counts.rolled_back.fetch_add(1, Relaxed);
+                        log_rollback(&*methods[index], index, module, token, &failure);
+                    },
+                )
             })
     }
 
@@ -486,6 +523,7 @@ impl Manager {
                 let load = ModuleLoad {
                     module: &state,
                     owner: Owner { index, count },
+                    containers: &self.containers,
                 };
                 match guarded(&**method, Callback::ModuleLoadFinished, || {
                     method.module_loaded(&load)
@@ -511,6 +549,57 @@ impl Manager {
             running.rewriter.module_unloaded(module);
         }
         answer
+    }
+
+    fn on_assembly_unload_finished(
+        &self,
+        assembly: AssemblyID,
+        status: HResult,
+    ) -> Result<(), HResult> {
+        let answer = self.forward(Callback::AssemblyUnloadFinished, |m| {
+            m.assembly_unload_finished(assembly, status)
+        });
+        // Dropped here, after the subscribers heard of it, outside any lock.
+        drop(self.containers.assemblies.remove(assembly));
+        answer
+    }
+
+    fn on_app_domain_shutdown_finished(
+        &self,
+        app_domain: AppDomainID,
+        status: HResult,
+    ) -> Result<(), HResult> {
+        let answer = self.forward(Callback::AppDomainShutdownFinished, |m| {
+            m.app_domain_shutdown_finished(app_domain, status)
+        });
+        drop(self.containers.app_domains.remove(app_domain));
+        answer
+    }
+
+    /// Announces every instrumentation method's references, except an assembly's
+    /// reference to itself; then the subscribers' own answer.
+    fn on_get_assembly_references(
+        &self,
+        path: &str,
+        provider: &AssemblyReferenceProvider,
+    ) -> Result<(), HResult> {
+        let mut answer = Ok(());
+        if let Some(running) = self.running.get() {
+            announce(&running.methods, path, |method, reference| {
+                provider.add(reference).map_err(|e| {
+                    log::write(&format!(
+                        "instrumentation method {}: the reference to {} not announced for {path}: {e}",
+                        method.name(),
+                        reference.name
+                    ));
+                    answer = Err(HResult::from(e));
+                })
+            });
+        }
+        let theirs = self.forward(Callback::GetAssemblyReferences, |m| {
+            m.get_assembly_references(path, provider)
+        });
+        answer.and(theirs)
     }
 
     fn on_jit_inlining(&self, caller: FunctionID, callee: FunctionID) -> bool {
@@ -541,6 +630,34 @@ impl Manager {
             running
                 .rewriter
                 .for_each_module(|state| state.items.clear());
+        }
+        drop(self.containers.assemblies.take_all());
+        drop(self.containers.app_domains.take_all());
+    }
+}
+
+/// Hands `add` each instrumentation method's assembly references for the assembly at
+/// `path`, except references to that assembly itself (its file name without extension,
+/// compared as the binder compares names, ignoring ASCII case).
+pub(crate) fn announce(
+    methods: &[Arc<dyn InstrumentationMethod>],
+    path: &str,
+    mut add: impl FnMut(&dyn InstrumentationMethod, &AssemblyName<'_>) -> Result<(), ()>,
+) {
+    let loading = std::path::Path::new(path)
+        .file_stem()
+        .and_then(|stem| stem.to_str())
+        .unwrap_or("");
+    for method in methods {
+        let references = guarded(&**method, Callback::GetAssemblyReferences, || {
+            method.assembly_references()
+        })
+        .unwrap_or_default();
+        for reference in &references {
+            if !reference.name.eq_ignore_ascii_case(loading) {
+                // A refusal is the caller's to report; the others are still announced.
+                let _ = add(&**method, reference);
+            }
         }
     }
 }
@@ -616,6 +733,15 @@ macro_rules! manager_callback {
         $self.on_module_unload_started($($a),*)
     };
     ($self:ident, JITInlining, jit_inlining, ($($a:ident),*)) => { $self.on_jit_inlining($($a),*) };
+    ($self:ident, AssemblyUnloadFinished, assembly_unload_finished, ($($a:ident),*)) => {
+        $self.on_assembly_unload_finished($($a),*)
+    };
+    ($self:ident, AppDomainShutdownFinished, app_domain_shutdown_finished, ($($a:ident),*)) => {
+        $self.on_app_domain_shutdown_finished($($a),*)
+    };
+    ($self:ident, GetAssemblyReferences, get_assembly_references, ($($a:ident),*)) => {
+        $self.on_get_assembly_references($($a),*)
+    };
     ($self:ident, JITCachedFunctionSearchStarted, jit_cached_function_search_started, ($($a:ident),*)) => {
         $self.all(Callback::JITCachedFunctionSearchStarted, true, |m| {
             m.jit_cached_function_search_started($($a),*)

@@ -5,13 +5,14 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use super::super::items::downcast;
+use super::super::items::{Containers, KeyedItems, downcast};
 use super::super::module::{ModuleState, row};
 use super::super::pipeline::MethodRewrite;
 use super::config::{OptionSpec, Options};
+use super::events::EventsHandle;
 use crate::body::MethodBody;
 use crate::clr::profiler::{Callbacks, Profiler};
-use crate::clr::runtime::{ModuleMetadata, ProfilerInfo};
+use crate::clr::runtime::{AssemblyName, ModuleFacts, ModuleMetadata, ProfilerInfo};
 use crate::clr::sys::{CorPrfHighMonitor, CorPrfMonitor, mdToken};
 use crate::transform::SingleRet;
 
@@ -78,9 +79,20 @@ pub trait InstrumentationMethod<M = ModuleMetadata>: Profiler {
         0
     }
 
-    /// The runtime events it needs (default none). Asked once, at initialization.
+    /// The runtime events it needs (default none). Asked once, after
+    /// [`start`](InstrumentationMethod::start); to change them later, keep
+    /// [`Start::events`].
     fn events(&self) -> Events {
         Events::default()
+    }
+
+    /// The assemblies its module-load step adds references to (its helpers): the
+    /// manager announces them where the runtime asks
+    /// (`ICorProfilerCallback6::GetAssemblyReferences`, with
+    /// `COR_PRF_HIGH_ADD_ASSEMBLY_REFERENCES`, which the manager sets when any
+    /// instrumentation method has one). Asked after `start`, and at each announcement.
+    fn assembly_references(&self) -> Vec<AssemblyName<'_>> {
+        Vec::new()
     }
 
     /// The callbacks it receives (default none).
@@ -144,6 +156,7 @@ pub trait InstrumentationMethod<M = ModuleMetadata>: Profiler {
 pub struct Start<'a> {
     pub(crate) info: &'a ProfilerInfo,
     pub(crate) options: &'a Options,
+    pub(crate) events: &'a EventsHandle,
 }
 
 impl Start<'_> {
@@ -157,6 +170,12 @@ impl Start<'_> {
     pub fn options(&self) -> &Options {
         self.options
     }
+
+    /// Its hold on its own runtime events, to keep and change them later
+    /// ([`EventsHandle::set`]: the manager asks the runtime for the new union).
+    pub fn events(&self) -> EventsHandle {
+        self.events.clone()
+    }
 }
 
 /// A method an instrumentation method may want ([`InstrumentationMethod::wants`]): its
@@ -167,6 +186,7 @@ pub struct Candidate<'a, M = ModuleMetadata> {
     pub(crate) token: mdToken,
     pub(crate) compiling: bool,
     pub(crate) owner: Owner,
+    pub(crate) containers: &'a Containers,
 }
 
 impl<'a, M> Candidate<'a, M> {
@@ -189,6 +209,20 @@ impl<'a, M> Candidate<'a, M> {
     /// This instrumentation method's data on the method's module.
     pub fn module_item<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
         module_item(self.module, self.owner)
+    }
+
+    /// This instrumentation method's data on the method's assembly
+    /// ([`ModuleLoad::set_assembly_item`]).
+    pub fn assembly_item<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        let key = self.module.facts()?.assembly;
+        keyed_item(&self.containers.assemblies, key, self.owner)
+    }
+
+    /// This instrumentation method's data on the method's app domain
+    /// ([`ModuleLoad::set_app_domain_item`]).
+    pub fn app_domain_item<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        let key = self.module.facts()?.app_domain;
+        keyed_item(&self.containers.app_domains, key, self.owner)
     }
 
     /// This instrumentation method's data on the method, kept across its compilations
@@ -226,6 +260,7 @@ pub(crate) struct Owner {
 pub struct ModuleLoad<'a, M = ModuleMetadata> {
     pub(crate) module: &'a ModuleState<M>,
     pub(crate) owner: Owner,
+    pub(crate) containers: &'a Containers,
 }
 
 impl<'a, M> ModuleLoad<'a, M> {
@@ -247,6 +282,52 @@ impl<'a, M> ModuleLoad<'a, M> {
     pub fn item<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
         module_item(self.module, self.owner)
     }
+
+    /// What the runtime says of the module: its file, assembly, app domain, whether it
+    /// is dynamic, ReadyToRun, collectible or the framework's
+    /// ([`ModuleState::facts`]).
+    pub fn facts(&self) -> Option<&'a ModuleFacts> {
+        self.module.facts()
+    }
+
+    /// Keeps `item` as this instrumentation method's data on the module's assembly
+    /// (replacing any), dropped when the assembly unloads (`AssemblyUnloadFinished`,
+    /// for an assembly of a collectible `AssemblyLoadContext`) or the profiler shuts
+    /// down; `false`, and `item` dropped, when the runtime did not say which assembly the
+    /// module is in ([`ModuleLoad::facts`]).
+    pub fn set_assembly_item<T: Any + Send + Sync>(&self, item: T) -> bool {
+        let Some(facts) = self.module.facts() else {
+            return false;
+        };
+        let items = &self.containers.assemblies;
+        set_keyed_item(items, facts.assembly, self.owner, Arc::new(item));
+        true
+    }
+
+    /// This instrumentation method's data on the module's assembly, if it is a `T`.
+    pub fn assembly_item<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        let key = self.module.facts()?.assembly;
+        keyed_item(&self.containers.assemblies, key, self.owner)
+    }
+
+    /// Keeps `item` as this instrumentation method's data on the module's app domain
+    /// (replacing any), dropped when the app domain shuts down
+    /// (`AppDomainShutdownFinished`, which CoreCLR, with its one app domain, never
+    /// sends) or the profiler shuts down; `false` as [`ModuleLoad::set_assembly_item`].
+    pub fn set_app_domain_item<T: Any + Send + Sync>(&self, item: T) -> bool {
+        let Some(facts) = self.module.facts() else {
+            return false;
+        };
+        let items = &self.containers.app_domains;
+        set_keyed_item(items, facts.app_domain, self.owner, Arc::new(item));
+        true
+    }
+
+    /// This instrumentation method's data on the module's app domain, if it is a `T`.
+    pub fn app_domain_item<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        let key = self.module.facts()?.app_domain;
+        keyed_item(&self.containers.app_domains, key, self.owner)
+    }
 }
 
 impl<M> core::fmt::Debug for ModuleLoad<'_, M> {
@@ -266,6 +347,19 @@ impl<M> core::fmt::Debug for MethodEdit<'_, '_, M> {
             .field("single_ret", &self.single_ret)
             .finish()
     }
+}
+
+fn keyed_item<T: Any + Send + Sync>(
+    items: &KeyedItems,
+    key: usize,
+    owner: Owner,
+) -> Option<Arc<T>> {
+    items.get(key, owner.index).and_then(downcast)
+}
+
+fn set_keyed_item(items: &KeyedItems, key: usize, owner: Owner, item: Arc<dyn Any + Send + Sync>) {
+    // The item replaced drops here, outside the container's lock.
+    drop(items.set(key, owner.index, owner.count, Some(item)));
 }
 
 fn module_item<T: Any + Send + Sync, M>(module: &ModuleState<M>, owner: Owner) -> Option<Arc<T>> {
@@ -304,6 +398,7 @@ pub struct MethodEdit<'r, 'a, M = ModuleMetadata> {
     pub(crate) rewrite: &'r mut MethodRewrite<'a, M>,
     pub(crate) owner: Owner,
     pub(crate) single_ret: Option<SingleRet>,
+    pub(crate) containers: &'r Containers,
 }
 
 impl<'a, M> MethodEdit<'_, 'a, M> {
@@ -330,6 +425,20 @@ impl<'a, M> MethodEdit<'_, 'a, M> {
     /// ([`ModuleLoad::set_item`]).
     pub fn module_item<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
         module_item(self.rewrite.module, self.owner)
+    }
+
+    /// This instrumentation method's data on the method's assembly
+    /// ([`ModuleLoad::set_assembly_item`]).
+    pub fn assembly_item<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        let key = self.rewrite.module.facts()?.assembly;
+        keyed_item(&self.containers.assemblies, key, self.owner)
+    }
+
+    /// This instrumentation method's data on the method's app domain
+    /// ([`ModuleLoad::set_app_domain_item`]).
+    pub fn app_domain_item<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        let key = self.rewrite.module.facts()?.app_domain;
+        keyed_item(&self.containers.app_domains, key, self.owner)
     }
 
     /// This instrumentation method's data on this method, kept across its

@@ -73,12 +73,14 @@
 
 mod compose;
 mod config;
+mod events;
 mod host;
 mod method;
 
 pub use config::{
     ConfigError, Configuration, MethodEntry, OptionKind, OptionSpec, Options, Position,
 };
+pub use events::EventsHandle;
 pub use host::{Manager, ManagerCounts};
 pub use method::{
     Candidate, Events, InstrumentationMethod, Interest, MethodEdit, ModuleLoad, Start,

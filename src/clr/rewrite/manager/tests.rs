@@ -5,14 +5,16 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use super::super::items::Containers;
 use super::super::outcome::RewriteOutcome;
 use super::super::pipeline_tests::{TestDelivery, assembly, module, run, token_of};
 use super::compose::{EditFailure, compose};
 use super::config::{Configuration, OptionKind, OptionSpec};
-use super::host::Manager;
+use super::host::{Manager, announce};
 use super::method::{Candidate, InstrumentationMethod, Interest, MethodEdit};
 use crate::body::MethodBody;
 use crate::clr::profiler::Profiler;
+use crate::clr::runtime::AssemblyName;
 use crate::graph::Incoming;
 use crate::metadata::MetadataSource;
 use crate::pe::Assembly;
@@ -151,9 +153,14 @@ fn compose_on(program: &str, name: &str, methods: &[&Test]) -> Composed {
         .collect();
     let mut failures = Vec::new();
     let outcome = run(&delivery, &module, token, |body, rewrite| {
-        compose(&all, &wanting, body, rewrite, &mut |i, f: EditFailure| {
-            failures.push((i, f.to_string()))
-        })
+        compose(
+            &all,
+            &wanting,
+            body,
+            rewrite,
+            &Containers::default(),
+            &mut |i, f: EditFailure| failures.push((i, f.to_string())),
+        )
     });
     let handed = delivery.bodies.lock().unwrap().get(&token).map(|bytes| {
         let body = MethodBody::decode(bytes).expect("a valid handed-over body");
@@ -412,4 +419,54 @@ fn a_configuration_naming_what_is_not_offered_is_an_error_at_its_place() {
         configured("[[method]]\nname = \"bogus\"\nenabled = false\n").is_err(),
         "a disabled unknown name"
     );
+}
+
+/// Announces the references it is built with.
+struct Referencing(&'static str, Vec<&'static str>);
+
+impl Profiler for Referencing {}
+
+impl InstrumentationMethod for Referencing {
+    fn name(&self) -> &str {
+        self.0
+    }
+    fn assembly_references(&self) -> Vec<AssemblyName<'_>> {
+        self.1
+            .iter()
+            .map(|&name| AssemblyName {
+                name,
+                version: [1, 0, 0, 0],
+                public_key_token: &[],
+            })
+            .collect()
+    }
+    fn wants(&self, _: &Candidate<'_>) -> Interest {
+        Interest::No
+    }
+    fn edit(&self, _: &mut MethodBody, _: &mut MethodEdit<'_, '_>) -> crate::Result<bool> {
+        Ok(false)
+    }
+}
+
+/// Every instrumentation method's references are announced for an assembly, in order,
+/// except the assembly's reference to itself; a refusal does not stop the others.
+#[test]
+fn assembly_references_are_announced_except_to_themselves() {
+    let methods: Vec<Arc<dyn InstrumentationMethod>> = vec![
+        Arc::new(Referencing("a", vec!["Helper", "Other"])),
+        Arc::new(Referencing("b", vec![])),
+        Arc::new(Referencing("c", vec!["Third"])),
+    ];
+    let mut announced = Vec::new();
+    announce(&methods, "/app/Program.dll", |m, r| {
+        announced.push(format!("{}:{}", m.name(), r.name));
+        Err(())
+    });
+    assert_eq!(announced, ["a:Helper", "a:Other", "c:Third"]);
+    announced.clear();
+    announce(&methods, "/app/helper.dll", |m, r| {
+        announced.push(format!("{}:{}", m.name(), r.name));
+        Ok(())
+    });
+    assert_eq!(announced, ["a:Other", "c:Third"]);
 }
