@@ -6,15 +6,19 @@
 //! (swapping the priorities swaps the result); one that panics on some methods and
 //! fails on others is rolled back there alone, logged once per method, while the
 //! others' edits stay and the counting probes stay exact; each instrumentation method
-//! receives exactly the callbacks it subscribed to; methods nobody wants are not
-//! decoded; a method's data item outlives its compilations.
+//! receives exactly the callbacks it subscribed to, and the events it turns on later;
+//! methods nobody wants are not decoded; a method's data item outlives its
+//! compilations; a managed helper in its own assembly and a native function are called
+//! from every method of an assembly through metadata defined at its load; the module
+//! facts tell the framework, ReadyToRun and collectible modules apart; assembly data
+//! items are dropped with their assemblies.
 #![cfg(feature = "clr")]
 
 mod clr_support;
 
 use clr_support::{
-    Output, RETURNS_CALLS, Summary, config_file, exit_code, expected_stdout, named_count,
-    named_counts, run_profiled, sample_profiler,
+    Output, RETURNS_CALLS, Summary, UNLOAD_CYCLES, config_file, exit_code, expected_stdout,
+    named_count, named_counts, run_profiled, sample_profiler,
 };
 
 /// The sample profiler's CLSID.
@@ -234,4 +238,136 @@ fn the_readme_configuration_does_what_it_says() {
         out.stderr
     );
     assert_eq!(s.mode, "scale+offset", "{s:?}");
+}
+
+/// `helper` with `via = "managed"` on `Returns`: each of its 22 calls runs the entry
+/// code that calls `ProbeHelper.dll`, a separate assembly, through an AssemblyRef,
+/// TypeRefs, a field MemberRef (`Probe.Enabled`), a user string (the assembly's name),
+/// a method MemberRef (`Enter`), a MethodSpec (`Touch<int>`) and a MemberRef on a
+/// TypeSpec (`Counter<int>.Hit`), all defined when `Returns` loaded: the program's
+/// output is unchanged, followed by the helper's own line counting 22 of each.
+#[test]
+fn a_managed_helper_assembly_is_called_from_every_method() {
+    let config = "[[method]]\nname = \"helper\"\noptions = { assembly = \"Returns\" }\n";
+    let (out, s) = configured("Returns", "helper-managed", config, &[]);
+    let expected = format!(
+        "{}helper: Returns entered {RETURNS_CALLS} touched {RETURNS_CALLS} hit {RETURNS_CALLS}\n",
+        expected_stdout("Returns")
+    );
+    assert_eq!(out.stdout, expected, "{}", out.stderr);
+    assert_eq!(out.code(), exit_code("Returns"), "{}", out.stderr);
+    assert_eq!(named_count(&out.stderr, "helper", "modules"), 1);
+    // Every method of Returns (7) compiled once (tiering off) and rewritten.
+    assert_eq!(
+        (s.jitted, s.rewritten, s.refused, s.failed),
+        (7, 7, 0, 0),
+        "{s:?}"
+    );
+}
+
+/// `helper` with `via = "native"`: the entry code pushes the method's token and calls a
+/// Rust function of the profiler through `calli`, whose signature (`unmanaged cdecl
+/// void(int32)`, from the function's type) is a StandAloneSig defined once in the
+/// module: the output is unchanged and the function counted 22 calls, each with a
+/// MethodDef token.
+#[test]
+fn a_native_helper_is_called_through_calli() {
+    let config =
+        "[[method]]\nname = \"helper\"\noptions = { assembly = \"Returns\", via = \"native\" }\n";
+    let (out, s) = configured("Returns", "helper-native", config, &[]);
+    assert_eq!(out.stdout, expected_stdout("Returns"), "{}", out.stderr);
+    assert_eq!(out.code(), exit_code("Returns"), "{}", out.stderr);
+    assert_eq!(
+        named_counts(&out.stderr, "helper"),
+        [
+            ("modules".to_owned(), 1),
+            ("native-calls".to_owned(), RETURNS_CALLS),
+            ("method-defs".to_owned(), RETURNS_CALLS),
+        ]
+    );
+    assert_eq!(
+        (s.jitted, s.rewritten, s.refused, s.failed),
+        (7, 7, 0, 0),
+        "{s:?}"
+    );
+}
+
+/// The `facts` line of `assembly`.
+fn fact<'a>(stderr: &'a str, assembly: &str) -> &'a str {
+    let prefix = format!("ilrewrite: fact {assembly} ");
+    stderr
+        .lines()
+        .find_map(|line| line.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("no facts for {assembly}:\n{stderr}"))
+}
+
+/// `facts` on `Unload`, which loads and unloads its plugin 1,000 times in collectible
+/// `AssemblyLoadContext`s: the core library is the framework's and ReadyToRun; the
+/// program and its plugin are neither, the plugin is collectible; they run in the app
+/// domain the host names `clrhost`. An assembly data item is set on each assembly
+/// loaded, and each plugin's is dropped when its assembly unloads: 1,000 dropped before
+/// shutdown, one per cycle.
+#[test]
+fn module_facts_and_assembly_items_follow_the_runtime() {
+    let config = "[[method]]\nname = \"facts\"\n";
+    let (out, _) = configured("Unload", "facts", config, &[]);
+    assert_eq!(out.stdout, expected_stdout("Unload"), "{}", out.stderr);
+    assert_eq!(out.code(), exit_code("Unload"), "{}", out.stderr);
+    let e = &out.stderr;
+    assert!(
+        fact(e, "System.Private.CoreLib")
+            .starts_with("framework=true ready-to-run=true dynamic=false collectible=false"),
+        "{e}"
+    );
+    assert_eq!(
+        fact(e, "System.Runtime"),
+        "framework=true ready-to-run=true dynamic=false collectible=false domain=clrhost"
+    );
+    assert_eq!(
+        fact(e, "Unload"),
+        "framework=false ready-to-run=false dynamic=false collectible=false domain=clrhost"
+    );
+    assert_eq!(
+        fact(e, "UnloadPlugin"),
+        "framework=false ready-to-run=false dynamic=false collectible=true domain=clrhost"
+    );
+    let counts = named_counts(e, "facts");
+    let count = |name: &str| counts.iter().find(|(n, _)| n == name).unwrap().1;
+    assert_eq!(count("unknown"), 0, "{e}");
+    assert_eq!(count("assembly-dropped"), UNLOAD_CYCLES, "{e}");
+    // Each plugin load is a new assembly, besides the program's and the framework's.
+    assert!(count("assembly-items") > UNLOAD_CYCLES, "{e}");
+    // One app domain, never shut down before the profiler is.
+    assert_eq!(
+        (count("domain-items"), count("domain-dropped")),
+        (1, 0),
+        "{e}"
+    );
+}
+
+/// A listener subscribed to `ClassLoadFinished` receives class loads from the start
+/// when it asks for them at initialization; with `from_assembly = "Returns"` it asks
+/// for them, through its events handle, only when `Returns` loads, and the manager
+/// sets the new union: it then receives some (the program's and the framework's
+/// classes loaded after), fewer than from the start (the runtime's start-up loads
+/// none it sees).
+#[test]
+fn an_instrumentation_method_turns_its_events_on_later() {
+    let run = |later: &str, name: &str| {
+        let config = format!(
+            "[[method]]\nname = \"listener\"\noptions = {{ callbacks = [\"ClassLoadFinished\"]{later} }}\n"
+        );
+        let (out, _) = configured("Returns", name, &config, &[]);
+        assert_eq!(out.stdout, expected_stdout("Returns"), "{}", out.stderr);
+        let got = received(&out.stderr, "listener");
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!((got[0].0.as_str(), got[0].1), ("ClassLoadFinished", true));
+        got[0].2
+    };
+    let always = run("", "listener-always");
+    let later = run(", from_assembly = \"Returns\"", "listener-later");
+    assert!(
+        0 < later && later < always,
+        "later {later}, always {always}"
+    );
 }

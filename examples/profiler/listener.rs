@@ -1,15 +1,17 @@
 //! `listener` and `listener2`: edit nothing; each counts every callback it receives,
 //! to show that each instrumentation method receives the callbacks it subscribed to
-//! (its `callbacks` option) and no others.
+//! (its `callbacks` option) and no others. With option `from_assembly`, a listener asks
+//! for the events of its callbacks only once a module of that assembly has loaded
+//! (through its events handle): what it receives before is nothing.
 
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 use ilrewrite::body::MethodBody;
 use ilrewrite::clr::{
     AppDomainID, AssemblyID, Callback, Callbacks, Candidate, ClassID, CorPrfHighMonitor,
-    CorPrfMonitor, Events, FunctionID, HResult, InstrumentationMethod, Interest, MethodEdit,
-    ModuleID, OptionKind, OptionSpec, Profiler, Start, ThreadID,
+    CorPrfMonitor, Events, EventsHandle, FunctionID, HResult, InstrumentationMethod, Interest,
+    MethodEdit, ModuleID, ModuleLoad, OptionKind, OptionSpec, Profiler, Start, ThreadID,
 };
 
 /// Counts the callbacks it receives.
@@ -18,6 +20,10 @@ pub struct Listener {
     name: &'static str,
     subscribed: OnceLock<Callbacks>,
     received: Vec<AtomicU64>,
+    /// Its option `from_assembly`, and its events handle to use when it loads.
+    later: OnceLock<(String, EventsHandle)>,
+    /// Whether its events were turned on by `from_assembly`'s load.
+    pub switched: AtomicBool,
 }
 
 impl Listener {
@@ -26,6 +32,34 @@ impl Listener {
             name,
             subscribed: OnceLock::new(),
             received: Callback::ALL.iter().map(|_| AtomicU64::new(0)).collect(),
+            later: OnceLock::new(),
+            switched: AtomicBool::new(false),
+        }
+    }
+
+    /// The events its callbacks need beyond the manager's own (JIT compilations,
+    /// module, assembly and app-domain loads), asked for only if it subscribed to them.
+    fn needed(&self) -> Events {
+        let mut low = CorPrfMonitor::empty();
+        for callback in Callback::ALL
+            .iter()
+            .filter(|&&c| self.callbacks().contains(c))
+        {
+            let name = callback.name();
+            for (prefix, flag) in [
+                ("Class", CorPrfMonitor::MONITOR_CLASS_LOADS),
+                ("Thread", CorPrfMonitor::MONITOR_THREADS),
+                ("Assembly", CorPrfMonitor::MONITOR_ASSEMBLY_LOADS),
+                ("AppDomain", CorPrfMonitor::MONITOR_APPDOMAIN_LOADS),
+            ] {
+                if name.starts_with(prefix) {
+                    low |= flag;
+                }
+            }
+        }
+        Events {
+            low,
+            high: CorPrfHighMonitor::empty(),
         }
     }
 
@@ -110,32 +144,17 @@ impl InstrumentationMethod for Listener {
         self.name
     }
     fn events(&self) -> Events {
-        // The events its callbacks need beyond the manager's own (JIT compilations,
-        // module loads), asked for only if it subscribed to them.
-        let mut low = CorPrfMonitor::empty();
-        for callback in Callback::ALL
-            .iter()
-            .filter(|&&c| self.callbacks().contains(c))
-        {
-            let name = callback.name();
-            for (prefix, flag) in [
-                ("Class", CorPrfMonitor::MONITOR_CLASS_LOADS),
-                ("Thread", CorPrfMonitor::MONITOR_THREADS),
-                ("Assembly", CorPrfMonitor::MONITOR_ASSEMBLY_LOADS),
-                ("AppDomain", CorPrfMonitor::MONITOR_APPDOMAIN_LOADS),
-            ] {
-                if name.starts_with(prefix) {
-                    low |= flag;
-                }
-            }
-        }
-        Events {
-            low,
-            high: CorPrfHighMonitor::empty(),
+        match self.later.get() {
+            // Asked for when `from_assembly` loads.
+            Some(_) => Events::default(),
+            None => self.needed(),
         }
     }
     fn options(&self) -> &[OptionSpec] {
-        const OPTIONS: [OptionSpec; 1] = [OptionSpec::new("callbacks", OptionKind::Strings)];
+        const OPTIONS: [OptionSpec; 2] = [
+            OptionSpec::new("callbacks", OptionKind::Strings),
+            OptionSpec::new("from_assembly", OptionKind::String),
+        ];
         &OPTIONS
     }
     fn callbacks(&self) -> Callbacks {
@@ -145,6 +164,9 @@ impl InstrumentationMethod for Listener {
             .unwrap_or(Callbacks::empty().with(Callback::ModuleLoadFinished))
     }
     fn start(&self, start: &Start<'_>) -> Result<(), String> {
+        if let Some(assembly) = start.options().string("from_assembly") {
+            let _ = self.later.set((assembly.to_owned(), start.events()));
+        }
         let Some(names) = start.options().strings("callbacks") else {
             return Ok(());
         };
@@ -160,6 +182,19 @@ impl InstrumentationMethod for Listener {
             subscribed = subscribed.with(*callback);
         }
         let _ = self.subscribed.set(subscribed);
+        Ok(())
+    }
+    fn module_loaded(&self, module: &ModuleLoad<'_>) -> ilrewrite::Result<()> {
+        let (Some((assembly, handle)), Some(facts)) = (self.later.get(), module.facts()) else {
+            return Ok(());
+        };
+        if facts.assembly_name == *assembly && !self.switched.swap(true, Relaxed) {
+            handle
+                .set(self.needed())
+                .map_err(|_| ilrewrite::Error::Unencodable {
+                    what: "the runtime refused the listener's events",
+                })?;
+        }
         Ok(())
     }
     fn wants(&self, _: &Candidate<'_>) -> Interest {

@@ -44,7 +44,15 @@
 //!   back there, the others' edits stay;
 //! * `listener` and `listener2`: edit nothing, count the callbacks they receive (option
 //!   `callbacks`, names of `ICorProfilerCallback` methods; `ModuleLoadFinished` by
-//!   default);
+//!   default); with option `from_assembly`, ask for those callbacks' events only once a
+//!   module of that assembly loads (an events handle changing the mask later);
+//! * `helper`: calls a helper at the entry of every method of the assembly its option
+//!   `assembly` names: `tests/programs/ProbeHelper.dll` (`via = "managed"`, the
+//!   default), through an AssemblyRef, TypeRefs, MemberRefs, a TypeSpec, a MethodSpec
+//!   and a user string defined when the module loads; or a Rust function of this
+//!   library through `calli` (`via = "native"`);
+//! * `facts`: records each assembly's module facts (framework, ReadyToRun, dynamic,
+//!   collectible, app domain) and keeps a data item on each assembly and app domain;
 //! * `nop`, `nop2`, `nop3`, `nop4`: each inserts a `nop` at the entry of every method
 //!   (option `filter`): the cheapest real edit, to measure what each further
 //!   instrumentation method costs (`examples/clr_bench.rs`).
@@ -66,15 +74,20 @@
 //! phases; then `ilrewrite: manager compilations N not-decoded N decoded N rolled-back N
 //! module-loads N`, `ilrewrite: wrap items made N dropped N` (module data items, and
 //! those dropped before shutdown: by module unloads), `ilrewrite: count methods N most
-//! N` (methods counted, most compilations of one) and `ilrewrite: NAME CALLBACK
+//! N` (methods counted, most compilations of one), `ilrewrite: NAME CALLBACK
 //! subscribed|unsubscribed N` per callback a hosted listener subscribed to or
-//! received.
+//! received; when hosted, `ilrewrite: helper modules N native-calls N method-defs N`
+//! and `ilrewrite: facts unknown N assembly-items N assembly-dropped N domain-items N
+//! domain-dropped N` with one `ilrewrite: fact ASSEMBLY framework=B ready-to-run=B
+//! dynamic=B collectible=B domain=NAME` per assembly (items dropped before shutdown:
+//! by unloads).
 //! `jitted` counts the compilations of methods an instrumentation method wanted (and
 //! `count` counted), `rewritten` those that handed a rewritten body over (for `decode`:
 //! encoded), `already` those of a method rewritten by an earlier compilation (a generic
 //! instantiation, a tier-up): both compile rewritten IL.
 
 mod common;
+mod helper;
 mod listener;
 mod modes;
 mod returns;
@@ -85,6 +98,9 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use ilrewrite::clr::{Configuration, Inlining, InstrumentationMethod, Manager};
 
+use helper::{
+    ASSEMBLY_ITEMS_DROPPED, DOMAIN_ITEMS_DROPPED, Facts, Helper, NATIVE_CALLS, NATIVE_METHOD_DEFS,
+};
 use listener::Listener;
 use modes::{Count, Decode, EveryMethod, Filtered, Identity, Nop};
 use returns::{Arithmetic, Faulty};
@@ -170,6 +186,8 @@ struct Offered {
     count: Arc<Count>,
     decode: Arc<EveryMethod<Decode>>,
     wrap: Arc<Wrap>,
+    helper: Arc<Helper>,
+    facts: Arc<Facts>,
     listeners: [Arc<Listener>; 2],
     all: Vec<Arc<dyn InstrumentationMethod>>,
 }
@@ -187,6 +205,8 @@ impl Offered {
             edit: Decode::default(),
         });
         let wrap = Arc::new(Wrap::new(settings.filter.clone(), settings.probes));
+        let helper = Arc::new(Helper::default());
+        let facts = Arc::new(Facts::default());
         let listeners = [
             Arc::new(Listener::new("listener")),
             Arc::new(Listener::new("listener2")),
@@ -204,6 +224,8 @@ impl Offered {
             Arc::new(Faulty::default()),
             listeners[0].clone(),
             listeners[1].clone(),
+            helper.clone(),
+            facts.clone(),
         ];
         for name in Nop::NAMES {
             all.push(Arc::new(EveryMethod {
@@ -215,6 +237,8 @@ impl Offered {
             count,
             decode,
             wrap,
+            helper,
+            facts,
             listeners,
             all,
         }
@@ -326,6 +350,27 @@ fn report(manager: &Manager, offered: &Offered, mode: &str) {
         offered.count.most.load(Relaxed)
     );
     let hosted = manager.names();
+    if hosted.contains(&"helper") {
+        eprintln!(
+            "ilrewrite: helper modules {} native-calls {} method-defs {}",
+            offered.helper.modules.load(Relaxed),
+            NATIVE_CALLS.load(Relaxed),
+            NATIVE_METHOD_DEFS.load(Relaxed)
+        );
+    }
+    if hosted.contains(&"facts") {
+        eprintln!(
+            "ilrewrite: facts unknown {} assembly-items {} assembly-dropped {} domain-items {} domain-dropped {}",
+            offered.facts.unknown.load(Relaxed),
+            offered.facts.assembly_items.load(Relaxed),
+            ASSEMBLY_ITEMS_DROPPED.load(Relaxed),
+            offered.facts.domain_items.load(Relaxed),
+            DOMAIN_ITEMS_DROPPED.load(Relaxed)
+        );
+        for line in offered.facts.lines() {
+            eprintln!("ilrewrite: fact {line}");
+        }
+    }
     for listener in &offered.listeners {
         if !hosted.contains(&listener.name()) {
             continue;

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
 use ilrewrite::body::MethodBody;
 use ilrewrite::clr::{
     AssemblyName, Candidate, Events, Instrumentation, InstrumentationMethod, Interest, MethodEdit,
-    ModuleLoad, ModuleMetadata, OptionKind, OptionSpec, Profiler, Start, mdToken,
+    ModuleLoad, ModuleMetadata, NativeCall, OptionKind, OptionSpec, Profiler, Start, mdToken,
 };
 use ilrewrite::sig::{MethodSig, TypeSig};
 use ilrewrite::transform::{InstrumentationCode, Snippet};
@@ -32,9 +32,6 @@ extern "C" fn on_enter() {
 extern "C" fn on_exit() {
     EXITS.fetch_add(1, Relaxed);
 }
-
-/// `unmanaged cdecl void()`: the signature of the `calli` to the native counters.
-const COUNTER_SIG: [u8; 3] = [0x01, 0x00, 0x01];
 
 /// The type and method the managed probes call: `int64 Add(int64&, int64)`.
 const INTERLOCKED: &str = "System.Threading.Interlocked";
@@ -64,13 +61,9 @@ impl Probes {
     }
 }
 
-/// `ldc.i8 address; conv.i; calli <token 0>`: a call of a native function.
-fn native_call(function: extern "C" fn()) -> Snippet {
-    let mut b = Snippet::builder();
-    b.push(Instruction::ldc_i8(function as usize as i64));
-    b.push(Instruction::simple(OpCode::ConvI));
-    b.token(OpCode::Calli, 0);
-    b.finish().expect("a valid snippet")
+/// A call of a native counter (`unmanaged cdecl void()`, from its type).
+fn native_call(function: extern "C" fn()) -> NativeCall {
+    NativeCall::new(function)
 }
 
 /// `Interlocked.Add(ref *counter, 1)`, its result dropped: `ldc.i8 address; conv.i;
@@ -105,7 +98,10 @@ fn store_byte() -> Snippet {
 fn counters(probes: Probes) -> Instrumentation {
     let (entry, exit) = match probes {
         Probes::Managed => (interlocked_add(&ENTERS), interlocked_add(&EXITS)),
-        Probes::Native => (native_call(on_enter), native_call(on_exit)),
+        Probes::Native => {
+            let call = |f| native_call(f).snippet(&[]).expect("a valid snippet");
+            (call(on_enter), call(on_exit))
+        }
         Probes::None => (Snippet::default(), store_byte()),
     };
     Instrumentation::new(InstrumentationCode {
@@ -161,8 +157,9 @@ impl ModuleProbes {
                 }
             }
             Probes::Native => ModuleProbes {
-                token: metadata
-                    .token_from_sig(&COUNTER_SIG)
+                // Both counters have the same signature: one token.
+                token: native_call(on_enter)
+                    .signature_token(metadata)
                     .map_err(|e| e.to_string()),
                 own: Vec::new(),
             },

@@ -78,8 +78,9 @@ pub const CONCURRENCY_CALLS: u64 = 164_129;
 /// methods may be compiled again at tier 1.
 pub const CONCURRENCY_COMPILATIONS: u64 = 2_225;
 
-/// The libraries among the sources (`<Name>.dll` in `bin/`, loaded by a program).
-pub const LIBRARIES: &[&str] = &["UnloadPlugin"];
+/// The libraries among the sources (`<Name>.dll` in `bin/`, loaded by a program, or
+/// by the code a profiler injects).
+pub const LIBRARIES: &[&str] = &["ProbeHelper", "UnloadPlugin"];
 
 /// The calls of the methods of namespace `Returns` in `Returns.exe`: `Main`, then 3
 /// rounds of 7 calls (derivation in `tests/programs/Returns.cs`).
