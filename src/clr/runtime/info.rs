@@ -196,71 +196,52 @@ impl ProfilerInfo {
     /// or unloading: `CORPROF_E_DATAINCOMPLETE`), or when the runtime asks for a longer
     /// buffer without saying a length longer than the one it was given.
     pub fn module_info(&self, module: ModuleID) -> ClrResult<ModuleInfo> {
-        /// `HRESULT_FROM_WIN32(ERROR_INSUFFICIENT_BUFFER)`: CoreCLR's answer when the name
-        /// does not fit, with the length it needs (terminating null included) in
-        /// `pcchName` and nothing written to the buffer (proftoeeinterfaceimpl.cpp,
-        /// `GetModuleInfo2`).
-        const INSUFFICIENT_BUFFER: HResult = HResult::from_u32(0x8007_007A);
         let method = if self.version >= 3 {
             "GetModuleInfo2"
         } else {
             "GetModuleInfo"
         };
-        let mut name = vec![0u16; 260];
-        loop {
-            let capacity = to_ulong(method, "module name buffer", name.len())?;
-            let (mut len, mut base, mut assembly, mut flags) = (0u32, core::ptr::null(), 0, 0);
-            let hr = if self.version >= 3 {
+        let (mut base, mut assembly, mut flags) = (core::ptr::null(), 0, 0);
+        let name = names::read_name(method, 260, |buf, capacity, len| {
+            if self.version >= 3 {
                 let v: &ICorProfilerInfo3Vtbl = self.at(method)?;
-                // SAFETY: a live ICorProfilerInfo3; `name` has `capacity` writable units
+                // SAFETY: a live ICorProfilerInfo3; `buf` has `capacity` writable units
                 // and the other out-pointers are valid locals.
-                unsafe {
+                Ok(unsafe {
                     (v.GetModuleInfo2)(
                         self.raw(),
                         module,
                         &mut base,
                         capacity,
-                        &mut len,
-                        name.as_mut_ptr(),
+                        len,
+                        buf,
                         &mut assembly,
                         &mut flags,
                     )
-                }
+                })
             } else {
                 let v: &ICorProfilerInfoVtbl = self.at(method)?;
-                // SAFETY: a live ICorProfilerInfo; `name` has `capacity` writable units
+                // SAFETY: a live ICorProfilerInfo; `buf` has `capacity` writable units
                 // and the other out-pointers are valid locals.
-                unsafe {
+                Ok(unsafe {
                     (v.GetModuleInfo)(
                         self.raw(),
                         module,
                         &mut base,
                         capacity,
-                        &mut len,
-                        name.as_mut_ptr(),
+                        len,
+                        buf,
                         &mut assembly,
                     )
-                }
-            };
-            // The length the runtime says the name needs, terminating null included.
-            let needed = from_ulong(method, "module name length", len)?;
-            // Asked for more room (or, from a runtime that truncates and succeeds, told
-            // of more): again with the length it needs. The length grows at each turn,
-            // so this ends.
-            if (hr == INSUFFICIENT_BUFFER || hr.is_ok()) && needed > name.len() {
-                name.resize(needed, 0);
-                continue;
+                })
             }
-            check(method, hr)?;
-            let text = &name[..needed.min(name.len())];
-            let text = text.strip_suffix(&[0]).unwrap_or(text);
-            return Ok(ModuleInfo {
-                name: String::from_utf16_lossy(text),
-                assembly,
-                base_address: base as usize,
-                flags,
-            });
-        }
+        })?;
+        Ok(ModuleInfo {
+            name,
+            assembly,
+            base_address: base as usize,
+            flags,
+        })
     }
 
     /// Appends to `out` the IL method body (header, code and sections) of MethodDef

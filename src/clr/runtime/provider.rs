@@ -5,9 +5,7 @@ use core::ffi::c_void;
 
 use super::error::{ClrError, ClrResult, check, to_ulong};
 use super::metadata::AssemblyName;
-use crate::clr::sys::{
-    AssemblyMetaData, CorPrfAssemblyReferenceInfo, ICorProfilerAssemblyReferenceProviderVtbl,
-};
+use crate::clr::sys::{CorPrfAssemblyReferenceInfo, ICorProfilerAssemblyReferenceProviderVtbl};
 
 /// Where a profiler announces the assembly references it will add to an assembly's
 /// modules (`ICorProfilerCallback6::GetAssemblyReferences`), so that a runtime that
@@ -42,14 +40,7 @@ impl AssemblyReferenceProvider {
             });
         }
         let name: Vec<u16> = assembly.name.encode_utf16().chain([0]).collect();
-        let [major, minor, build, revision] = assembly.version;
-        let metadata = AssemblyMetaData {
-            major_version: major,
-            minor_version: minor,
-            build_number: build,
-            revision_number: revision,
-            ..AssemblyMetaData::default()
-        };
+        let metadata = assembly.metadata();
         let key = assembly.public_key_token;
         let info = CorPrfAssemblyReferenceInfo {
             public_key_or_token: match key {

@@ -4,9 +4,27 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::method::Events;
 use crate::clr::runtime::{ClrError, ClrResult, ProfilerInfo};
 use crate::clr::sys::{CorPrfHighMonitor, CorPrfMonitor};
+
+/// The runtime events an instrumentation method needs (`COR_PRF_MONITOR` and
+/// `COR_PRF_HIGH_MONITOR` flags); the manager asks the runtime for the union of all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Events {
+    /// `COR_PRF_MONITOR` flags.
+    pub low: CorPrfMonitor,
+    /// `COR_PRF_HIGH_MONITOR` flags.
+    pub high: CorPrfHighMonitor,
+}
+
+impl Default for Events {
+    fn default() -> Events {
+        Events {
+            low: CorPrfMonitor::empty(),
+            high: CorPrfHighMonitor::empty(),
+        }
+    }
+}
 
 /// Every instrumentation method's events, and the runtime to tell their union.
 #[derive(Debug)]

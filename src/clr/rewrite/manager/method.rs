@@ -9,31 +9,12 @@ use super::super::items::{Containers, KeyedItems, downcast};
 use super::super::module::{ModuleState, row};
 use super::super::pipeline::MethodRewrite;
 use super::config::{OptionSpec, Options};
-use super::events::EventsHandle;
+use super::events::{Events, EventsHandle};
 use crate::body::MethodBody;
 use crate::clr::profiler::{Callbacks, Profiler};
 use crate::clr::runtime::{AssemblyName, ModuleFacts, ModuleMetadata, ProfilerInfo};
-use crate::clr::sys::{CorPrfHighMonitor, CorPrfMonitor, mdToken};
+use crate::clr::sys::mdToken;
 use crate::transform::SingleRet;
-
-/// The runtime events an instrumentation method needs (`COR_PRF_MONITOR` and
-/// `COR_PRF_HIGH_MONITOR` flags); the manager asks the runtime for the union of all.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Events {
-    /// `COR_PRF_MONITOR` flags.
-    pub low: CorPrfMonitor,
-    /// `COR_PRF_HIGH_MONITOR` flags.
-    pub high: CorPrfHighMonitor,
-}
-
-impl Default for Events {
-    fn default() -> Events {
-        Events {
-            low: CorPrfMonitor::empty(),
-            high: CorPrfHighMonitor::empty(),
-        }
-    }
-}
 
 /// Whether an instrumentation method edits a method ([`InstrumentationMethod::wants`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

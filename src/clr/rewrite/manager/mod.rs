@@ -80,11 +80,9 @@ mod method;
 pub use config::{
     ConfigError, Configuration, MethodEntry, OptionKind, OptionSpec, Options, Position,
 };
-pub use events::EventsHandle;
+pub use events::{Events, EventsHandle};
 pub use host::{Manager, ManagerCounts};
-pub use method::{
-    Candidate, Events, InstrumentationMethod, Interest, MethodEdit, ModuleLoad, Start,
-};
+pub use method::{Candidate, InstrumentationMethod, Interest, MethodEdit, ModuleLoad, Start};
 
 #[cfg(test)]
 mod tests;

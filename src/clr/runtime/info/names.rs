@@ -16,22 +16,26 @@ pub struct AssemblyInfo {
     pub manifest_module: ModuleID,
 }
 
-/// Calls `call(buffer, capacity, &mut needed)` until the name fits, and returns it.
+/// Calls `call(buffer, capacity, &mut needed)`, with room for `initial` units first,
+/// until the name fits, and returns it.
 ///
-/// Some of these methods truncate without failing when the buffer is short (CoreCLR
-/// 3.1's `GetAppDomainInfo`) and others answer `ERROR_INSUFFICIENT_BUFFER`; both say the
-/// length needed, terminating null included, and get it at the next turn. The length
-/// grows at each turn, so this ends.
-fn read_name(
+/// The runtime's answer when a name does not fit varies: CoreCLR 3.1's `GetModuleInfo2`
+/// writes nothing and answers `ERROR_INSUFFICIENT_BUFFER`, its `GetAppDomainInfo`
+/// truncates and succeeds; both say the length needed, terminating null included, and
+/// get it at the next turn. The length grows at each turn, so this ends; a runtime that
+/// asks for more room without saying a longer length gets the error.
+pub(super) fn read_name(
     method: &'static str,
-    mut call: impl FnMut(*mut u16, u32, &mut u32) -> HResult,
+    initial: usize,
+    mut call: impl FnMut(*mut u16, u32, &mut u32) -> ClrResult<HResult>,
 ) -> ClrResult<String> {
+    /// `HRESULT_FROM_WIN32(ERROR_INSUFFICIENT_BUFFER)`.
     const INSUFFICIENT_BUFFER: HResult = HResult::from_u32(0x8007_007A);
-    let mut name = vec![0u16; 128];
+    let mut name = vec![0u16; initial];
     loop {
         let capacity = to_ulong(method, "name buffer", name.len())?;
         let mut len = 0u32;
-        let hr = call(name.as_mut_ptr(), capacity, &mut len);
+        let hr = call(name.as_mut_ptr(), capacity, &mut len)?;
         let needed = from_ulong(method, "name length", len)?;
         if (hr == INSUFFICIENT_BUFFER || hr.is_ok()) && needed > name.len() {
             name.resize(needed, 0);
@@ -54,10 +58,10 @@ impl ProfilerInfo {
         const METHOD: &str = "GetAssemblyInfo";
         let v: &ICorProfilerInfoVtbl = self.at(METHOD)?;
         let (mut app_domain, mut manifest_module) = (0, 0);
-        let name = read_name(METHOD, |buf, capacity, len| {
+        let name = read_name(METHOD, 128, |buf, capacity, len| {
             // SAFETY: a live ICorProfilerInfo; `buf` has `capacity` writable units and
             // the other out-pointers are valid locals.
-            unsafe {
+            Ok(unsafe {
                 (v.GetAssemblyInfo)(
                     self.raw(),
                     assembly,
@@ -67,7 +71,7 @@ impl ProfilerInfo {
                     &mut app_domain,
                     &mut manifest_module,
                 )
-            }
+            })
         })?;
         Ok(AssemblyInfo {
             name,
@@ -86,12 +90,12 @@ impl ProfilerInfo {
         const METHOD: &str = "GetAppDomainInfo";
         let v: &ICorProfilerInfoVtbl = self.at(METHOD)?;
         let mut process = 0;
-        read_name(METHOD, |buf, capacity, len| {
+        read_name(METHOD, 128, |buf, capacity, len| {
             // SAFETY: a live ICorProfilerInfo; `buf` has `capacity` writable units and
             // the other out-pointers are valid locals.
-            unsafe {
+            Ok(unsafe {
                 (v.GetAppDomainInfo)(self.raw(), app_domain, capacity, len, buf, &mut process)
-            }
+            })
         })
     }
 }

@@ -38,6 +38,20 @@ impl AssemblyName<'static> {
     };
 }
 
+impl AssemblyName<'_> {
+    /// Its version as the metadata API takes it (culture neutral, no platforms).
+    pub(crate) fn metadata(&self) -> AssemblyMetaData {
+        let [major, minor, build, revision] = self.version;
+        AssemblyMetaData {
+            major_version: major,
+            minor_version: minor,
+            build_number: build,
+            revision_number: revision,
+            ..AssemblyMetaData::default()
+        }
+    }
+}
+
 /// A method of another assembly, or of this module's own, as a token this module's IL
 /// can call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,14 +165,7 @@ impl ModuleMetadata {
                 hr,
             })?;
         let name = wide(assembly.name);
-        let [major, minor, build, revision] = assembly.version;
-        let data = AssemblyMetaData {
-            major_version: major,
-            minor_version: minor,
-            build_number: build,
-            revision_number: revision,
-            ..AssemblyMetaData::default()
-        };
+        let data = assembly.metadata();
         let key_len = to_ulong(
             METHOD,
             "public key token length",
