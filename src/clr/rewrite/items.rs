@@ -263,7 +263,7 @@ mod tests {
     }
 
     /// Items on keyed containers are kept per owner and container, and dropped with
-    /// their container or all at once, from many threads at a time.
+    /// their container or all at once, from 32 threads at a time (the concurrency of the JIT test programs).
     #[test]
     fn keyed_items_dropped_with_their_container() {
         static KEYED_DROPPED: AtomicUsize = AtomicUsize::new(0);
@@ -275,7 +275,7 @@ mod tests {
         }
         let items = KeyedItems::default();
         std::thread::scope(|scope| {
-            for thread in 0..8usize {
+            for thread in 0..32usize {
                 let items = &items;
                 scope.spawn(move || {
                     for container in 0..100usize {
@@ -288,7 +288,7 @@ mod tests {
                 });
             }
         });
-        assert_eq!(items.len(), 800);
+        assert_eq!(items.len(), 3_200);
         // No owner 3: refused, handed back.
         assert!(
             items
@@ -300,7 +300,7 @@ mod tests {
         assert_eq!(KEYED_DROPPED.load(Ordering::SeqCst), 1 + 3);
         assert!(items.get(0x7f00_0000, 0).is_none());
         drop(items.take_all());
-        assert_eq!(KEYED_DROPPED.load(Ordering::SeqCst), 1 + 800 * 3);
+        assert_eq!(KEYED_DROPPED.load(Ordering::SeqCst), 1 + 3_200 * 3);
         assert_eq!(items.len(), 0);
     }
 }
