@@ -50,16 +50,18 @@ pub use sys as ffi;
 pub use com::ComPtr;
 pub use profiler::{Callback, CallbackObject, Callbacks, ClassFactory, Profiler, get_class_object};
 pub use rewrite::{
-    Candidate, ConfigError, Configuration, Delivery, Events, EventsHandle, Failure, FailureCause,
-    Filter, FirstJit, Inlining, Instrumentation, InstrumentationMethod, Interest, JitRewriter,
-    Manager, ManagerCounts, MethodEdit, MethodEntry, MethodRewrite, ModuleLoad, ModuleState,
-    NativeCall, NativeFunction, NativeReturn, NativeType, OptionKind, OptionSpec, Options, PHASES,
-    Phase, Position, RewriteOutcome, Start,
+    Candidate, ConfigError, Configuration, Delivery, Events, EventsHandle, FailedAt, Failure,
+    FailureCause, Filter, FirstJit, IlTarget, Inlining, Instrumentation, InstrumentationMethod,
+    Interest, JitRewriter, Manager, ManagerCounts, MethodEdit, MethodEntry, MethodKey,
+    MethodRecord, MethodRewrite, ModuleLoad, ModuleState, NativeCall, NativeFunction, NativeReturn,
+    NativeType, OptionKind, OptionSpec, Options, PHASES, Phase, Position, ReJitBatch, ReJitCall,
+    ReJitFailure, ReJitMachine, ReJitParameters, ReJitStage, ReloadPolicy, RewriteOutcome, Start,
 };
 pub use runtime::guard;
 pub use runtime::{
-    AssemblyInfo, AssemblyName, AssemblyReferenceProvider, ClrError, ClrResult, FunctionInfo,
-    InfoVtbl, MethodReference, ModuleFacts, ModuleInfo, ModuleMetadata, ProfilerInfo,
+    AssemblyInfo, AssemblyName, AssemblyReferenceProvider, ClrError, ClrResult, CodegenFlags,
+    CodegenFlagsError, FunctionControl, FunctionInfo, InfoVtbl, InlinerIl, MethodReference,
+    ModuleFacts, ModuleInfo, ModuleMetadata, ProfilerInfo,
 };
 pub use sys::{
     AppDomainID, AssemblyID, ClassID, ComVtable, CorPrfHighMonitor, CorPrfMonitor, FreeThreaded,

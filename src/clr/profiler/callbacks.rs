@@ -7,7 +7,7 @@
 
 use core::ffi::c_void;
 
-use crate::clr::runtime::{AssemblyReferenceProvider, ProfilerInfo};
+use crate::clr::runtime::{AssemblyReferenceProvider, FunctionControl, ProfilerInfo};
 use crate::clr::sys::enums::{
     CorPrfGcReason, CorPrfGcRootFlags, CorPrfGcRootKind, CorPrfJitCache, CorPrfSuspendReason,
     CorPrfTransitionReason,
@@ -272,14 +272,16 @@ macro_rules! for_each_callback {
                     rejit: ReJITID,
                     is_safe_to_block: bool,
                 );
-                /// The runtime asks for the new IL of MethodDef `method` of `module`,
-                /// re-JIT requested earlier: `control` is the
-                /// `ICorProfilerFunctionControl*` to give it to, valid during the call.
+                /// The runtime asks for the new IL of MethodDef `method` of `module`
+                /// (re-JIT requested earlier, or a caller that inlined a method
+                /// re-JIT-compiled with its inliners): give it, and the code-generation
+                /// flags, to `control`, lent for the call only. A failure makes the
+                /// runtime compile the method's default IL as this version.
                 GetReJITParameters => get_rejit_parameters(
                     module: ModuleID,
                     method: mdMethodDef,
-                    control: *mut c_void,
-                );
+                    control: &FunctionControl,
+                ), custom get_rejit_parameters_thunk;
                 ReJITCompilationFinished => rejit_compilation_finished(
                     function: FunctionID,
                     rejit: ReJITID,

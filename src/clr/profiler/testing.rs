@@ -1,7 +1,6 @@
 //! Test doubles for the profiler layer: a recording profiler, a panicking one, a fake
 //! runtime `IUnknown`, and a log capture.
 
-use core::ffi::c_void;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Once};
 
@@ -9,8 +8,8 @@ use super::callbacks::Profiler;
 use crate::clr::com::ComPtr;
 pub(crate) use crate::clr::com::fake::FakeUnknown;
 use crate::clr::log;
-use crate::clr::runtime::ProfilerInfo;
 use crate::clr::runtime::guard::CallContext;
+use crate::clr::runtime::{FunctionControl, ProfilerInfo};
 use crate::clr::sys::{
     ClassID, EventPipeProvider, FunctionID, Guid, HResult, ICorProfilerCallback11Vtbl,
     ICorProfilerCallbackVtbl, ModuleID, ReJITID, ThreadID, mdMethodDef,
@@ -219,11 +218,11 @@ impl Profiler for Recorder {
         &self,
         module: ModuleID,
         method: mdMethodDef,
-        control: *mut c_void,
+        control: &FunctionControl,
     ) -> Result<(), HResult> {
         self.record.push(
             "get_rejit_parameters",
-            &[module, method as usize, control as usize],
+            &[module, method as usize, control.as_raw() as usize],
         );
         Ok(())
     }

@@ -23,7 +23,7 @@ use crate::clr::com::ComPtr;
 use crate::clr::com::object::{self, ComObject};
 use crate::clr::log::{self, log_panic};
 use crate::clr::runtime::guard::CallbackScope;
-use crate::clr::runtime::{AssemblyReferenceProvider, ProfilerInfo};
+use crate::clr::runtime::{AssemblyReferenceProvider, FunctionControl, ProfilerInfo};
 use crate::clr::sys::callback::{
     ICorProfilerCallback2Vtbl, ICorProfilerCallback3Vtbl, ICorProfilerCallback4Vtbl,
     ICorProfilerCallback5Vtbl, ICorProfilerCallback6Vtbl, ICorProfilerCallback7Vtbl,
@@ -359,6 +359,31 @@ impl<P: Profiler> CallbackObject<P> {
             object
                 .profiler
                 .get_assembly_references(&path, &provider)
+                .into_hresult()
+        })
+    }
+
+    /// `GetReJITParameters`: the control typed, lent to the profiler for the call.
+    ///
+    /// # Safety
+    /// `this` as for [`Self::from_this`]; `control` null or a live
+    /// `ICorProfilerFunctionControl*`, valid while the callback runs (the runtime's
+    /// contract).
+    unsafe extern "system" fn get_rejit_parameters_thunk(
+        this: *mut c_void,
+        module: ModuleID,
+        method: mdMethodDef,
+        control: *mut c_void,
+    ) -> HResult {
+        // SAFETY: as in `initialize_thunk`.
+        let object = unsafe { Self::from_this(this) };
+        // SAFETY: the runtime's contract above: a control valid while the callback
+        // runs, lent by reference only.
+        let control = unsafe { FunctionControl::from_raw(control) };
+        dispatch("get_rejit_parameters", HResult::E_FAIL, || {
+            object
+                .profiler
+                .get_rejit_parameters(module, method, &control)
                 .into_hresult()
         })
     }

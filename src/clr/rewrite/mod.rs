@@ -17,6 +17,7 @@ mod native_call;
 mod outcome;
 mod pipeline;
 mod registry;
+mod rejit;
 mod states;
 
 pub use delivery::{Delivery, FirstJit};
@@ -31,6 +32,10 @@ pub use module::ModuleState;
 pub use native_call::{NativeCall, NativeFunction, NativeReturn, NativeType};
 pub use outcome::{Failure, FailureCause, Phase, RewriteOutcome};
 pub use pipeline::{MethodRewrite, PHASES};
+pub use rejit::{
+    FailedAt, IlTarget, MethodKey, MethodRecord, ReJitBatch, ReJitCall, ReJitFailure, ReJitMachine,
+    ReJitParameters, ReJitStage, ReloadPolicy,
+};
 
 #[cfg(test)]
 mod pipeline_tests;

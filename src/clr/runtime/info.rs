@@ -17,8 +17,10 @@ use crate::clr::sys::{
 use crate::ilmap::IlMap;
 
 mod names;
+mod rejit;
 
 pub use names::AssemblyInfo;
+pub use rejit::InlinerIl;
 
 /// The function, class, module and token of a `FunctionID`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -496,7 +498,7 @@ info_versions! {
 
 /// An IL map as the runtime takes it (`COR_IL_MAP[]`), owned by Rust: the runtime copies
 /// it during `SetILInstrumentedCodeMap` and keeps no pointer to it.
-struct MapArray(Box<[CorIlMap]>);
+pub(super) struct MapArray(Box<[CorIlMap]>);
 
 #[cfg(test)]
 /// Arrays made and dropped (for the test that none is left behind).
@@ -504,7 +506,7 @@ static MAP_ARRAYS: [core::sync::atomic::AtomicUsize; 2] =
     [const { core::sync::atomic::AtomicUsize::new(0) }; 2];
 
 impl MapArray {
-    fn new(map: &IlMap) -> MapArray {
+    pub(super) fn new(map: &IlMap) -> MapArray {
         #[cfg(test)]
         MAP_ARRAYS[0].fetch_add(1, core::sync::atomic::Ordering::SeqCst);
         MapArray(map.entries().iter().map(|&e| CorIlMap::from(e)).collect())
@@ -512,7 +514,7 @@ impl MapArray {
 
     /// The first entry (dangling but aligned for an empty map, which the runtime
     /// does not read).
-    fn as_ptr(&self) -> *mut CorIlMap {
+    pub(super) fn as_ptr(&self) -> *mut CorIlMap {
         self.0.as_ptr().cast_mut()
     }
 }

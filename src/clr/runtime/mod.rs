@@ -6,6 +6,7 @@
 
 mod error;
 mod facts;
+mod function_control;
 pub mod guard;
 mod info;
 mod metadata;
@@ -13,6 +14,7 @@ mod provider;
 
 pub use error::{ClrError, ClrResult};
 pub use facts::ModuleFacts;
-pub use info::{AssemblyInfo, FunctionInfo, InfoVtbl, ModuleInfo, ProfilerInfo};
+pub use function_control::{CodegenFlags, CodegenFlagsError, FunctionControl};
+pub use info::{AssemblyInfo, FunctionInfo, InfoVtbl, InlinerIl, ModuleInfo, ProfilerInfo};
 pub use metadata::{AssemblyName, MethodReference, ModuleMetadata};
 pub use provider::AssemblyReferenceProvider;

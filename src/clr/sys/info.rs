@@ -387,7 +387,8 @@ com_interface! {
             cb_new_il_method_header: u32,
             pb_new_il_method_header: *const u8,
         ) -> HResult;
-        /// Not implemented by the runtime (`E_NOTIMPL`).
+        /// Implemented by CoreCLR (copied; `CORPROF_E_DEBUGGING_DISABLED` without a
+        /// debugger interface); the .NET Framework 4.5 documented it as not implemented.
         fn SetILInstrumentedCodeMap(
             c_il_map_entries: u32,
             rg_il_map_entries: *mut CorIlMap,

@@ -18,7 +18,7 @@ use super::events::{EventMasks, Events, EventsHandle};
 use super::method::{Candidate, InstrumentationMethod, Interest, ModuleLoad, Owner, Start};
 use crate::clr::log;
 use crate::clr::profiler::{Callback, Profiler, for_each_callback};
-use crate::clr::runtime::{AssemblyName, AssemblyReferenceProvider, ProfilerInfo};
+use crate::clr::runtime::{AssemblyName, AssemblyReferenceProvider, FunctionControl, ProfilerInfo};
 use crate::clr::sys::enums::{
     CorPrfGcReason, CorPrfGcRootFlags, CorPrfGcRootKind, CorPrfJitCache, CorPrfSuspendReason,
     CorPrfTransitionReason,

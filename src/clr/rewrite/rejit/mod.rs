@@ -1,0 +1,12 @@
+//! ReJIT: changing what running methods execute. The state machine ([`ReJitMachine`]) that
+//! tracks, per method, what the profiler wants and where the runtime stands.
+
+mod machine;
+
+pub use machine::{
+    FailedAt, IlTarget, MethodKey, MethodRecord, ReJitBatch, ReJitCall, ReJitFailure, ReJitMachine,
+    ReJitParameters, ReJitStage, ReloadPolicy,
+};
+
+#[cfg(test)]
+mod machine_tests;
