@@ -17,14 +17,23 @@
 //!   `ProfilerInfo::module_info` gives it (`module: <path>`, or `module: failed ...`),
 //!   and changes nothing: the program may be run from a directory whose path does not
 //!   fit the 260 units first asked for.
+//! * `rejit`: when `Main` is compiled, a thread the profiler created requests a ReJIT
+//!   of `Get` (never called yet: a pre-ReJIT) while `Main` waits; in
+//!   `GetReJITParameters` the pipeline builds `Get`'s new version from its IL (`+ 2`
+//!   before the `ret`) with `JitRewriter::rejit` and hands it to the
+//!   `FunctionControl`: the program prints `answer 43`, and the ReJIT compilation is
+//!   reported with its ReJITID.
 //!
 //! Each case prints `ilrewrite-test: ...` lines to stderr as it observes things; at
 //! shutdown the profiler waits (briefly) for its own thread's answer in the `guard` case.
 
 use ilrewrite::clr::guard::spawn_profiler_thread;
-use ilrewrite::clr::{ClrError, HResult, JitRewriter, Profiler, ProfilerInfo};
-use ilrewrite::clr::{CorPrfHighMonitor, CorPrfMonitor, FunctionID, ModuleID};
+use ilrewrite::clr::{
+    ClrError, CodegenFlags, FunctionControl, HResult, JitRewriter, Profiler, ProfilerInfo, ReJITID,
+};
+use ilrewrite::clr::{CorPrfHighMonitor, CorPrfMonitor, FunctionID, ModuleID, mdMethodDef};
 use ilrewrite::disasm::method_name;
+use ilrewrite::graph::Incoming;
 use ilrewrite::transform::{InstrumentationCode, Instrumenter, Snippet};
 use ilrewrite::{Instruction, OpCode};
 use std::sync::mpsc::{Sender, channel};
@@ -76,7 +85,10 @@ struct Test {
 
 impl Profiler for Test {
     fn initialize(&self, info: ProfilerInfo) -> Result<(), HResult> {
-        let events = CorPrfMonitor::MONITOR_JIT_COMPILATION | CorPrfMonitor::DISABLE_INLINING;
+        let mut events = CorPrfMonitor::MONITOR_JIT_COMPILATION | CorPrfMonitor::DISABLE_INLINING;
+        if self.case == "rejit" {
+            events |= CorPrfMonitor::ENABLE_REJIT;
+        }
         info.set_event_mask(events, CorPrfHighMonitor::empty())
             .map_err(|_| HResult::E_FAIL)?;
         let _ = REWRITER.set(JitRewriter::new(info));
@@ -109,7 +121,16 @@ impl Profiler for Test {
             return Ok(());
         };
         let name = method_name(module.metadata(), token);
+        if self.case == "rejit" && (name.owner.as_str(), name.name.as_str()) == ("Program", "Main")
+        {
+            request_rejit_of_get(rewriter, module.id());
+            return Ok(());
+        }
         if (name.owner.as_str(), name.name.as_str()) != ("Answer", "Get") {
+            return Ok(());
+        }
+        if self.case == "rejit" {
+            report("rejit: Get compiled at its first JIT".to_string());
             return Ok(());
         }
         let _ = GET.set((module.id(), token));
@@ -177,6 +198,54 @@ impl Profiler for Test {
         Ok(())
     }
 
+    fn get_rejit_parameters(
+        &self,
+        module: ModuleID,
+        method: mdMethodDef,
+        control: &FunctionControl,
+    ) -> Result<(), HResult> {
+        let Some(rewriter) = REWRITER.get() else {
+            return Ok(());
+        };
+        let outcome = rewriter.rejit(module, method, control, CodegenFlags::NONE, |body, _| {
+            let rets: Vec<_> = body
+                .instrs
+                .opcodes()
+                .filter(|(_, op)| *op == OpCode::Ret)
+                .map(|(id, _)| id)
+                .collect();
+            for ret in rets {
+                body.insert_before(ret, Instruction::ldc_i4(2), Incoming::Keep)?;
+                body.insert_before(ret, Instruction::simple(OpCode::Add), Incoming::Keep)?;
+            }
+            Ok(true)
+        });
+        report(format!("rejit: parameters of 0x{method:08x}: {outcome}"));
+        Ok(())
+    }
+
+    fn rejit_compilation_finished(
+        &self,
+        _: FunctionID,
+        rejit: ReJITID,
+        status: HResult,
+        _: bool,
+    ) -> Result<(), HResult> {
+        report(format!("rejit: compiled as ReJITID {rejit}: {status:?}"));
+        Ok(())
+    }
+
+    fn rejit_error(
+        &self,
+        _: ModuleID,
+        method: mdMethodDef,
+        _: FunctionID,
+        status: HResult,
+    ) -> Result<(), HResult> {
+        report(format!("rejit: error for 0x{method:08x}: {status:?}"));
+        Ok(())
+    }
+
     fn shutdown(&self) {
         // The profiler's thread answers soon after `Get` is compiled; give it a moment.
         for _ in 0..200 {
@@ -190,6 +259,34 @@ impl Profiler for Test {
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
     }
+}
+
+/// Finds `Answer::Get` in `module` and has a thread of the profiler request its ReJIT,
+/// waiting until the request returned.
+fn request_rejit_of_get(rewriter: &'static JitRewriter, module: ModuleID) {
+    let Ok(state) = rewriter.module(module) else {
+        return;
+    };
+    let metadata = state.metadata();
+    let get = metadata
+        .find_type_def("Answer")
+        .ok()
+        .flatten()
+        .and_then(|answer| {
+            metadata
+                .find_method_def(answer, "Get", &[0x00, 0x00, 0x08])
+                .ok()
+        })
+        .flatten();
+    let Some(get) = get else {
+        report("rejit: Answer::Get not found".to_string());
+        return;
+    };
+    let requested = spawn_profiler_thread("ilrewrite-rejit", move || {
+        rewriter.info().request_rejit(&[(module, get)])
+    })
+    .map(|thread| thread.join());
+    report(format!("rejit: requested 0x{get:08x}: {requested:?}"));
 }
 
 impl Test {

@@ -256,6 +256,53 @@ fn the_runtime_runs_what_it_is_handed() {
     assert_ne!(under.status.code(), Some(41));
 }
 
+/// ReJIT through the crate's bindings in the real runtime: a pre-ReJIT of `Get`
+/// requested from a thread the profiler created (before `Get`'s first call), its IL
+/// built by the pipeline in `GetReJITParameters` and handed to the `FunctionControl`.
+/// The first call already runs the new version (`answer 43`). With tiering on, `Get`
+/// is never JIT-compiled from its original IL; with tiering off it is (and never run),
+/// then re-JIT-compiled, as the runtime's documentation of pre-ReJIT says.
+#[test]
+fn a_pre_rejit_runs_the_pipelines_il_from_the_first_call() {
+    let profiler = build_example_cdylib("test_profiler", &features());
+    for tiering in ["1", "0"] {
+        let out = run_profiled(
+            "Answer",
+            &profiler,
+            TEST,
+            &[
+                ("ILREWRITE_TEST", "rejit"),
+                ("COMPlus_TieredCompilation", tiering),
+            ],
+        );
+        let lines: Vec<&str> = out
+            .stderr
+            .lines()
+            .filter_map(|l| l.strip_prefix("ilrewrite-test: rejit: "))
+            .collect();
+        let mut expected = vec!["requested 0x06000002: Ok(Ok(Ok(())))"];
+        if tiering == "0" {
+            expected.push("Get compiled at its first JIT");
+        }
+        expected.push("parameters of 0x06000002: rewritten (6 bytes)");
+        assert_eq!(
+            lines[..expected.len()],
+            expected[..],
+            "tiering {tiering}: {}",
+            out.stderr
+        );
+        assert!(
+            lines.len() == expected.len() + 1
+                && lines[expected.len()].starts_with("compiled as ReJITID ")
+                && lines[expected.len()].ends_with("(S_OK)"),
+            "tiering {tiering}: {}",
+            out.stderr
+        );
+        assert_eq!(out.stdout, "answer 43\n", "tiering {tiering}");
+        assert_eq!(out.status.code(), Some(43));
+    }
+}
+
 /// A panic in the user's edit does not take the process down, and the method keeps
 /// its original IL.
 #[test]

@@ -55,7 +55,8 @@ pub use rewrite::{
     Interest, JitRewriter, Manager, ManagerCounts, MethodEdit, MethodEntry, MethodKey,
     MethodRecord, MethodRewrite, ModuleLoad, ModuleState, NativeCall, NativeFunction, NativeReturn,
     NativeType, OptionKind, OptionSpec, Options, PHASES, Phase, Position, ReJitBatch, ReJitCall,
-    ReJitFailure, ReJitMachine, ReJitParameters, ReJitStage, ReloadPolicy, RewriteOutcome, Start,
+    ReJitDelivery, ReJitFailure, ReJitMachine, ReJitParameters, ReJitStage, ReloadPolicy,
+    RewriteOutcome, Start,
 };
 pub use runtime::guard;
 pub use runtime::{

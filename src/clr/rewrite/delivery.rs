@@ -1,8 +1,9 @@
-//! Where the pipeline's IL comes from and where its result goes: [`Delivery`], and the
-//! first-JIT delivery through `ICorProfilerInfo` ([`FirstJit`]).
+//! Where the pipeline's IL comes from and where its result goes: [`Delivery`], the
+//! first-JIT delivery through `ICorProfilerInfo` ([`FirstJit`]), and the ReJIT delivery
+//! through `ICorProfilerFunctionControl` ([`ReJitDelivery`]).
 
 use super::module::ModuleState;
-use crate::clr::runtime::{ClrError, ModuleMetadata, ProfilerInfo};
+use crate::clr::runtime::{ClrError, CodegenFlags, FunctionControl, ModuleMetadata, ProfilerInfo};
 use crate::clr::sys::{FunctionID, mdToken};
 use crate::ilmap::IlMap;
 
@@ -87,5 +88,65 @@ impl Delivery for FirstJit<'_> {
 
     fn set_map(&self, function: FunctionID, map: &IlMap) -> Result<(), ClrError> {
         self.info.set_il_instrumented_code_map(function, map)
+    }
+}
+
+/// ReJIT delivery, from inside `GetReJITParameters`: the method's pristine IL (kept by
+/// the first-JIT rewrite, [`ModuleState::pristine_il`], or else the runtime's, which is
+/// then the file's), `GetTokenFromSig` (new LocalVarSigs are the one metadata change
+/// allowed there), and the new body, its code-generation flags and its IL map handed to
+/// the [`FunctionControl`] the runtime lent. Starting from the pristine IL is what makes
+/// every version the plan's IL on the file's, never on an earlier rewrite.
+#[derive(Debug, Clone, Copy)]
+pub struct ReJitDelivery<'a> {
+    info: &'a ProfilerInfo,
+    control: &'a FunctionControl,
+    flags: CodegenFlags,
+}
+
+impl<'a> ReJitDelivery<'a> {
+    /// The delivery through `info` and `control`, compiling with `flags`.
+    pub fn new(
+        info: &'a ProfilerInfo,
+        control: &'a FunctionControl,
+        flags: CodegenFlags,
+    ) -> ReJitDelivery<'a> {
+        ReJitDelivery {
+            info,
+            control,
+            flags,
+        }
+    }
+}
+
+impl Delivery for ReJitDelivery<'_> {
+    fn read_il(
+        &self,
+        module: &ModuleState,
+        token: mdToken,
+        out: &mut Vec<u8>,
+    ) -> Result<(), ClrError> {
+        match module.pristine_il(token) {
+            Some(il) => {
+                out.extend_from_slice(&il);
+                Ok(())
+            }
+            None => self.info.il_function_body(module.id(), token, out),
+        }
+    }
+
+    fn define_locals(&self, module: &ModuleState, blob: &[u8]) -> Result<mdToken, ClrError> {
+        module.metadata().token_from_sig(blob)
+    }
+
+    fn set_body(&self, _: &ModuleState, _: mdToken, body: &[u8]) -> Result<(), ClrError> {
+        if self.flags != CodegenFlags::NONE {
+            self.control.set_codegen_flags(self.flags)?;
+        }
+        self.control.set_il_function_body(body)
+    }
+
+    fn set_map(&self, _: FunctionID, map: &IlMap) -> Result<(), ClrError> {
+        self.control.set_il_instrumented_code_map(map)
     }
 }

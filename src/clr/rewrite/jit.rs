@@ -3,16 +3,16 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use super::delivery::FirstJit;
+use super::delivery::{FirstJit, ReJitDelivery};
 use super::instrumentation::Instrumentation;
 use super::module::ModuleState;
 use super::outcome::{Failure, Phase, RewriteOutcome};
-use super::pipeline::{self, Clock, MethodRewrite, PHASES, Timings};
+use super::pipeline::{self, Clock, MethodRewrite, Mode, PHASES, Timings};
 use super::registry::{Found, ModuleRegistry};
 use super::states::MethodState;
 use crate::body::MethodBody;
 use crate::clr::log;
-use crate::clr::runtime::{ClrError, ModuleMetadata, ProfilerInfo};
+use crate::clr::runtime::{ClrError, CodegenFlags, FunctionControl, ModuleMetadata, ProfilerInfo};
 use crate::clr::sys::{FunctionID, ModuleID, mdToken};
 
 /// Which methods a [`JitRewriter`] rewrites: a cheap check on the method's module and
@@ -267,6 +267,39 @@ impl JitRewriter {
         )
     }
 
+    /// Builds the IL of a ReJIT version of MethodDef `token` of `module` with `edit`,
+    /// from inside `GetReJITParameters`, and hands it to `control` with `flags`: the
+    /// same pipeline as a first JIT (decode, edit, verify, locals, encode, map), started
+    /// from the method's pristine IL ([`ReJitDelivery`]: keep it with
+    /// [`JitRewriter::with_pristine_il`] when methods are also rewritten at first JIT).
+    /// Nothing is claimed: every version is built. An edit that changes nothing hands
+    /// the pristine IL over as it is ([`RewriteOutcome::Unchanged`]): the version then
+    /// runs the file's IL. A refusal or failure hands nothing over; the caller then
+    /// hands over something else (the runtime would compile the method's default IL).
+    pub fn rejit<F>(
+        &self,
+        module: ModuleID,
+        token: mdToken,
+        control: &FunctionControl,
+        flags: CodegenFlags,
+        edit: F,
+    ) -> RewriteOutcome
+    where
+        F: FnOnce(&mut MethodBody, &mut MethodRewrite<'_>) -> crate::Result<bool>,
+    {
+        let mut clock = Clock::start(self.timings.as_deref());
+        let module = match self.module(module) {
+            Ok(module) => module,
+            Err(e) => return RewriteOutcome::Failed(Failure::new(Phase::Locate, e)),
+        };
+        let delivery = ReJitDelivery::new(&self.info, control, flags);
+        let outcome = pipeline::run(&delivery, &module, 0, token, Mode::ReJit, &mut clock, edit);
+        if outcome.key().is_some() {
+            self.log_outcome(0, Some((&module, token)), &outcome);
+        }
+        outcome
+    }
+
     /// Calls `f` with the state of every module it keeps now.
     pub(crate) fn for_each_module(&self, f: impl FnMut(&ModuleState)) {
         self.modules.for_each(f);
@@ -302,7 +335,9 @@ impl JitRewriter {
             &module,
             function,
             token,
-            self.keep_pristine,
+            Mode::FirstJit {
+                keep_pristine: self.keep_pristine,
+            },
             &mut clock,
             |body, method| edit(selected, body, method),
         );

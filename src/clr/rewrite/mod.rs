@@ -20,7 +20,7 @@ mod registry;
 mod rejit;
 mod states;
 
-pub use delivery::{Delivery, FirstJit};
+pub use delivery::{Delivery, FirstJit, ReJitDelivery};
 pub use instrumentation::Instrumentation;
 pub use jit::{Filter, Inlining, JitRewriter};
 pub use manager::{

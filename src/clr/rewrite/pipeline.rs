@@ -144,6 +144,25 @@ impl Clock<'_> {
     }
 }
 
+/// Which rewrite the pipeline runs: where a method's rewrite happens decides whether it
+/// is claimed and what an unchanged body means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// At a first JIT: the method is claimed (rewritten once, later compilations are
+    /// [`RewriteOutcome::AlreadyRewritten`]); an unchanged body hands nothing over (the
+    /// runtime compiles the IL it has); with `keep_pristine` the IL read is kept as the
+    /// method's pristine IL once a body is handed over.
+    FirstJit {
+        /// Keep the IL read ([`ModuleState::pristine_il`]).
+        keep_pristine: bool,
+    },
+    /// For a ReJIT version (`GetReJITParameters`): nothing is claimed (every version is
+    /// rewritten), and an unchanged body is handed over as read, since the version must
+    /// run the IL wanted, which is not necessarily the method's default IL. The IL read
+    /// is the pristine IL the delivery gives; nothing is kept.
+    ReJit,
+}
+
 /// Per-thread scratch space (JIT callbacks arrive on many threads at once; nothing here
 /// is shared, so nothing is locked).
 #[derive(Debug, Default)]
@@ -168,15 +187,15 @@ thread_local! {
 /// and a method rewritten already is [`RewriteOutcome::AlreadyRewritten`].
 ///
 /// The IL is what the delivery reads (the runtime's current IL at first JIT; a
-/// delivery for a later rewrite reads the pristine IL the module kept). With
-/// `keep_pristine`, the IL read is kept in the module as the method's pristine IL when
-/// the body is handed over.
+/// delivery for a later rewrite reads the pristine IL the module kept). `mode` says
+/// whether the method is claimed, whether an unchanged body is handed over, and whether
+/// the IL read is kept ([`Mode`]).
 pub(crate) fn run<M, D, F>(
     delivery: &D,
     module: &ModuleState<M>,
     function: FunctionID,
     token: mdToken,
-    keep_pristine: bool,
+    mode: Mode,
     clock: &mut Clock<'_>,
     edit: F,
 ) -> RewriteOutcome
@@ -186,15 +205,7 @@ where
     F: FnOnce(&mut MethodBody, &mut MethodRewrite<'_, M>) -> crate::Result<bool>,
 {
     match catch_unwind(AssertUnwindSafe(|| {
-        run_phases(
-            delivery,
-            module,
-            function,
-            token,
-            keep_pristine,
-            clock,
-            edit,
-        )
+        run_phases(delivery, module, function, token, mode, clock, edit)
     })) {
         Ok(outcome) => outcome,
         Err(payload) => {
@@ -215,7 +226,7 @@ fn run_phases<M, D, F>(
     module: &ModuleState<M>,
     function: FunctionID,
     token: mdToken,
-    keep_pristine: bool,
+    mode: Mode,
     clock: &mut Clock<'_>,
     edit: F,
 ) -> RewriteOutcome
@@ -229,13 +240,16 @@ where
     // at once must not both rewrite it (the second would get the first's IL), and the
     // second must not return before the first handed its body over (its compilation
     // would take the original IL).
-    let claim = match module.states.claim(row(token)) {
-        Some(Claim::Won(claim)) => claim,
-        Some(Claim::Rewritten) => return RewriteOutcome::AlreadyRewritten,
-        Some(Claim::TimedOut) => {
-            return fail(Phase::Locate, FailureCause::Busy(WAIT_LIMIT.as_secs()));
-        }
-        None => return fail(Phase::Locate, FailureCause::NoRow(token)),
+    let claim = match mode {
+        Mode::ReJit => None,
+        Mode::FirstJit { .. } => match module.states.claim(row(token)) {
+            Some(Claim::Won(claim)) => Some(claim),
+            Some(Claim::Rewritten) => return RewriteOutcome::AlreadyRewritten,
+            Some(Claim::TimedOut) => {
+                return fail(Phase::Locate, FailureCause::Busy(WAIT_LIMIT.as_secs()));
+            }
+            None => return fail(Phase::Locate, FailureCause::NoRow(token)),
+        },
     };
     SCRATCH.with(|scratch| {
         let Ok(mut scratch) = scratch.try_borrow_mut() else {
@@ -261,6 +275,13 @@ where
         };
         match edit(&mut s.body, &mut method) {
             Ok(true) => {}
+            Ok(false) if mode == Mode::ReJit => {
+                // The version gets the IL read, as it is.
+                return match delivery.set_body(module, token, &s.il) {
+                    Ok(()) => RewriteOutcome::Unchanged,
+                    Err(e) => fail(Phase::HandOver, e.into()),
+                };
+            }
             Ok(false) => return RewriteOutcome::Unchanged,
             Err(e @ (crate::Error::Unsupported { .. } | crate::Error::TailCallNotKept { .. })) => {
                 return RewriteOutcome::Refused(e);
@@ -315,10 +336,16 @@ where
         }
         // The runtime has the new body: every compilation of the method from now on
         // compiles it, whatever happens next. Its original IL stays reachable.
-        if keep_pristine {
+        if mode
+            == (Mode::FirstJit {
+                keep_pristine: true,
+            })
+        {
             module.keep_pristine_il(token, &s.il);
         }
-        claim.handed_over();
+        if let Some(claim) = claim {
+            claim.handed_over();
+        }
         clock.lap(6);
         let map_refused = map.and_then(|map| delivery.set_map(function, &map).err());
         clock.lap(7);

@@ -10,7 +10,7 @@ use super::delivery::Delivery;
 use super::instrumentation::Instrumentation;
 use super::module::ModuleState;
 use super::outcome::{FailureCause, Phase, RewriteOutcome};
-use super::pipeline::{self, Clock, MethodRewrite};
+use super::pipeline::{self, Clock, MethodRewrite, Mode};
 use crate::body::{Encoder, MethodBody};
 use crate::clr::runtime::ClrError;
 use crate::clr::sys::{FunctionID, HResult, mdToken};
@@ -134,7 +134,9 @@ where
         module,
         0x7700,
         token,
-        true,
+        Mode::FirstJit {
+            keep_pristine: true,
+        },
         &mut Clock::start(None),
         edit,
     )
@@ -395,7 +397,9 @@ fn a_rewrite_hands_over_body_and_map_and_keeps_the_pristine_il() {
         &module,
         1,
         token,
-        false,
+        Mode::FirstJit {
+            keep_pristine: false,
+        },
         &mut Clock::start(None),
         |b, _| add_nop(b),
     );
@@ -494,4 +498,68 @@ fn whole_programs_through_the_pipeline_are_rewritten_or_refused() {
             );
         }
     }
+}
+
+/// The ReJIT mode: every version is built (no claim), an unchanged edit hands the IL
+/// read over as it is (the version must run it, not the method's default IL), a refused
+/// edit hands nothing over, and no pristine IL is kept.
+#[test]
+fn rejit_versions_are_each_built_and_an_unchanged_one_gets_the_il_read() {
+    let asm = assembly("Answer.exe");
+    let token = token_of(asm, "Get");
+    let module = module(asm);
+    let rejit = |delivery: &TestDelivery, edit: &dyn Fn(&mut MethodBody) -> crate::Result<bool>| {
+        pipeline::run(
+            delivery,
+            &module,
+            0,
+            token,
+            Mode::ReJit,
+            &mut Clock::start(None),
+            |b, _| edit(b),
+        )
+    };
+    let first = TestDelivery::default();
+    assert!(rejit(&first, &add_nop).is_rewritten());
+    let second = TestDelivery::default();
+    assert!(rejit(&second, &add_nop).is_rewritten(), "no claim");
+    assert_eq!(
+        first.bodies.lock().unwrap()[&token],
+        second.bodies.lock().unwrap()[&token]
+    );
+    assert!(module.pristine_il(token).is_none() && !module.was_rewritten(token));
+
+    let unchanged = TestDelivery::default();
+    assert!(matches!(
+        rejit(&unchanged, &|_| Ok(false)),
+        RewriteOutcome::Unchanged
+    ));
+    assert_eq!(
+        unchanged.bodies.lock().unwrap().get(&token),
+        file_body(asm, token).as_ref(),
+        "the file's IL is handed over as read"
+    );
+    let refusing = TestDelivery {
+        fail: Some(Phase::HandOver),
+        ..Default::default()
+    };
+    assert!(matches!(
+        rejit(&refusing, &|_| Ok(false)),
+        RewriteOutcome::Failed(f) if f.phase == Phase::HandOver
+    ));
+
+    let refused = TestDelivery::default();
+    let outcome = rejit(&refused, &|_| {
+        Err(crate::Error::Unsupported { what: "a test" })
+    });
+    assert!(matches!(outcome, RewriteOutcome::Refused(_)), "{outcome}");
+    assert!(refused.bodies.lock().unwrap().is_empty());
+
+    // A first JIT after all that still claims and rewrites once.
+    let jit = TestDelivery::default();
+    assert!(run(&jit, &module, token, |b, _| add_nop(b)).is_rewritten());
+    assert!(matches!(
+        run(&jit, &module, token, |b, _| add_nop(b)),
+        RewriteOutcome::AlreadyRewritten
+    ));
 }
