@@ -7,10 +7,10 @@
 mod clr_support;
 
 use clr_support::{
-    CALL_TREE_CALLS, INLINING_CALLS, LIBRARIES, MANY_METHODS, PROGRAMS, RECURSION_CALLS, Summary,
-    TAIL_CALLS_CALLS, TAIL_CALLS_DEEP_CALLS, TAIL_CALLS_DEPTH, TAIL_CALLS_METHOD_CALLS,
-    TAIL_CALLS_STRUCT24_DEPTH, UNLOAD_PLUGIN_CALLS, command_for, exit_code, expected_stdout,
-    program, programs_dir, run_command, run_unprofiled,
+    CALL_TREE_CALLS, DIAL_EMITTED, DIAL_LATER, DIAL_ROUND, INLINING_CALLS, Interactive, LIBRARIES,
+    MANY_METHODS, PROGRAMS, RECURSION_CALLS, Summary, TAIL_CALLS_CALLS, TAIL_CALLS_DEEP_CALLS,
+    TAIL_CALLS_DEPTH, TAIL_CALLS_METHOD_CALLS, TAIL_CALLS_STRUCT24_DEPTH, UNLOAD_PLUGIN_CALLS,
+    command_for, exit_code, expected_stdout, program, programs_dir, run_command, run_unprofiled,
 };
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -193,6 +193,92 @@ fn tail_calls_counts_match_the_source() {
 #[test]
 fn answer() {
     assert_eq!(check("Answer"), "answer 41\n");
+}
+
+/// `Dial.exe` with stdin closed, as every test that runs each program sees it: `bye`.
+#[test]
+fn dial_at_eof() {
+    assert_eq!(check("Dial"), "bye\n");
+}
+
+/// `Dial.exe` fed the script `Dial.in` (its deterministic commands, ending with `quit`)
+/// prints `expected/Dial.in.out`.
+#[test]
+fn dial_script() {
+    let script = fs::read_to_string(programs_dir().join("Dial.in")).unwrap();
+    let mut dial = Interactive::start(command_for(&program("Dial")));
+    for line in script.lines() {
+        dial.send(line);
+    }
+    let out = dial.finish();
+    assert_eq!(out.code(), exit_code("Dial"), "stderr:\n{}", out.stderr);
+    let expected = fs::read_to_string(programs_dir().join("expected/Dial.in.out")).unwrap();
+    assert_eq!(out.stdout, expected);
+    assert_eq!(out.stderr, "");
+}
+
+/// `Dial.exe` driven command by command through [`Interactive`]: each answer, the
+/// threads of `start` and `stop` (which, unprofiled, see only the unprofiled values),
+/// commands it does not know, and `bye` with its exit code once stdin is closed.
+#[test]
+fn dial_interactive() {
+    let mut dial = Interactive::start(command_for(&program("Dial")));
+    let round: Vec<String> = DIAL_ROUND.iter().map(|(n, v)| format!("{n} {v}")).collect();
+    assert_eq!(dial.answer("round"), round);
+    assert_eq!(dial.answer("later"), [format!("Later {DIAL_LATER}")]);
+    assert_eq!(dial.answer("dynamic"), [format!("Emitted {DIAL_EMITTED}")]);
+    assert_eq!(dial.answer("dynamic"), [format!("Emitted {DIAL_EMITTED}")]);
+    assert_eq!(dial.answer("hot 1000"), ["hot 1000 sum 105000"]);
+    assert_eq!(dial.answer("stop"), ["not started"]);
+    assert_eq!(dial.answer("start 8"), ["started 8"]);
+    assert_eq!(dial.answer("start 2"), ["already started"]);
+    // The main thread's calls while the threads run.
+    assert_eq!(dial.answer("round"), round);
+    let stopped = dial.answer("stop");
+    let calls: u64 = stopped[0]
+        .strip_prefix("calls ")
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("{stopped:?}"));
+    assert!(calls >= 16, "{stopped:?}");
+    let seen: Vec<(&str, &str)> = stopped[1..]
+        .iter()
+        .map(|l| {
+            let words: Vec<&str> = l.split(' ').collect();
+            match words.as_slice() {
+                ["seen", name, value, "count", count] => {
+                    assert!(count.parse::<u64>().unwrap() > 0, "{l}");
+                    (*name, *value)
+                }
+                _ => panic!("{stopped:?}"),
+            }
+        })
+        .collect();
+    assert_eq!(seen, [("Caller", "105"), ("Plain", "10")], "{stopped:?}");
+    let counted: u64 = stopped[1..]
+        .iter()
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(counted, calls, "{stopped:?}");
+    assert_eq!(dial.answer("gc"), ["gc"]);
+    assert_eq!(dial.answer(""), Vec::<String>::new());
+    for bad in [
+        "frobnicate",
+        "hot",
+        "hot x",
+        "hot -1",
+        "start 0",
+        "start 65",
+        "round 1",
+    ] {
+        assert_eq!(dial.answer(bad), [format!("unknown {bad}")]);
+    }
+    // Threads still running at EOF are stopped silently.
+    assert_eq!(dial.answer("start 3"), ["started 3"]);
+    assert!(dial.stderr_so_far().is_empty(), "{}", dial.stderr_so_far());
+    let out = dial.finish();
+    assert_eq!(out.code(), exit_code("Dial"), "stderr:\n{}", out.stderr);
+    assert_eq!(out.stdout, "bye\n");
+    assert_eq!(out.stderr, "");
 }
 
 /// Every source has its binary and runtimeconfig in `bin/`, every binary its source,

@@ -36,7 +36,8 @@ use std::time::{Duration, Instant};
 /// times ([`UNLOAD_PLUGIN_CALLS`]); `Inlining` calls 32 small methods the JIT inlines
 /// ([`INLINING_CALLS`]). `Recursion` measures the stack a recursive method takes per
 /// level ([`RECURSION_CALLS`]) or recurses as deep as its argument says on a 1 MiB
-/// thread ([`RECURSION_DEEP`]).
+/// thread ([`RECURSION_DEEP`]). `Dial` is driven through stdin, one command a line
+/// (run it with [`Interactive`]); with stdin closed, as here, it prints only `bye`.
 pub const PROGRAMS: &[(&str, i32)] = &[
     ("Features", 11),
     ("Threads", 12),
@@ -52,6 +53,7 @@ pub const PROGRAMS: &[(&str, i32)] = &[
     ("Inlining", 26),
     ("Recursion", 27),
     ("Returns", 28),
+    ("Dial", 29),
     ("Answer", 41),
 ];
 
@@ -644,6 +646,17 @@ pub fn profile_dir() -> PathBuf {
     deps.parent().expect("the profile directory").to_path_buf()
 }
 
+/// Builds the example `name` of this package, a program (not a cdylib), with
+/// `features`, into the profile directory of this test binary and returns its path
+/// (`<profile dir>/examples/<name>`), as [`build_example_cdylib`] does for libraries.
+///
+/// # Panics
+///
+/// As [`build_example_cdylib`].
+pub fn build_example(name: &str, features: &[&str]) -> PathBuf {
+    build_example_cdylib_or_bin(name, features, false)
+}
+
 /// Builds the example `name` of this package, a cdylib, with `features`, into the
 /// profile directory of this test binary ([`profile_dir`]) and returns
 /// `<profile dir>/examples/lib<name>.so` (with the platform's prefix and suffix).
@@ -656,6 +669,10 @@ pub fn profile_dir() -> PathBuf {
 ///
 /// If cargo fails (with its output) or the cdylib is not there afterwards.
 pub fn build_example_cdylib(name: &str, features: &[&str]) -> PathBuf {
+    build_example_cdylib_or_bin(name, features, true)
+}
+
+fn build_example_cdylib_or_bin(name: &str, features: &[&str], cdylib: bool) -> PathBuf {
     let profile_dir = profile_dir();
     let target_dir = profile_dir.parent().expect("the target directory");
     let profile = profile_dir
@@ -689,15 +706,351 @@ pub fn build_example_cdylib(name: &str, features: &[&str]) -> PathBuf {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let lib = profile_dir.join("examples").join(format!(
-        "{}{name}{}",
-        std::env::consts::DLL_PREFIX,
-        std::env::consts::DLL_SUFFIX
-    ));
+    let lib = match cdylib {
+        true => profile_dir.join("examples").join(format!(
+            "{}{name}{}",
+            std::env::consts::DLL_PREFIX,
+            std::env::consts::DLL_SUFFIX
+        )),
+        false => profile_dir
+            .join("examples")
+            .join(format!("{name}{}", std::env::consts::EXE_SUFFIX)),
+    };
     assert!(
         lib.is_file(),
         "{cmd:?} succeeded but {} does not exist",
         lib.display()
     );
     lib
+}
+
+// ---------------------------------------------------------------------------------------
+// Interactive programs (`Dial.exe`)
+// ---------------------------------------------------------------------------------------
+
+/// What `Dial.exe` answers to `round` unprofiled: (name, value) of each line
+/// `NAME VALUE`, in order. `Caller` is `Dial.Inline::Caller`, which returns
+/// `Dial.Inline::Callee()` ([`DIAL_CALLEE`], inlined into it) + 100; the others are the
+/// methods of `Dial.Values` of that name (`Branches` called with 2). Derivation in
+/// `tests/programs/Dial.cs`.
+pub const DIAL_ROUND: &[(&str, i32)] = &[
+    ("Plain", 10),
+    ("Branches", 40),
+    ("Configured", 20),
+    ("Caller", 105),
+];
+
+/// What `Dial.Inline::Callee` returns: the part of `Caller`'s 105 that a change of the
+/// inlined method changes.
+pub const DIAL_CALLEE: i32 = 5;
+
+/// What `Dial.Values::Later` returns (`later` prints `Later 30`); nothing calls it
+/// before the first `later`.
+pub const DIAL_LATER: i32 = 30;
+
+/// What the dynamic method `Dyn.Emitted::Value` returns (`dynamic` prints `Emitted 7`).
+pub const DIAL_EMITTED: i32 = 7;
+
+/// A running program with piped stdin, stdout and stderr, driven line by line: the
+/// protocol of `Dial.exe` (a command a line; its answer, zero or more lines, ends with a
+/// line `done`).
+///
+/// A thread reads stdout into a channel of lines; another appends stderr to a buffer
+/// that [`Interactive::stderr_so_far`] and [`Interactive::wait_stderr_line`] read.
+/// Every wait is bounded by [`timeout`]; when one runs out, or the program ends
+/// before answering, the test panics with the whole exchange so far (the lines sent,
+/// prefixed with `> `, and the lines received) and the stderr. Dropping it kills the
+/// program if it is still running.
+///
+/// ```ignore
+/// let mut dial = Interactive::start(command_for(&program("Dial")));
+/// assert_eq!(dial.answer("later"), ["Later 30"]);
+/// let out = dial.finish();
+/// ```
+pub struct Interactive {
+    child: std::process::Child,
+    /// `None` once closed by [`Interactive::finish`].
+    stdin: Option<std::process::ChildStdin>,
+    /// Lines of stdout, each with its line terminator (`\n`) if it had one.
+    lines: std::sync::mpsc::Receiver<String>,
+    /// Everything on stderr so far.
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+    stdout_reader: Option<std::thread::JoinHandle<()>>,
+    stderr_reader: Option<std::thread::JoinHandle<()>>,
+    /// The lines sent (`> line`) and received, in order, for panic messages.
+    transcript: Vec<String>,
+    /// The command, for panic messages.
+    what: String,
+}
+
+impl Interactive {
+    /// Spawns `cmd` (e.g. from [`command_for`], with [`profile`] and more variables set)
+    /// with stdin, stdout and stderr piped.
+    ///
+    /// # Panics
+    ///
+    /// If it cannot be started.
+    pub fn start(mut cmd: Command) -> Interactive {
+        use std::io::BufRead;
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let what = format!("{cmd:?}");
+        let mut child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr_pipe = child.stderr.take().expect("piped stderr");
+        let (sender, lines) = std::sync::mpsc::channel();
+        let stdout_reader = std::thread::spawn(move || {
+            let mut reader = std::io::BufReader::new(stdout);
+            let mut bytes = Vec::new();
+            loop {
+                bytes.clear();
+                match reader.read_until(b'\n', &mut bytes) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        let line = String::from_utf8_lossy(&bytes).into_owned();
+                        if sender.send(line).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let buffer = std::sync::Arc::clone(&stderr);
+        let stderr_reader = std::thread::spawn(move || {
+            // Whole lines only (but the last, if it has no terminator), so that a line
+            // is never seen half-written.
+            let mut reader = std::io::BufReader::new(stderr_pipe);
+            let mut bytes = Vec::new();
+            loop {
+                bytes.clear();
+                match reader.read_until(b'\n', &mut bytes) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => buffer
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .push_str(&String::from_utf8_lossy(&bytes)),
+                }
+            }
+        });
+        Interactive {
+            child,
+            stdin,
+            lines,
+            stderr,
+            stdout_reader: Some(stdout_reader),
+            stderr_reader: Some(stderr_reader),
+            transcript: Vec::new(),
+            what,
+        }
+    }
+
+    /// The process id of the program (e.g. to find `/tmp/perf-<pid>.map`, or a control
+    /// socket named after it).
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Writes `line` and a `\n` to the program's stdin and flushes it, without waiting
+    /// for an answer.
+    ///
+    /// # Panics
+    ///
+    /// If stdin is closed or the write fails (the program has ended), with the exchange
+    /// so far and stderr.
+    pub fn send(&mut self, line: &str) {
+        use std::io::Write;
+        self.transcript.push(format!("> {line}"));
+        let result = match self.stdin.as_mut() {
+            Some(stdin) => stdin
+                .write_all(format!("{line}\n").as_bytes())
+                .and_then(|()| stdin.flush()),
+            None => Err(std::io::Error::other("stdin is closed")),
+        };
+        if let Err(e) = result {
+            self.fail(&format!("cannot send {line:?}: {e}"));
+        }
+    }
+
+    /// Sends `line` ([`Interactive::send`]) and returns the lines of the answer: those
+    /// received up to, not including, the next line `done` (without their line
+    /// terminators).
+    ///
+    /// # Panics
+    ///
+    /// If `done` has not arrived within [`timeout`] of sending, or stdout ends before
+    /// it (the program ended), with the exchange so far and stderr.
+    pub fn answer(&mut self, line: &str) -> Vec<String> {
+        self.send(line);
+        let deadline = Instant::now() + timeout();
+        let mut answer = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(raw) => {
+                    let text = raw
+                        .strip_suffix('\n')
+                        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+                        .unwrap_or(&raw)
+                        .to_owned();
+                    self.transcript.push(text.clone());
+                    if text == "done" {
+                        return answer;
+                    }
+                    answer.push(text);
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    self.fail(&format!("no `done` for {line:?} within {:?}", timeout()))
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    let status = self.wait_briefly();
+                    self.fail(&format!(
+                        "stdout ended before `done` for {line:?} (the program {status})"
+                    ))
+                }
+            }
+        }
+    }
+
+    /// Everything the program wrote on stderr so far.
+    pub fn stderr_so_far(&self) -> String {
+        self.stderr
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Waits until a line of stderr starts with `prefix` and returns the first such
+    /// line (of all stderr so far, not only what came since the last call), without
+    /// its terminator. Polls every 10 ms.
+    ///
+    /// # Panics
+    ///
+    /// After [`timeout`], or once the program has ended without such a line, with the
+    /// exchange so far and stderr.
+    pub fn wait_stderr_line(&self, prefix: &str) -> String {
+        self.wait_stderr_lines(prefix, 1).swap_remove(0)
+    }
+
+    /// Waits until at least `count` lines of stderr start with `prefix` and returns all
+    /// such lines so far (at least `count`), in order, without their terminators: for an
+    /// event the program reports once per occurrence. Polls every 10 ms.
+    ///
+    /// # Panics
+    ///
+    /// As [`Interactive::wait_stderr_line`].
+    pub fn wait_stderr_lines(&self, prefix: &str, count: usize) -> Vec<String> {
+        let deadline = Instant::now() + timeout();
+        loop {
+            // Read the reader's state before stderr, so that a line written just
+            // before the program ended is seen.
+            let ended = self
+                .stderr_reader
+                .as_ref()
+                .is_none_or(std::thread::JoinHandle::is_finished);
+            let found: Vec<String> = self
+                .stderr_so_far()
+                .lines()
+                .filter(|l| l.starts_with(prefix))
+                .map(str::to_owned)
+                .collect();
+            if found.len() >= count {
+                return found;
+            }
+            if ended {
+                self.fail(&format!(
+                    "stderr ended with {} of {count} lines starting with {prefix:?}",
+                    found.len()
+                ));
+            }
+            if Instant::now() >= deadline {
+                self.fail(&format!(
+                    "{} of {count} lines starting with {prefix:?} on stderr after {:?}",
+                    found.len(),
+                    timeout()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Closes stdin (the program sees EOF) and waits for the program to end, within
+    /// [`timeout`]; returns its status, the stdout lines not yet returned by
+    /// [`Interactive::answer`] (as written, terminators included) and all of stderr.
+    ///
+    /// # Panics
+    ///
+    /// If it does not end within [`timeout`] (it is killed), with the exchange so far
+    /// and stderr.
+    pub fn finish(mut self) -> Output {
+        drop(self.stdin.take());
+        let limit = timeout();
+        let start = Instant::now();
+        let status = loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if start.elapsed() >= limit => {
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    self.fail(&format!("it did not end within {limit:?} of closing stdin"));
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+                Err(e) => self.fail(&format!("cannot wait for it: {e}")),
+            }
+        };
+        // The pipes reach EOF when the process is gone.
+        if let Some(reader) = self.stdout_reader.take() {
+            reader.join().expect("the stdout reader panicked");
+        }
+        if let Some(reader) = self.stderr_reader.take() {
+            reader.join().expect("the stderr reader panicked");
+        }
+        let stdout: String = self.lines.try_iter().collect();
+        Output {
+            status,
+            stdout,
+            stderr: self.stderr_so_far(),
+        }
+    }
+
+    /// The status after at most a second's wait, as text, for a message.
+    fn wait_briefly(&mut self) -> String {
+        let start = Instant::now();
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => return format!("ended: {status}"),
+                Ok(None) if start.elapsed() >= Duration::from_secs(1) => {
+                    return "is still running".to_owned();
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+                Err(e) => return format!("cannot be waited for: {e}"),
+            }
+        }
+    }
+
+    /// Panics with `why`, the exchange so far, the stdout lines not yet read, and
+    /// stderr.
+    fn fail(&self, why: &str) -> ! {
+        let pending: String = self.lines.try_iter().collect();
+        panic!(
+            "{}: {why}\nexchange:\n{}\nstdout not yet read:\n{pending}\nstderr:\n{}",
+            self.what,
+            self.transcript.join("\n"),
+            self.stderr_so_far()
+        );
+    }
+}
+
+impl Drop for Interactive {
+    /// Kills the program if it is still running (a test that panicked mid-exchange).
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
 }

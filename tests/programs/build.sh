@@ -58,6 +58,7 @@ cs Concurrency
 cs Inlining
 cs Recursion -unsafe
 cs Returns
+cs Dial
 # A library, no runtimeconfig: the helper the sample profiler's `helper` method calls.
 mcs -nologo -sdk:4.5 -target:library -optimize+ -debug- -warnaserror+ \
     -out:"$out/ProbeHelper.dll" ProbeHelper.cs
