@@ -25,7 +25,8 @@
 //!    points a profiler `cdylib` exports.
 //! 5. `rewrite`: the rewrite pipeline, separate from its [`Delivery`] (first JIT:
 //!    [`FirstJit`]); [`JitRewriter`], which rewrites methods as the JIT compiles them;
-//!    per-module state freed when its module unloads; typed outcomes. No `unsafe` there
+//!    per-module state freed when its module unloads; typed outcomes; the live dial's
+//!    control channel ([`dial`], Unix). No `unsafe` there
 //!    (`#![forbid(unsafe_code)]`): it reaches the runtime only through the floors below.
 //!
 //! [`log`], where the layer reports what it cannot return (panics, failed starts), may be
@@ -49,6 +50,8 @@ pub use sys as ffi;
 
 pub use com::ComPtr;
 pub use profiler::{Callback, CallbackObject, Callbacks, ClassFactory, Profiler, get_class_object};
+#[cfg(unix)]
+pub use rewrite::control as dial;
 pub use rewrite::{
     Candidate, ConfigError, Configuration, Delivery, Events, EventsHandle, FailedAt, Failure,
     FailureCause, Filter, FirstJit, IlTarget, Inlining, Instrumentation, InstrumentationMethod,

@@ -7,6 +7,8 @@
 //! asks of the runtime goes through the floors below.
 #![forbid(unsafe_code)]
 
+#[cfg(unix)]
+pub mod control;
 mod delivery;
 mod instrumentation;
 mod items;

@@ -1,0 +1,170 @@
+//! What one line of the dial means ([`Command`], naming methods by [`Selector`]) and
+//! what carries it out ([`Dial`]).
+
+use core::fmt;
+
+use crate::clr::runtime::CodegenFlags;
+
+/// Which methods a command names: every method called `method` (all overloads) of the
+/// type whose full name is `type_name` (`Namespace.Type`, nested types as
+/// `Namespace.Outer/Inner`), in every loaded module that defines that type; or every
+/// method of the type when `method` is `None` (written `Namespace.Type::*`).
+///
+/// [`parse`](super::parse) gives only selectors whose type name is non-empty, holds no
+/// whitespace, control character, `:`, `+` or `*`, and has no empty part between its
+/// `.` and `/` separators; and whose method name is non-empty and holds no whitespace,
+/// control character, `:` or `*`. [`Display`](fmt::Display) writes it as parsed.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Selector {
+    /// The type's full name.
+    pub type_name: String,
+    /// The method's name; `None` for every method of the type.
+    pub method: Option<String>,
+}
+
+impl Selector {
+    /// Every method called `method` of type `type_name`.
+    pub fn method(type_name: impl Into<String>, method: impl Into<String>) -> Selector {
+        Selector {
+            type_name: type_name.into(),
+            method: Some(method.into()),
+        }
+    }
+
+    /// Every method of type `type_name`.
+    pub fn every_method(type_name: impl Into<String>) -> Selector {
+        Selector {
+            type_name: type_name.into(),
+            method: None,
+        }
+    }
+}
+
+/// `Type::Method`, or `Type::*` for every method.
+impl fmt::Display for Selector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let method = self.method.as_deref().unwrap_or("*");
+        write!(f, "{}::{method}", self.type_name)
+    }
+}
+
+/// One command of the dial, as parsed from one line.
+///
+/// [`Display`](fmt::Display) writes the line that [`parse`](super::parse) reads back as
+/// the same command (for a command `parse` gave).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// `instrument SELECTOR METHOD [KEY=VALUE ...]`: the selected methods run the
+    /// configured instrumentation plus instrumentation method `method` with these
+    /// options (checked against what it declares), from their next call. The key
+    /// `flags` is not an option: it sets the code-generation flags
+    /// (`none`, `no-inlining`, `no-optimizations`, or both joined by a comma).
+    Instrument {
+        /// The methods.
+        selector: Selector,
+        /// The instrumentation method's name.
+        method: String,
+        /// Its options, as written (`key`, `value`), in order.
+        options: Vec<(String, String)>,
+        /// The code-generation flags (`flags=`; none by default).
+        flags: CodegenFlags,
+    },
+    /// `revert SELECTOR`: back to what their first JIT gives (the configured
+    /// instrumentation only, no flags).
+    Revert {
+        /// The methods.
+        selector: Selector,
+    },
+    /// `original SELECTOR`: the file's own IL, without any instrumentation (also the
+    /// configured one).
+    Original {
+        /// The methods.
+        selector: Selector,
+    },
+    /// `flags SELECTOR FLAGS`: what they run now, compiled with these flags.
+    Flags {
+        /// The methods.
+        selector: Selector,
+        /// The flags.
+        flags: CodegenFlags,
+    },
+    /// `state`: one line per method the dial or the runtime has a record of.
+    State,
+    /// `help`: the commands.
+    Help,
+}
+
+impl Command {
+    /// The command's first word (`instrument`, `revert`, `original`, `flags`, `state`,
+    /// `help`).
+    pub fn verb(&self) -> &'static str {
+        match self {
+            Command::Instrument { .. } => "instrument",
+            Command::Revert { .. } => "revert",
+            Command::Original { .. } => "original",
+            Command::Flags { .. } => "flags",
+            Command::State => "state",
+            Command::Help => "help",
+        }
+    }
+
+    /// The methods it names; `None` for `state` and `help`.
+    pub fn selector(&self) -> Option<&Selector> {
+        match self {
+            Command::Instrument { selector, .. }
+            | Command::Revert { selector }
+            | Command::Original { selector }
+            | Command::Flags { selector, .. } => Some(selector),
+            Command::State | Command::Help => None,
+        }
+    }
+}
+
+/// The command's line: its words joined by single spaces; `instrument` writes its
+/// options in order, then `flags=...` unless the flags are none.
+impl fmt::Display for Command {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.verb())?;
+        if let Some(selector) = self.selector() {
+            write!(f, " {selector}")?;
+        }
+        match self {
+            Command::Instrument {
+                method,
+                options,
+                flags,
+                ..
+            } => {
+                write!(f, " {method}")?;
+                for (key, value) in options {
+                    write!(f, " {key}={value}")?;
+                }
+                if *flags != CodegenFlags::NONE {
+                    write!(f, " flags={flags}")?;
+                }
+                Ok(())
+            }
+            Command::Flags { flags, .. } => write!(f, " {flags}"),
+            Command::Revert { .. } | Command::Original { .. } | Command::State | Command::Help => {
+                Ok(())
+            }
+        }
+    }
+}
+
+/// What carries the dial's commands out.
+///
+/// The [`ControlServer`](super::ControlServer) calls [`execute`](Dial::execute) for
+/// every line that parses (`help` included: [`help_lines`](super::help_lines) is the
+/// channel's text for it), from one thread per connection, so calls from two
+/// connections may run at once. A panic is caught and answered as an internal error.
+pub trait Dial: Send + Sync {
+    /// Carries `command` out. `Ok` holds the answer's lines (each without a newline;
+    /// the channel ends them with a final `ok` line), `Err` one line saying why
+    /// nothing was changed.
+    ///
+    /// # Errors
+    /// A command that cannot be carried out (an unknown instrumentation method, an
+    /// option it refuses, a selector that names no loaded method): nothing changed.
+    fn execute(&self, command: &Command) -> Result<Vec<String>, String>;
+}

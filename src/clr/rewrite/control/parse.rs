@@ -1,0 +1,343 @@
+//! The dial's grammar: one line, one [`Command`] ([`parse`]), and its description
+//! ([`help_lines`]). Pure: no I/O.
+
+use crate::clr::runtime::{CodegenFlags, CodegenFlagsError};
+
+use super::command::{Command, Selector};
+
+/// The longest line the dial reads: 4,096 bytes, without the `\n` that ends it (a
+/// `\r` before it counts).
+pub const MAX_LINE: usize = 4096;
+
+/// The commands, for error messages.
+const COMMANDS: &str = "instrument, revert, original, flags, state, help";
+
+const INSTRUMENT: &str = "instrument SELECTOR METHOD [KEY=VALUE ...]";
+const REVERT: &str = "revert SELECTOR";
+const ORIGINAL: &str = "original SELECTOR";
+const FLAGS: &str = "flags SELECTOR FLAGS";
+const STATE: &str = "state";
+const HELP: &str = "help";
+
+/// Why a line is not a command. Its [`Display`](core::fmt::Display) is one line (the
+/// words it quotes are escaped) saying what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ParseError {
+    /// No word (nothing, or only spaces and tabs).
+    #[error("empty line (commands: {COMMANDS})")]
+    Empty,
+    /// More than [`MAX_LINE`] bytes.
+    #[error("line of {0} bytes; at most {MAX_LINE} are read")]
+    TooLong(usize),
+    /// Bytes that are not UTF-8 (found by the server, which reads bytes): the offset of
+    /// the first invalid byte.
+    #[error("line is not UTF-8 (invalid byte at offset {0})")]
+    NotUtf8(usize),
+    /// A control or whitespace character other than the separators (space and tab) and
+    /// a final `\r`.
+    #[error(
+        "character {ch:?} at byte {at}: words are separated by spaces or tabs and hold no other whitespace or control character"
+    )]
+    BadCharacter {
+        /// The character.
+        ch: char,
+        /// Its byte offset in the line.
+        at: usize,
+    },
+    /// A first word that is not a command.
+    #[error("unknown command {0:?} (commands: {COMMANDS})")]
+    UnknownCommand(String),
+    /// A command without a word it needs.
+    #[error("`{command}` needs {what} (usage: {usage})")]
+    Missing {
+        /// The command.
+        command: &'static str,
+        /// What is missing.
+        what: &'static str,
+        /// The command's usage.
+        usage: &'static str,
+    },
+    /// A command with more words than it takes.
+    #[error("`{command}` takes no more words, got {extra:?} (usage: {usage})")]
+    ExtraWords {
+        /// The command.
+        command: &'static str,
+        /// The first word too many.
+        extra: String,
+        /// The command's usage.
+        usage: &'static str,
+    },
+    /// A selector that names no method.
+    #[error("selector {selector:?}: {why}")]
+    BadSelector {
+        /// The word.
+        selector: String,
+        /// Why.
+        why: &'static str,
+    },
+    /// An instrumentation method's name with characters other than ASCII letters,
+    /// digits, `_` and `-`.
+    #[error(
+        "instrumentation method name {0:?}: only ASCII letters, digits, `_` and `-` (a KEY=VALUE option comes after the name)"
+    )]
+    BadMethodName(String),
+    /// An option word that is not `KEY=VALUE` with a valid key and a non-empty value.
+    #[error("option {word:?}: {why}")]
+    BadOption {
+        /// The word.
+        word: String,
+        /// Why.
+        why: &'static str,
+    },
+    /// A key given twice (`flags` included).
+    #[error("option key {0:?} given twice")]
+    DuplicateKey(String),
+    /// Code-generation flags that do not parse.
+    #[error("flags {value:?}: {source}")]
+    BadFlags {
+        /// The word.
+        value: String,
+        /// Why.
+        source: CodegenFlagsError,
+    },
+}
+
+/// Parses one line (without its `\n`; a final `\r` is ignored) into a [`Command`].
+///
+/// The grammar: words separated by ASCII spaces and tabs (leading, trailing and
+/// repeated separators are ignored), the first one the command, lowercase:
+///
+/// * `instrument SELECTOR METHOD [KEY=VALUE ...]`: METHOD is ASCII letters, digits,
+///   `_` and `-`; a KEY is a letter or `_` followed by letters, digits or `_`, given at
+///   most once; a VALUE is non-empty (it may hold `=`). The key `flags` is not an
+///   option: its value is the code-generation flags, as in `flags`.
+/// * `revert SELECTOR`, `original SELECTOR`.
+/// * `flags SELECTOR FLAGS`: FLAGS is `none`, or `no-inlining`, `no-optimizations`
+///   joined by commas.
+/// * `state`, `help`.
+///
+/// A SELECTOR is `TYPE::METHOD` or `TYPE::*` (every method), split at the last `::`.
+/// TYPE is the full name, `Namespace.Type`, nested types `Namespace.Outer/Inner`
+/// (generic arity as in metadata: ``List`1``); no `:`, `+` or `*`, no empty part between
+/// `.` and `/`, and it neither starts nor ends with one. METHOD is any non-empty word
+/// without `:` or `*` (`.ctor`, `<Main>$` are fine).
+///
+/// # Errors
+/// [`ParseError`] for a line longer than [`MAX_LINE`] bytes, a control or whitespace
+/// character inside the line, no word, an unknown command, a missing or extra word, or
+/// a word that does not read as the command says.
+pub fn parse(line: &str) -> Result<Command, ParseError> {
+    if line.len() > MAX_LINE {
+        return Err(ParseError::TooLong(line.len()));
+    }
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    if let Some((at, ch)) = line
+        .char_indices()
+        .find(|&(_, c)| !is_separator(c) && (c.is_control() || c.is_whitespace()))
+    {
+        return Err(ParseError::BadCharacter { ch, at });
+    }
+    let mut words = line.split(is_separator).filter(|w| !w.is_empty());
+    let Some(verb) = words.next() else {
+        return Err(ParseError::Empty);
+    };
+    let command = match verb {
+        "instrument" => {
+            let selector = selector(&mut words, "instrument", INSTRUMENT)?;
+            let method = next(
+                &mut words,
+                "instrument",
+                "an instrumentation method",
+                INSTRUMENT,
+            )?;
+            if !method
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            {
+                return Err(ParseError::BadMethodName(method.to_string()));
+            }
+            let (options, flags) = options(words)?;
+            return Ok(Command::Instrument {
+                selector,
+                method: method.to_string(),
+                options,
+                flags,
+            });
+        }
+        "revert" => Command::Revert {
+            selector: selector(&mut words, "revert", REVERT)?,
+        },
+        "original" => Command::Original {
+            selector: selector(&mut words, "original", ORIGINAL)?,
+        },
+        "flags" => {
+            let selector = selector(&mut words, "flags", FLAGS)?;
+            let value = next(&mut words, "flags", "the flags", FLAGS)?;
+            Command::Flags {
+                selector,
+                flags: flags(value)?,
+            }
+        }
+        "state" => Command::State,
+        "help" => Command::Help,
+        other => return Err(ParseError::UnknownCommand(other.to_string())),
+    };
+    match words.next() {
+        None => Ok(command),
+        Some(extra) => Err(ParseError::ExtraWords {
+            command: command.verb(),
+            extra: extra.to_string(),
+            usage: usage(&command),
+        }),
+    }
+}
+
+/// One line per command, then how a selector is written: the answer to `help`. No
+/// line is `ok` or starts with `error:`.
+pub fn help_lines() -> Vec<String> {
+    [
+        "instrument SELECTOR METHOD [KEY=VALUE ...]  run the configured instrumentation plus instrumentation method METHOD with these options; the key flags=FLAGS sets the code-generation flags",
+        "revert SELECTOR  back to what the first JIT gives (the configured instrumentation, no flags)",
+        "original SELECTOR  the file's own IL, without any instrumentation",
+        "flags SELECTOR FLAGS  what runs now, compiled with FLAGS: none, or no-inlining and no-optimizations joined by a comma",
+        "state  one line per method the dial or the runtime has a record of",
+        "help  this text",
+        "SELECTOR is Namespace.Type::Method (every overload) or Namespace.Type::* (every method); nested types are Namespace.Outer/Inner",
+        "changes take effect at each method's next call; each line is answered by its lines, then ok or error: WHY",
+    ]
+    .into_iter()
+    .map(str::to_string)
+    .collect()
+}
+
+fn is_separator(c: char) -> bool {
+    c == ' ' || c == '\t'
+}
+
+fn usage(command: &Command) -> &'static str {
+    match command {
+        Command::Instrument { .. } => INSTRUMENT,
+        Command::Revert { .. } => REVERT,
+        Command::Original { .. } => ORIGINAL,
+        Command::Flags { .. } => FLAGS,
+        Command::State => STATE,
+        Command::Help => HELP,
+    }
+}
+
+fn next<'a>(
+    words: &mut impl Iterator<Item = &'a str>,
+    command: &'static str,
+    what: &'static str,
+    usage: &'static str,
+) -> Result<&'a str, ParseError> {
+    words.next().ok_or(ParseError::Missing {
+        command,
+        what,
+        usage,
+    })
+}
+
+fn selector<'a>(
+    words: &mut impl Iterator<Item = &'a str>,
+    command: &'static str,
+    usage: &'static str,
+) -> Result<Selector, ParseError> {
+    parse_selector(next(words, command, "a selector", usage)?)
+}
+
+/// A selector word (the line's checks for whitespace and control characters done).
+fn parse_selector(word: &str) -> Result<Selector, ParseError> {
+    let bad = |why| {
+        Err(ParseError::BadSelector {
+            selector: word.to_string(),
+            why,
+        })
+    };
+    let Some((type_name, method)) = word.rsplit_once("::") else {
+        return bad("not TYPE::METHOD or TYPE::* (for example App.Orders::Place)");
+    };
+    if type_name.is_empty() {
+        return bad("no type name before `::`");
+    }
+    if type_name.contains(':') {
+        return bad("`:` in the type name");
+    }
+    if type_name.contains('+') {
+        return bad("nested types are written Outer/Inner, not with `+`");
+    }
+    if type_name.contains('*') {
+        return bad("`*` in the type name (it stands only for a whole method name)");
+    }
+    if type_name.starts_with(['.', '/']) || type_name.ends_with(['.', '/']) {
+        return bad("the type name starts or ends with `.` or `/`");
+    }
+    if type_name.split(['.', '/']).any(str::is_empty) {
+        return bad("an empty part in the type name (`..`, `./`, `/.` or `//`)");
+    }
+    if method.is_empty() {
+        return bad("no method name after `::` (TYPE::* names every method)");
+    }
+    if method.contains(':') {
+        return bad("`:` in the method name");
+    }
+    if method == "*" {
+        return Ok(Selector::every_method(type_name));
+    }
+    if method.contains('*') {
+        return bad("`*` in the method name (only `*` alone, for every method)");
+    }
+    Ok(Selector::method(type_name, method))
+}
+
+/// The `KEY=VALUE` words of `instrument`: the options in order, and the flags.
+fn options<'a>(
+    words: impl Iterator<Item = &'a str>,
+) -> Result<(Vec<(String, String)>, CodegenFlags), ParseError> {
+    let mut options: Vec<(String, String)> = Vec::new();
+    let mut flags_given = None;
+    for word in words {
+        let bad = |why| {
+            Err(ParseError::BadOption {
+                word: word.to_string(),
+                why,
+            })
+        };
+        let Some((key, value)) = word.split_once('=') else {
+            return bad("not KEY=VALUE");
+        };
+        if key.is_empty() {
+            return bad("no key before `=`");
+        }
+        let mut bytes = key.bytes();
+        let first_ok = bytes
+            .next()
+            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
+        if !first_ok || !bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return bad("a key is a letter or `_`, then letters, digits or `_`");
+        }
+        if value.is_empty() {
+            return bad("no value after `=`");
+        }
+        let seen = match key {
+            "flags" => flags_given.is_some(),
+            _ => options.iter().any(|(k, _)| k == key),
+        };
+        if seen {
+            return Err(ParseError::DuplicateKey(key.to_string()));
+        }
+        match key {
+            "flags" => flags_given = Some(flags(value)?),
+            _ => options.push((key.to_string(), value.to_string())),
+        }
+    }
+    Ok((options, flags_given.unwrap_or(CodegenFlags::NONE)))
+}
+
+fn flags(value: &str) -> Result<CodegenFlags, ParseError> {
+    value.parse().map_err(|source| ParseError::BadFlags {
+        value: value.to_string(),
+        source,
+    })
+}
