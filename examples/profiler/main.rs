@@ -60,6 +60,20 @@
 //! Every `filter` keeps the methods whose name `Namespace.Type::Method` (nested types
 //! as `Outer/Inner`) contains it.
 //!
+//! **The live dial.** With `ILREWRITE_DIAL=PATH` the manager turns ReJIT on and listens
+//! on the Unix socket `PATH` (its directory made with mode 0700, or else the user's own
+//! and closed to group and others; only the process's user may connect), printing
+//! `ilrewrite: dial listening on PATH` at start-up. Its commands (one per line, answered
+//! by lines then `ok`, or one `error: ...` line; `examples/dial.rs` is a client) change
+//! what running methods compute from their next call: `instrument Type::Method NAME
+//! [key=value ...] [flags=...]` (NAME one of the hosted instrumentation methods; `scale`
+//! and `offset` then need no `filter`, and take their operand from the request),
+//! `revert Type::Method` (back to the configured instrumentation), `original
+//! Type::Method` (the file's own IL), `flags Type::Method FLAGS`, `state`, `help`.
+//! `ILREWRITE_DIAL_CALLERS=leave` leaves the callers that inlined a changed method
+//! alone (a measurement; `recompile` by default). A directory the dial may not use is
+//! an error like any other: nothing is rewritten.
+//!
 //! A configuration it cannot read (a file with a mistake, an unknown mode, probe kind
 //! or inlining choice, a variable that is not UTF-8, both `ILREWRITE_CONFIG` and
 //! `ILREWRITE_MODE`) is an error line at start-up, `ilrewrite: error: ...; nothing is
@@ -70,7 +84,8 @@
 //! `ilrewrite: mode M jitted N rewritten N already N refused N failed N enters N exits N`
 //! (M: the mode, or the hosted names joined by `+`), then one line per refusal or
 //! failure reason, `ilrewrite:   COUNT REASON`; with `ILREWRITE_TIMING` set,
-//! `ilrewrite: timing NS ns in N JITCompilationStarted callbacks` and the pipeline's
+//! `ilrewrite: timing NS ns in N JITCompilationStarted callbacks`, `ilrewrite: timing NS
+//! ns in N rewriting callbacks` (those that handed a body over) and the pipeline's
 //! phases; then `ilrewrite: manager compilations N not-decoded N decoded N rolled-back N
 //! module-loads N`, `ilrewrite: wrap items made N dropped N` (module data items, and
 //! those dropped before shutdown: by module unloads), `ilrewrite: count methods N most
@@ -80,7 +95,9 @@
 //! and `ilrewrite: facts unknown N assembly-items N assembly-dropped N domain-items N
 //! domain-dropped N` with one `ilrewrite: fact ASSEMBLY framework=B ready-to-run=B
 //! dynamic=B collectible=B domain=NAME` per assembly (items dropped before shutdown:
-//! by unloads).
+//! by unloads); with the dial, `ilrewrite: rejit requested N reverted N parameters N
+//! parameters-ns N inliners N fallbacks N unanswered N compiled N errors N first-jit
+//! N` (`ReJitCounts`).
 //! `jitted` counts the compilations of methods an instrumentation method wanted (and
 //! `count` counted), `rewritten` those that handed a rewritten body over (for `decode`:
 //! encoded), `already` those of a method rewritten by an earlier compilation (a generic
@@ -96,7 +113,7 @@ mod wrap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 
-use ilrewrite::clr::{Configuration, Inlining, InstrumentationMethod, Manager};
+use ilrewrite::clr::{Configuration, Inlining, InliningCallers, InstrumentationMethod, Manager};
 
 use helper::{
     ASSEMBLY_ITEMS_DROPPED, DOMAIN_ITEMS_DROPPED, Facts, Helper, NATIVE_CALLS, NATIVE_METHOD_DEFS,
@@ -122,6 +139,10 @@ struct Settings {
     probes: Probes,
     /// `ILREWRITE_INLINING`: `keep` (the default) or `allow`.
     inlining: Inlining,
+    /// `ILREWRITE_DIAL`: the live dial's socket, when set.
+    dial: Option<std::path::PathBuf>,
+    /// `ILREWRITE_DIAL_CALLERS`: `recompile` (the default) or `leave`.
+    callers: InliningCallers,
 }
 
 /// Reads the [`Settings`] from the environment.
@@ -163,6 +184,20 @@ fn settings() -> Result<Settings, String> {
             ));
         }
     };
+    let dial = match std::env::var_os("ILREWRITE_DIAL") {
+        None => None,
+        Some(path) if path.is_empty() => return Err("ILREWRITE_DIAL is empty".to_owned()),
+        Some(path) => Some(std::path::PathBuf::from(path)),
+    };
+    let callers = match text("ILREWRITE_DIAL_CALLERS")?.as_deref() {
+        None | Some("recompile") => InliningCallers::Recompile,
+        Some("leave") => InliningCallers::Leave,
+        Some(other) => {
+            return Err(format!(
+                "unknown ILREWRITE_DIAL_CALLERS {other:?} (expected recompile or leave)"
+            ));
+        }
+    };
     let probes = match text("ILREWRITE_PROBES")? {
         None => Probes::Managed,
         Some(name) => Probes::parse(&name).ok_or_else(|| {
@@ -178,6 +213,8 @@ fn settings() -> Result<Settings, String> {
         filter,
         probes,
         inlining,
+        dial,
+        callers,
     })
 }
 
@@ -219,8 +256,8 @@ impl Offered {
             }),
             decode.clone(),
             wrap.clone(),
-            Arc::new(Arithmetic::scale()),
-            Arc::new(Arithmetic::offset()),
+            Arc::new(Arithmetic::scale(settings.dial.is_some())),
+            Arc::new(Arithmetic::offset(settings.dial.is_some())),
             Arc::new(Faulty::default()),
             listeners[0].clone(),
             listeners[1].clone(),
@@ -269,6 +306,10 @@ fn sample() -> Manager {
             (Some(_), []) => "none".to_owned(),
             (Some(_), names) => names.join("+"),
         };
+        let manager = match &settings.dial {
+            Some(path) => manager.with_rejit(settings.callers).with_dial(path.clone()),
+            None => manager,
+        };
         Ok((manager, offered, settings.inlining, mode))
     });
     let (manager, offered, inlining, mode) = match made {
@@ -281,6 +322,8 @@ fn sample() -> Manager {
                 filter: None,
                 probes: Probes::Managed,
                 inlining: Inlining::KeepInstrumentation,
+                dial: None,
+                callers: InliningCallers::Recompile,
             };
             (
                 Manager::new(),
@@ -328,6 +371,11 @@ fn report(manager: &Manager, offered: &Offered, mode: &str) {
             "ilrewrite: timing {} ns in {compilations} JITCompilationStarted callbacks",
             counts.callback_ns.load(Relaxed),
         );
+        eprintln!(
+            "ilrewrite: timing {} ns in {} rewriting callbacks",
+            counts.rewritten_ns.load(Relaxed),
+            counts.rewritten.load(Relaxed),
+        );
         for (phase, ns) in phases {
             eprintln!("ilrewrite: timing phase {ns} ns {phase}");
         }
@@ -349,6 +397,23 @@ fn report(manager: &Manager, offered: &Offered, mode: &str) {
         offered.count.methods.load(Relaxed),
         offered.count.most.load(Relaxed)
     );
+    if let Some(rejit) = manager.rejit() {
+        let c = rejit.counts();
+        eprintln!(
+            "ilrewrite: rejit requested {} reverted {} parameters {} parameters-ns {} inliners {} \
+             fallbacks {} unanswered {} compiled {} errors {} first-jit {}",
+            c.requested.load(Relaxed),
+            c.reverted.load(Relaxed),
+            c.parameters.load(Relaxed),
+            c.parameters_ns.load(Relaxed),
+            c.inliners.load(Relaxed),
+            c.fallbacks.load(Relaxed),
+            c.unanswered.load(Relaxed),
+            c.compiled.load(Relaxed),
+            c.errors.load(Relaxed),
+            c.first_jit_wishes.load(Relaxed),
+        );
+    }
     let hosted = manager.names();
     if hosted.contains(&"helper") {
         eprintln!(

@@ -37,6 +37,11 @@ impl Filtered {
             .set(filter_option(start.options(), &self.default));
     }
 
+    /// Whether a filter was chosen (a method passes no filter: every one).
+    pub fn is_set(&self) -> bool {
+        self.chosen.get().is_some_and(Option::is_some)
+    }
+
     /// Whether the candidate passes the filter.
     pub fn passes(&self, method: &Candidate<'_>) -> bool {
         let filter = self.chosen.get().and_then(Option::as_deref);

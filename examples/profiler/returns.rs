@@ -4,6 +4,8 @@
 
 use std::sync::OnceLock;
 
+use ilrewrite::clr::Options;
+
 use ilrewrite::body::MethodBody;
 use ilrewrite::clr::{
     Candidate, Events, InstrumentationMethod, Interest, MethodEdit, OptionKind, OptionSpec,
@@ -16,14 +18,33 @@ use crate::common::{FILTER, SEE_EVERY_METHOD, before_rets, returns_int32};
 use crate::modes::Filtered;
 
 /// The filter these need: changing every method's result would break any program.
-fn required_filter(start: &Start<'_>, filter: &Filtered, name: &str) -> Result<(), String> {
-    if start.options().string("filter").is_none_or(str::is_empty) {
+/// With a live dial (`dial`), none means it edits only the methods a dial request names.
+fn required_filter(
+    start: &Start<'_>,
+    filter: &Filtered,
+    name: &str,
+    dial: bool,
+) -> Result<(), String> {
+    let given = start
+        .options()
+        .string("filter")
+        .is_some_and(|f| !f.is_empty());
+    if !given && !dial {
         return Err(format!(
             "{name} needs the option `filter` (the methods whose int32 result it changes)"
         ));
     }
     filter.start(start);
     Ok(())
+}
+
+/// The filter's methods interest it, none else; with no filter (allowed with a dial),
+/// none.
+fn interest_if_filtered(filter: &Filtered, method: &Candidate<'_>) -> Interest {
+    match filter.is_set() {
+        true => interest(filter, method),
+        false => Interest::No,
+    }
 }
 
 /// The filter's methods interest it, none else.
@@ -36,34 +57,54 @@ fn interest(filter: &Filtered, method: &Candidate<'_>) -> Interest {
 
 /// `scale` (`value * factor`, 2 by default) or `offset` (`value + addend`, 1 by
 /// default): the `int32` result of every method its `filter` selects, changed before
-/// each `ret`.
+/// each `ret`. The operand is read from the edit's options, so a dial request can give
+/// another one (checked to be a 32-bit integer before anything changes).
 #[derive(Debug)]
 pub struct Arithmetic {
     name: &'static str,
     op: OpCode,
     options: [OptionSpec; 2],
     default: i32,
-    operand: OnceLock<i32>,
     filter: Filtered,
+    /// Whether the profiler runs a live dial (a filter is then optional).
+    dial: bool,
 }
 
 impl Arithmetic {
-    pub fn scale() -> Arithmetic {
-        Arithmetic::new("scale", OpCode::Mul, "factor", 2)
+    pub fn scale(dial: bool) -> Arithmetic {
+        Arithmetic::new("scale", OpCode::Mul, "factor", 2, dial)
     }
 
-    pub fn offset() -> Arithmetic {
-        Arithmetic::new("offset", OpCode::Add, "addend", 1)
+    pub fn offset(dial: bool) -> Arithmetic {
+        Arithmetic::new("offset", OpCode::Add, "addend", 1, dial)
     }
 
-    fn new(name: &'static str, op: OpCode, operand: &'static str, default: i32) -> Arithmetic {
+    fn new(
+        name: &'static str,
+        op: OpCode,
+        operand: &'static str,
+        default: i32,
+        dial: bool,
+    ) -> Arithmetic {
         Arithmetic {
             name,
             op,
             options: [FILTER, OptionSpec::new(operand, OptionKind::Integer)],
             default,
-            operand: OnceLock::new(),
             filter: Filtered::default(),
+            dial,
+        }
+    }
+
+    /// The operand `options` give (the default when they give none).
+    fn operand(&self, options: &Options) -> Result<i32, String> {
+        let key = self.options[1].name;
+        match options.integer(key) {
+            None => Ok(self.default),
+            Some(value) => i32::try_from(value).map_err(|_| {
+                let why = format!("{value} is not a 32-bit integer");
+                options.invalid(key, &why).to_string()
+            }),
         }
     }
 }
@@ -81,19 +122,14 @@ impl InstrumentationMethod for Arithmetic {
         &self.options
     }
     fn start(&self, start: &Start<'_>) -> Result<(), String> {
-        let key = self.options[1].name;
-        let operand = match start.options().integer(key) {
-            None => self.default,
-            Some(value) => i32::try_from(value).map_err(|_| {
-                let why = format!("{value} is not a 32-bit integer");
-                start.options().invalid(key, &why).to_string()
-            })?,
-        };
-        let _ = self.operand.set(operand);
-        required_filter(start, &self.filter, self.name)
+        self.operand(start.options())?;
+        required_filter(start, &self.filter, self.name, self.dial)
+    }
+    fn check_options(&self, options: &Options) -> Result<(), String> {
+        self.operand(options).map(|_| ())
     }
     fn wants(&self, method: &Candidate<'_>) -> Interest {
-        interest(&self.filter, method)
+        interest_if_filtered(&self.filter, method)
     }
     fn edit(
         &self,
@@ -103,7 +139,11 @@ impl InstrumentationMethod for Arithmetic {
         if !returns_int32(method.method()) {
             return Ok(false);
         }
-        let operand = *self.operand.get().unwrap_or(&self.default);
+        let operand =
+            self.operand(method.options())
+                .map_err(|_| ilrewrite::Error::Unencodable {
+                    what: "an operand that is not a 32-bit integer",
+                })?;
         before_rets(
             body,
             &[Instruction::ldc_i4(operand), Instruction::simple(self.op)],
@@ -143,7 +183,7 @@ impl InstrumentationMethod for Faulty {
         let text = |key| start.options().string(key).map(str::to_owned);
         let _ = self.panic_on.set(text("panic_on"));
         let _ = self.error_on.set(text("error_on"));
-        required_filter(start, &self.filter, "faulty")
+        required_filter(start, &self.filter, "faulty", false)
     }
     fn wants(&self, method: &Candidate<'_>) -> Interest {
         interest(&self.filter, method)

@@ -53,13 +53,13 @@ pub use profiler::{Callback, CallbackObject, Callbacks, ClassFactory, Profiler, 
 #[cfg(unix)]
 pub use rewrite::control as dial;
 pub use rewrite::{
-    Candidate, ConfigError, Configuration, Delivery, Events, EventsHandle, FailedAt, Failure,
-    FailureCause, Filter, FirstJit, IlTarget, Inlining, Instrumentation, InstrumentationMethod,
-    Interest, JitRewriter, Manager, ManagerCounts, MethodEdit, MethodEntry, MethodKey,
-    MethodRecord, MethodRewrite, ModuleLoad, ModuleState, NativeCall, NativeFunction, NativeReturn,
-    NativeType, OptionKind, OptionSpec, Options, PHASES, Phase, Position, ReJitBatch, ReJitCall,
-    ReJitDelivery, ReJitFailure, ReJitMachine, ReJitParameters, ReJitStage, ReloadPolicy,
-    RewriteOutcome, Start,
+    Candidate, Change, ConfigError, Configuration, Delivery, Events, EventsHandle, FailedAt,
+    Failure, FailureCause, Filter, FirstJit, IlTarget, Inlining, InliningCallers, Instrumentation,
+    InstrumentationMethod, Interest, JitRewriter, Manager, ManagerCounts, MethodEdit, MethodEntry,
+    MethodKey, MethodRecord, MethodRewrite, ModuleLoad, ModuleState, NativeCall, NativeFunction,
+    NativeReturn, NativeType, OptionKind, OptionSpec, Options, PHASES, Phase, Plan, Position,
+    ReJitBatch, ReJitCall, ReJitControl, ReJitCounts, ReJitDelivery, ReJitFailure, ReJitMachine,
+    ReJitParameters, ReJitStage, ReloadPolicy, Request, RewriteOutcome, Start,
 };
 pub use runtime::guard;
 pub use runtime::{

@@ -26,9 +26,9 @@ pub use delivery::{Delivery, FirstJit, ReJitDelivery};
 pub use instrumentation::Instrumentation;
 pub use jit::{Filter, Inlining, JitRewriter};
 pub use manager::{
-    Candidate, ConfigError, Configuration, Events, EventsHandle, InstrumentationMethod, Interest,
-    Manager, ManagerCounts, MethodEdit, MethodEntry, ModuleLoad, OptionKind, OptionSpec, Options,
-    Position, Start,
+    Candidate, Change, ConfigError, Configuration, Events, EventsHandle, InliningCallers,
+    InstrumentationMethod, Interest, Manager, ManagerCounts, MethodEdit, MethodEntry, ModuleLoad,
+    OptionKind, OptionSpec, Options, Plan, Position, ReJitControl, ReJitCounts, Request, Start,
 };
 pub use module::ModuleState;
 pub use native_call::{NativeCall, NativeFunction, NativeReturn, NativeType};

@@ -8,6 +8,7 @@ use smallvec::SmallVec;
 
 use super::super::items::Containers;
 use super::super::pipeline::MethodRewrite;
+use super::config::Options;
 use super::method::{InstrumentationMethod, Interest, MethodEdit, Owner};
 use crate::body::MethodBody;
 use crate::metadata::MetadataSource;
@@ -31,8 +32,18 @@ impl core::fmt::Display for EditFailure {
     }
 }
 
+/// One instrumentation method's part in a method's rewrite: its index among the
+/// manager's, its [`Interest`], and the options its edit sees
+/// ([`MethodEdit::options`]: the configured ones, or a ReJIT request's).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Wanted<'o> {
+    pub(crate) index: usize,
+    pub(crate) interest: Interest,
+    pub(crate) options: &'o Options,
+}
+
 /// Runs the edits of the instrumentation methods `wanting` names (indices into
-/// `methods`, in the order to run, with each one's [`Interest`]) on `body`. Returns
+/// `methods`, in the order to run, with each one's [`Interest`] and options) on `body`. Returns
 /// whether the body changed; `failed` hears of each edit rolled back while another
 /// edit of the method stands.
 ///
@@ -49,7 +60,7 @@ impl core::fmt::Display for EditFailure {
 /// none succeeded.
 pub(crate) fn compose<M: MetadataSource + 'static>(
     methods: &[&dyn InstrumentationMethod<M>],
-    wanting: &[(usize, Interest)],
+    wanting: &[Wanted<'_>],
     body: &mut MethodBody,
     rewrite: &mut MethodRewrite<'_, M>,
     containers: &Containers,
@@ -57,7 +68,7 @@ pub(crate) fn compose<M: MetadataSource + 'static>(
 ) -> crate::Result<bool> {
     let single = match wanting
         .iter()
-        .any(|(_, interest)| *interest == Interest::EditSingleRet)
+        .any(|wanted| wanted.interest == Interest::EditSingleRet)
     {
         true => Some(make_single_ret(body, rewrite)?),
         false => None,
@@ -66,7 +77,8 @@ pub(crate) fn compose<M: MetadataSource + 'static>(
     let mut changed = false;
     let mut succeeded = false;
     let mut failures: SmallVec<[(usize, EditFailure); 1]> = SmallVec::new();
-    for &(index, _) in wanting {
+    for wanted in wanting {
+        let index = wanted.index;
         let saved = several.then(|| (body.clone(), rewrite.checkpoint()));
         rewrite.unverified();
         let method = methods[index];
@@ -78,6 +90,7 @@ pub(crate) fn compose<M: MetadataSource + 'static>(
             },
             single_ret: single,
             containers,
+            options: wanted.options,
         };
         let result = catch_unwind(AssertUnwindSafe(|| method.edit(body, &mut edit)));
         let failure = match result {

@@ -198,6 +198,95 @@ impl Options {
         }
     }
 
+    /// Options written as `key=value` words (a live request, not a file), each value
+    /// read as the type `specs` declares for its key: an integer, `true` or `false`, a
+    /// string as written, strings separated by commas. Errors name `origin`.
+    ///
+    /// # Errors
+    /// A key instrumentation method `method` does not declare, a key given twice, a
+    /// value that is not of the key's type.
+    pub fn from_words(
+        origin: &str,
+        method: &str,
+        specs: &[OptionSpec],
+        words: &[(String, String)],
+    ) -> Result<Options, ConfigError> {
+        let error = |message: String| ConfigError {
+            origin: origin.to_owned(),
+            at: None,
+            message,
+        };
+        let mut entries: Vec<OptionEntry> = Vec::with_capacity(words.len());
+        for (key, text) in words {
+            if entries.iter().any(|e| e.key == *key) {
+                return Err(error(format!("option `{key}` is given twice")));
+            }
+            let kind = specs.iter().find(|s| s.name == key).map(|s| s.kind);
+            let value = match kind {
+                // Not declared: `check` below says so, listing what it takes.
+                None => Value::String(text.clone()),
+                Some(OptionKind::Integer) => Value::Integer(text.parse().map_err(|_| {
+                    error(format!(
+                        "option `{key}` of {method:?} must be an integer, not {text:?}"
+                    ))
+                })?),
+                Some(OptionKind::Boolean) => match text.as_str() {
+                    "true" => Value::Boolean(true),
+                    "false" => Value::Boolean(false),
+                    _ => {
+                        return Err(error(format!(
+                            "option `{key}` of {method:?} must be true or false, not {text:?}"
+                        )));
+                    }
+                },
+                Some(OptionKind::String) => Value::String(text.clone()),
+                Some(OptionKind::Strings) => {
+                    Value::Strings(text.split(',').map(str::to_owned).collect())
+                }
+            };
+            entries.push(OptionEntry {
+                key: key.clone(),
+                key_at: Position::default(),
+                value,
+                value_at: Position::default(),
+            });
+        }
+        let options = Options {
+            origin: origin.into(),
+            entries,
+        };
+        options.check(method, specs)?;
+        Ok(options)
+    }
+
+    /// Whether both give the same keys the same values (in any order; where they were
+    /// written does not count).
+    pub fn same_values(&self, other: &Options) -> bool {
+        self.entries.len() == other.entries.len()
+            && self
+                .entries
+                .iter()
+                .all(|e| other.get(&e.key) == Some(&e.value))
+    }
+
+    /// `key=value` words in the order given (strings joined by commas): how the dial's
+    /// state listing shows them.
+    pub fn words(&self) -> Vec<String> {
+        self.entries
+            .iter()
+            .map(|e| {
+                let value = match &e.value {
+                    Value::Integer(v) => v.to_string(),
+                    Value::Boolean(v) => v.to_string(),
+                    Value::String(v) => v.clone(),
+                    Value::Strings(v) => v.join(","),
+                    Value::Other(kind) => format!("<{kind}>"),
+                };
+                format!("{}={value}", e.key)
+            })
+            .collect()
+    }
+
     /// Checks every option against `specs`, the options instrumentation method `method`
     /// declares.
     pub(crate) fn check(&self, method: &str, specs: &[OptionSpec]) -> Result<(), ConfigError> {
@@ -210,7 +299,7 @@ impl Options {
                 };
                 return Err(ConfigError {
                     origin: self.origin.to_string(),
-                    at: Some(entry.key_at),
+                    at: placed(entry.key_at),
                     message: format!(
                         "instrumentation method {method:?} has no option `{}` ({declared})",
                         entry.key
@@ -220,7 +309,7 @@ impl Options {
             if !entry.value.is(spec.kind) {
                 return Err(ConfigError {
                     origin: self.origin.to_string(),
-                    at: Some(entry.value_at),
+                    at: placed(entry.value_at),
                     message: format!(
                         "option `{}` of {method:?} must be {}, not {}",
                         entry.key,
@@ -232,6 +321,12 @@ impl Options {
         }
         Ok(())
     }
+}
+
+/// A place in a file, or none for options that come from elsewhere (written as words:
+/// their positions are the default, which no place in a file has).
+fn placed(at: Position) -> Option<Position> {
+    (at != Position::default()).then_some(at)
 }
 
 /// One `[[method]]` of a configuration.

@@ -1,24 +1,33 @@
 //! [`Manager`]: a [`Profiler`] hosting several instrumentation methods.
 
+use core::cell::RefCell;
 use core::ffi::c_void;
-use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use super::super::rejit::{IlTarget, MethodKey};
+use super::hosting::Hosting;
+use super::plan::{InliningCallers, Plan};
+use super::rejit::ReJitController;
+use super::rejit_control::ReJitControl;
+use super::report::{ManagerCounts, guarded};
 
 use smallvec::SmallVec;
 
 use super::super::items::Containers;
 use super::super::jit::{Inlining, JitRewriter};
-use super::super::module::{ModuleState, row};
+use super::super::module::ModuleState;
 use super::super::outcome::RewriteOutcome;
-use super::compose::{EditFailure, compose};
 use super::config::{ConfigError, Configuration, Options};
 use super::events::{EventMasks, Events, EventsHandle};
 use super::method::{Candidate, InstrumentationMethod, Interest, ModuleLoad, Owner, Start};
 use crate::clr::log;
 use crate::clr::profiler::{Callback, Profiler, for_each_callback};
-use crate::clr::runtime::{AssemblyName, AssemblyReferenceProvider, FunctionControl, ProfilerInfo};
+use crate::clr::runtime::guard::spawn_profiler_thread;
+use crate::clr::runtime::{
+    AssemblyName, AssemblyReferenceProvider, CodegenFlags, FunctionControl, ProfilerInfo,
+};
 use crate::clr::sys::enums::{
     CorPrfGcReason, CorPrfGcRootFlags, CorPrfGcRootKind, CorPrfJitCache, CorPrfSuspendReason,
     CorPrfTransitionReason,
@@ -34,71 +43,15 @@ type Methods = Arc<[Arc<dyn InstrumentationMethod>]>;
 
 /// What the manager has once initialized.
 struct Running {
-    /// The instrumentation methods that started, in editing order.
-    methods: Methods,
+    /// The instrumentation methods that started, their options, the rewriter.
+    hosting: Arc<Hosting>,
     /// Per callback, the indices (into `methods`) of its subscribers, in order.
     subscribers: Box<[SmallVec<[u8; 4]>]>,
-    rewriter: JitRewriter,
-}
-
-/// Counts of what the manager did, for a profiler's report, tests and benchmarks.
-#[derive(Debug, Default)]
-pub struct ManagerCounts {
-    /// `JITCompilationStarted` callbacks.
-    pub compilations: AtomicU64,
-    /// Compilations of methods no instrumentation method wanted: not decoded.
-    pub not_wanted: AtomicU64,
-    /// Compilations whose method was decoded for at least one instrumentation method.
-    pub decoded: AtomicU64,
-    /// Compilations that handed a rewritten body to the runtime.
-    pub rewritten: AtomicU64,
-    /// Compilations of a method rewritten by an earlier one (a generic instantiation, a
-    /// tier-up): they compile the rewritten IL.
-    pub already: AtomicU64,
-    /// Compilations whose edits changed nothing (the original IL is compiled).
-    pub unchanged: AtomicU64,
-    /// Compilations whose method the pipeline refused (IL it cannot rewrite safely).
-    pub refused: AtomicU64,
-    /// Compilations whose rewrite failed (the original IL is compiled).
-    pub failed: AtomicU64,
-    /// Edits rolled back (an error or a panic of one instrumentation method on one
-    /// method).
-    pub rolled_back: AtomicU64,
-    /// Modules that finished loading.
-    pub module_loads: AtomicU64,
-    /// Nanoseconds spent in `JITCompilationStarted` (with [`Manager::with_timings`]).
-    pub callback_ns: AtomicU64,
-    /// Refusals and failures by reason (the cold path only).
-    reasons: Mutex<BTreeMap<String, u64>>,
-}
-
-impl ManagerCounts {
-    /// The refusal and failure reasons with their counts, in order.
-    pub fn reasons(&self) -> Vec<(String, u64)> {
-        let reasons = self.reasons.lock().unwrap_or_else(PoisonError::into_inner);
-        reasons.iter().map(|(k, v)| (k.clone(), *v)).collect()
-    }
-
-    fn count(&self, outcome: &RewriteOutcome) {
-        let counter = match outcome {
-            RewriteOutcome::NotSelected => return,
-            RewriteOutcome::Rewritten { .. } => &self.rewritten,
-            RewriteOutcome::AlreadyRewritten => &self.already,
-            RewriteOutcome::Unchanged => &self.unchanged,
-            RewriteOutcome::Refused(_) => &self.refused,
-            RewriteOutcome::Failed(_) => &self.failed,
-        };
-        counter.fetch_add(1, Relaxed);
-        if let Some(key) = outcome.key() {
-            self.count_reason(key);
-        }
-    }
-
-    #[cold]
-    fn count_reason(&self, key: String) {
-        let mut reasons = self.reasons.lock().unwrap_or_else(PoisonError::into_inner);
-        *reasons.entry(key).or_default() += 1;
-    }
+    /// The ReJIT controller, when ReJIT is on ([`Manager::with_rejit`]).
+    rejit: Option<Arc<ReJitController>>,
+    /// The live dial, when it listens ([`Manager::with_dial`]); closed at shutdown.
+    #[cfg(unix)]
+    dial: Mutex<Option<crate::clr::rewrite::control::ControlServer>>,
 }
 
 /// An instrumentation method as registered: its priority and options.
@@ -143,7 +96,12 @@ pub struct Manager {
     running: OnceLock<Running>,
     /// The data items on assemblies and app domains.
     containers: Arc<Containers>,
-    counts: ManagerCounts,
+    counts: Arc<ManagerCounts>,
+    /// ReJIT, when on: what to do with callers that inlined a method.
+    rejit: Option<InliningCallers>,
+    /// The live dial's socket, when asked for.
+    #[cfg(unix)]
+    dial: Option<std::path::PathBuf>,
 }
 
 impl Default for Manager {
@@ -180,7 +138,10 @@ impl Manager {
             report: None,
             running: OnceLock::new(),
             containers: Arc::default(),
-            counts: ManagerCounts::default(),
+            counts: Arc::default(),
+            rejit: None,
+            #[cfg(unix)]
+            dial: None,
         }
     }
 
@@ -273,6 +234,35 @@ impl Manager {
         self
     }
 
+    /// Turns ReJIT on (`COR_PRF_ENABLE_REJIT`): methods can then be changed while the
+    /// program runs, through [`Manager::rejit`], with `callers` saying what happens to
+    /// the callers that inlined a changed method. The pristine IL of every method
+    /// rewritten at its first JIT is kept (every version starts from it).
+    pub fn with_rejit(mut self, callers: InliningCallers) -> Manager {
+        self.rejit = Some(callers);
+        self
+    }
+
+    /// Turns ReJIT on ([`Manager::with_rejit`], callers recompiled unless asked
+    /// otherwise before) and listens for the live dial's commands on the Unix socket
+    /// `socket` (see [`ControlServer`](crate::clr::rewrite::control::ControlServer):
+    /// its directory is made with mode 0700, or must be the user's and closed to others;
+    /// only the process's own user may connect). A dial that cannot listen is a start
+    /// failure: nothing is rewritten.
+    #[cfg(unix)]
+    pub fn with_dial(mut self, socket: impl Into<std::path::PathBuf>) -> Manager {
+        self.rejit.get_or_insert_default();
+        self.dial = Some(socket.into());
+        self
+    }
+
+    /// The handle on ReJIT, once initialized with it on ([`Manager::with_rejit`]).
+    pub fn rejit(&self) -> Option<ReJitControl> {
+        let running = self.running.get()?;
+        let controller = running.rejit.clone()?;
+        Some(ReJitControl { controller })
+    }
+
     /// The names of the instrumentation methods, in editing order.
     pub fn names(&self) -> Vec<&str> {
         self.pending.iter().map(|h| h.method.name()).collect()
@@ -285,7 +275,7 @@ impl Manager {
 
     /// The rewriter, once initialized (its timings, its modules).
     pub fn rewriter(&self) -> Option<&JitRewriter> {
-        self.running.get().map(|r| &r.rewriter)
+        self.running.get().map(|r| &r.hosting.rewriter)
     }
 
     fn on_initialize(&self, info: ProfilerInfo) -> Result<(), HResult> {
@@ -296,9 +286,13 @@ impl Manager {
                 .map_err(|_| HResult::E_FAIL);
         }
         let mut failed = false;
+        let own = match self.rejit {
+            Some(_) => OWN_EVENTS.union(CorPrfMonitor::ENABLE_REJIT),
+            None => OWN_EVENTS,
+        };
         let masks = EventMasks::new(
             Events {
-                low: OWN_EVENTS,
+                low: own,
                 high: CorPrfHighMonitor::empty(),
             },
             vec![Events::default(); self.pending.len()],
@@ -343,35 +337,10 @@ impl Manager {
             log::write("more than 255 instrumentation methods");
             failed = true;
         }
-        if failed {
-            // Fail closed: attached, asking for no event, rewriting nothing.
-            masks.close();
-            log::write("no instrumentation method runs: the program runs unchanged");
-            return info
-                .set_event_mask(CorPrfMonitor::empty(), CorPrfHighMonitor::empty())
-                .map_err(|_| HResult::E_FAIL);
-        }
-        if references {
-            // The references its instrumentation methods announce.
-            masks.add_own(Events {
-                low: CorPrfMonitor::empty(),
-                high: CorPrfHighMonitor::ADD_ASSEMBLY_REFERENCES,
-            });
-        }
-        masks.arm(&info)?;
         let methods: Methods = self.pending.iter().map(|h| h.method.clone()).collect();
-        let subscribers = Callback::ALL
-            .iter()
-            .map(|&callback| {
-                (0..methods.len())
-                    .filter(|&i| methods[i].callbacks().contains(callback))
-                    .map(|i| i as u8)
-                    .collect()
-            })
-            .collect();
         let wanted = methods.clone();
         let containers = self.containers.clone();
-        let mut rewriter = JitRewriter::new(info)
+        let mut rewriter = JitRewriter::new(info.clone())
             .with_inlining(self.inlining)
             .with_filter(move |module, token| {
                 let count = wanted.len();
@@ -389,10 +358,76 @@ impl Manager {
         if self.timings {
             rewriter = rewriter.with_timings();
         }
-        let _ = self.running.set(Running {
-            methods,
-            subscribers,
+        if self.rejit.is_some() {
+            // Every ReJIT version starts from the pristine IL.
+            rewriter = rewriter.with_pristine_il();
+        }
+        let hosting = Arc::new(Hosting {
+            methods: methods.clone(),
+            options: self.pending.iter().map(|h| h.options.clone()).collect(),
+            containers: self.containers.clone(),
             rewriter,
+            counts: self.counts.clone(),
+        });
+        let rejit = self
+            .rejit
+            .map(|callers| Arc::new(ReJitController::new(hosting.clone(), callers)));
+        #[cfg(unix)]
+        let mut dial = None;
+        #[cfg(unix)]
+        if let (Some(path), Some(controller), false) = (&self.dial, &rejit, failed) {
+            let control = ReJitControl {
+                controller: controller.clone(),
+            };
+            match crate::clr::rewrite::control::ControlServer::start(path, Arc::new(control)) {
+                Ok(server) => {
+                    log::write(&format!("dial listening on {}", server.path().display()));
+                    dial = Some(server);
+                }
+                Err(e) => {
+                    failed = true;
+                    log::write(&format!("the dial cannot listen: {e}"));
+                }
+            }
+        }
+        if failed {
+            // Fail closed: attached, asking for no event, rewriting nothing.
+            masks.close();
+            log::write("no instrumentation method runs: the program runs unchanged");
+            return info
+                .set_event_mask(CorPrfMonitor::empty(), CorPrfHighMonitor::empty())
+                .map_err(|_| HResult::E_FAIL);
+        }
+        if references {
+            // The references its instrumentation methods announce.
+            masks.add_own(Events {
+                low: CorPrfMonitor::empty(),
+                high: CorPrfHighMonitor::ADD_ASSEMBLY_REFERENCES,
+            });
+        }
+        masks.arm(&info)?;
+        if let Some(controller) = &rejit {
+            let driver = controller.clone();
+            if let Err(e) = spawn_profiler_thread("ilrewrite-rejit", move || driver.drive()) {
+                // Requests then wait in vain and say so; first JITs still follow them.
+                log::write(&format!("the ReJIT driver thread did not start: {e}"));
+            }
+        }
+        let subscribers = Callback::ALL
+            .iter()
+            .map(|&callback| {
+                (0..methods.len())
+                    .filter(|&i| methods[i].callbacks().contains(callback))
+                    .map(|i| i as u8)
+                    .collect()
+            })
+            .collect();
+        let _ = self.running.set(Running {
+            hosting,
+            subscribers,
+            rejit,
+            #[cfg(unix)]
+            dial: Mutex::new(dial),
         });
         Ok(())
     }
@@ -402,7 +437,7 @@ impl Manager {
         self.running.get().into_iter().flat_map(move |running| {
             running.subscribers[callback as usize]
                 .iter()
-                .map(|&i| &*running.methods[usize::from(i)])
+                .map(|&i| &*running.hosting.methods[usize::from(i)])
         })
     }
 
@@ -450,76 +485,95 @@ impl Manager {
         let answer = self.forward(Callback::JITCompilationStarted, |m| {
             m.jit_compilation_started(function, is_safe_to_block)
         });
+        let mut rewritten = false;
         if let Some(running) = self.running.get() {
             let outcome = self.rewrite(running, function);
+            rewritten = matches!(outcome, RewriteOutcome::Rewritten { .. });
             self.counts.count(&outcome);
         }
         if let Some(clock) = clock {
             let ns = u64::try_from(clock.elapsed().as_nanos()).unwrap_or(u64::MAX);
             self.counts.callback_ns.fetch_add(ns, Relaxed);
+            if rewritten {
+                self.counts.rewritten_ns.fetch_add(ns, Relaxed);
+            }
         }
         answer
     }
 
     /// Rewrites `function` with the edits of the instrumentation methods that want it.
     fn rewrite(&self, running: &Running, function: FunctionID) -> RewriteOutcome {
-        let methods = &running.methods;
+        let hosting = &*running.hosting;
+        // What ReJIT wants of the method, when it wants anything: its first JIT
+        // compiles that, so no call runs without it.
+        let wish: RefCell<Option<(MethodKey, Plan)>> = RefCell::new(None);
         let select = |module: &ModuleState, token: mdToken| {
-            let count = methods.len();
-            let wanting: SmallVec<[(usize, Interest); 4]> = methods
-                .iter()
-                .enumerate()
-                .filter_map(|(i, m)| {
-                    let candidate = Candidate {
-                        module,
-                        token,
-                        compiling: true,
-                        owner: Owner { index: i, count },
-                        containers: &self.containers,
+            let key = MethodKey {
+                module: module.id(),
+                token,
+            };
+            let target = running.rejit.as_ref().and_then(|r| r.first_jit_target(key));
+            let (configured, request) = match target {
+                None => (hosting.wanting(module, token, true), None),
+                Some(IlTarget::File) => {
+                    if let Some(rejit) = &running.rejit {
+                        rejit.first_jit_done(key, IlTarget::File);
+                    }
+                    return None;
+                }
+                Some(IlTarget::Plan(plan)) => {
+                    let configured = match plan.configured {
+                        true => hosting.wanting(module, token, true),
+                        false => SmallVec::new(),
                     };
-                    let interest = guarded(&**m, Callback::JITCompilationStarted, || {
-                        m.wants(&candidate)
-                    })
-                    .unwrap_or(Interest::No);
-                    (interest != Interest::No).then_some((i, interest))
-                })
-                .collect();
-            if wanting.is_empty() {
+                    let request = plan.request.clone();
+                    *wish.borrow_mut() = Some((key, plan));
+                    (configured, request)
+                }
+            };
+            if configured.is_empty() && request.is_none() {
                 self.counts.not_wanted.fetch_add(1, Relaxed);
                 return None;
             }
-            Some(wanting)
+            Some((configured, request))
         };
-        running
-            .rewriter
-            .rewrite_selected(function, select, |wanting, body, rewrite| {
+        let outcome = hosting.rewriter.rewrite_selected(
+            function,
+            select,
+            |(configured, request), body, rewrite| {
                 self.counts.decoded.fetch_add(1, Relaxed);
-                let all: SmallVec<[&dyn InstrumentationMethod; 4]> =
-                    methods.iter().map(|m| &**m).collect();
-                let module = rewrite.module;
-                let token = rewrite.token;
-                let containers = &*self.containers;
-                compose(
-                    &all,
-                    &wanting,
-                    body,
-                    rewrite,
-                    containers,
-                    &mut |index, failure| {
-                        self.counts.rolled_back.fetch_add(1, Relaxed);
-                        log_rollback(&*methods[index], index, module, token, &failure);
-                    },
-                )
-            })
+                let wanted = hosting.wanted(&configured, request.as_deref());
+                hosting.edit(&wanted, body, rewrite)
+            },
+        );
+        if let (Some((key, plan)), Some(rejit)) = (wish.take(), &running.rejit) {
+            // Its default IL from now on: what was handed over (flags are for ReJIT
+            // versions only), or the file's.
+            let given = match outcome {
+                RewriteOutcome::AlreadyRewritten => None,
+                RewriteOutcome::Rewritten { .. } => Some(
+                    Plan {
+                        flags: CodegenFlags::NONE,
+                        ..plan
+                    }
+                    .into_target(),
+                ),
+                _ => Some(IlTarget::File),
+            };
+            if let Some(given) = given {
+                rejit.first_jit_done(key, given);
+            }
+        }
+        outcome
     }
 
     fn on_module_load_finished(&self, module: ModuleID, status: HResult) -> Result<(), HResult> {
         if let (true, Some(running)) = (status.is_ok(), self.running.get())
-            && let Ok(state) = running.rewriter.module(module)
+            && let Ok(state) = running.hosting.rewriter.module(module)
         {
             self.counts.module_loads.fetch_add(1, Relaxed);
-            let count = running.methods.len();
-            for (index, method) in running.methods.iter().enumerate() {
+            let count = running.hosting.methods.len();
+            for (index, method) in running.hosting.methods.iter().enumerate() {
                 let load = ModuleLoad {
                     module: &state,
                     owner: Owner { index, count },
@@ -535,6 +589,9 @@ impl Manager {
                     )),
                 }
             }
+            if let Some(rejit) = &running.rejit {
+                rejit.module_loaded(&state);
+            }
         }
         self.forward(Callback::ModuleLoadFinished, |m| {
             m.module_load_finished(module, status)
@@ -546,7 +603,10 @@ impl Manager {
             m.module_unload_started(module)
         });
         if let Some(running) = self.running.get() {
-            running.rewriter.module_unloaded(module);
+            running.hosting.rewriter.module_unloaded(module);
+            if let Some(rejit) = &running.rejit {
+                rejit.module_unloaded(module);
+            }
         }
         answer
     }
@@ -585,7 +645,7 @@ impl Manager {
     ) -> Result<(), HResult> {
         let mut answer = Ok(());
         if let Some(running) = self.running.get() {
-            announce(&running.methods, path, |method, reference| {
+            announce(&running.hosting.methods, path, |method, reference| {
                 provider.add(reference).map_err(|e| {
                     log::write(&format!(
                         "instrumentation method {}: the reference to {} not announced for {path}: {e}",
@@ -606,11 +666,88 @@ impl Manager {
         let theirs = self.all(Callback::JITInlining, true, |m| {
             m.jit_inlining(caller, callee)
         });
+        let Some(running) = self.running.get() else {
+            return theirs;
+        };
         theirs
-            && self
-                .running
-                .get()
-                .is_none_or(|r| r.rewriter.jit_inlining(caller, callee))
+            && running.hosting.rewriter.jit_inlining(caller, callee)
+            && running.rejit.as_ref().is_none_or(|rejit| {
+                // A method ReJIT changes is not inlined into callers compiled later.
+                !rejit.is_active()
+                    || running
+                        .hosting
+                        .rewriter
+                        .info()
+                        .function_info(callee)
+                        .is_ok_and(|f| {
+                            !rejit.keeps_out_of_inlining(MethodKey {
+                                module: f.module,
+                                token: f.token,
+                            })
+                        })
+            })
+    }
+
+    fn on_get_rejit_parameters(
+        &self,
+        module: ModuleID,
+        method: mdMethodDef,
+        control: &FunctionControl,
+    ) -> Result<(), HResult> {
+        let answer = self.forward(Callback::GetReJITParameters, |m| {
+            m.get_rejit_parameters(module, method, control)
+        });
+        if let Some(rejit) = self.running.get().and_then(|r| r.rejit.as_ref()) {
+            rejit.get_rejit_parameters(module, method, control);
+            // Whatever a subscriber answered: the manager handed a body over (or the
+            // method compiles its default IL).
+            return Ok(());
+        }
+        answer
+    }
+
+    fn on_rejit_compilation_started(
+        &self,
+        function: FunctionID,
+        rejit_id: ReJITID,
+        is_safe_to_block: bool,
+    ) -> Result<(), HResult> {
+        if let Some(rejit) = self.running.get().and_then(|r| r.rejit.as_ref()) {
+            rejit.compilation_started(function, rejit_id);
+        }
+        self.forward(Callback::ReJITCompilationStarted, |m| {
+            m.rejit_compilation_started(function, rejit_id, is_safe_to_block)
+        })
+    }
+
+    fn on_rejit_compilation_finished(
+        &self,
+        function: FunctionID,
+        rejit_id: ReJITID,
+        status: HResult,
+        is_safe_to_block: bool,
+    ) -> Result<(), HResult> {
+        if let Some(rejit) = self.running.get().and_then(|r| r.rejit.as_ref()) {
+            rejit.compilation_finished(function, rejit_id, status);
+        }
+        self.forward(Callback::ReJITCompilationFinished, |m| {
+            m.rejit_compilation_finished(function, rejit_id, status, is_safe_to_block)
+        })
+    }
+
+    fn on_rejit_error(
+        &self,
+        module: ModuleID,
+        method: mdMethodDef,
+        function: FunctionID,
+        status: HResult,
+    ) -> Result<(), HResult> {
+        if let Some(rejit) = self.running.get().and_then(|r| r.rejit.as_ref()) {
+            rejit.rejit_error(module, method, function, status);
+        }
+        self.forward(Callback::ReJITError, |m| {
+            m.rejit_error(module, method, function, status)
+        })
     }
 
     fn on_shutdown(&self) {
@@ -627,7 +764,19 @@ impl Manager {
             ));
         }
         if let Some(running) = self.running.get() {
+            #[cfg(unix)]
+            drop(
+                running
+                    .dial
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take(),
+            );
+            if let Some(rejit) = &running.rejit {
+                rejit.stop();
+            }
             running
+                .hosting
                 .rewriter
                 .for_each_module(|state| state.items.clear());
         }
@@ -662,57 +811,6 @@ pub(crate) fn announce(
     }
 }
 
-/// Runs `f` for `method` inside a panic guard: a panic is logged with the method's name
-/// and the callback, and gives `None`.
-fn guarded<R>(
-    method: &dyn InstrumentationMethod,
-    callback: Callback,
-    f: impl FnOnce() -> R,
-) -> Option<R> {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(r) => Some(r),
-        Err(payload) => {
-            let message = log::panic_message(&*payload);
-            log::throttled(
-                &format!(
-                    "instrumentation method {} panicked in {}",
-                    method.name(),
-                    callback.name()
-                ),
-                || {
-                    format!(
-                        "instrumentation method {} panicked in {}: {message}",
-                        method.name(),
-                        callback.name()
-                    )
-                },
-            );
-            None
-        }
-    }
-}
-
-/// Logs a rolled-back edit, once per (instrumentation method, method) while the module
-/// is loaded.
-#[cold]
-fn log_rollback(
-    method: &dyn InstrumentationMethod,
-    index: usize,
-    module: &ModuleState,
-    token: mdToken,
-    failure: &EditFailure,
-) {
-    if !module.items.first_failure(index, row(token)) {
-        return;
-    }
-    let name = crate::disasm::method_name(module.metadata(), token);
-    log::write(&format!(
-        "instrumentation method {}: {name} (0x{token:08x}): {failure}; its edits of \
-         this method are rolled back, the others' kept",
-        method.name()
-    ));
-}
-
 /// The manager's answer to a callback: its own work for the few it handles, delivery to
 /// the subscribers for the others.
 macro_rules! manager_callback {
@@ -733,6 +831,16 @@ macro_rules! manager_callback {
         $self.on_module_unload_started($($a),*)
     };
     ($self:ident, JITInlining, jit_inlining, ($($a:ident),*)) => { $self.on_jit_inlining($($a),*) };
+    ($self:ident, GetReJITParameters, get_rejit_parameters, ($($a:ident),*)) => {
+        $self.on_get_rejit_parameters($($a),*)
+    };
+    ($self:ident, ReJITCompilationStarted, rejit_compilation_started, ($($a:ident),*)) => {
+        $self.on_rejit_compilation_started($($a),*)
+    };
+    ($self:ident, ReJITCompilationFinished, rejit_compilation_finished, ($($a:ident),*)) => {
+        $self.on_rejit_compilation_finished($($a),*)
+    };
+    ($self:ident, ReJITError, rejit_error, ($($a:ident),*)) => { $self.on_rejit_error($($a),*) };
     ($self:ident, AssemblyUnloadFinished, assembly_unload_finished, ($($a:ident),*)) => {
         $self.on_assembly_unload_finished($($a),*)
     };

@@ -99,6 +99,19 @@ pub trait InstrumentationMethod<M = ModuleMetadata>: Profiler {
         Ok(())
     }
 
+    /// Whether it accepts `options` for a ReJIT request (the live dial's
+    /// `instrument`), once they were checked against
+    /// [`InstrumentationMethod::options`]: the checks its
+    /// [`start`](InstrumentationMethod::start) makes of the configured ones (a value
+    /// out of range, say). Default: accepted.
+    ///
+    /// # Errors
+    /// Why not: the request is refused and nothing changes.
+    fn check_options(&self, options: &Options) -> Result<(), String> {
+        let _ = options;
+        Ok(())
+    }
+
     /// A module finished loading: define the metadata its later edits will name
     /// (references to helpers: [`ModuleMetadata::method_in`] and its kin), and keep what
     /// it needs as the module's data item ([`ModuleLoad::set_item`]). Metadata belongs
@@ -380,6 +393,7 @@ pub struct MethodEdit<'r, 'a, M = ModuleMetadata> {
     pub(crate) owner: Owner,
     pub(crate) single_ret: Option<SingleRet>,
     pub(crate) containers: &'r Containers,
+    pub(crate) options: &'r Options,
 }
 
 impl<'a, M> MethodEdit<'_, 'a, M> {
@@ -393,6 +407,16 @@ impl<'a, M> MethodEdit<'_, 'a, M> {
     /// [`MethodRewrite::context`]).
     pub fn rewrite(&mut self) -> &mut MethodRewrite<'a, M> {
         self.rewrite
+    }
+
+    /// The options of this edit: the configured ones ([`Start::options`]) at a first
+    /// JIT, or those of the ReJIT request being carried out (a live dial's `instrument`
+    /// command), checked against [`InstrumentationMethod::options`] and accepted by
+    /// [`InstrumentationMethod::check_options`]. An instrumentation method that reads
+    /// its settings here rather than keeping them from its start can be asked for other
+    /// settings while the program runs.
+    pub fn options(&self) -> &Options {
+        self.options
     }
 
     /// The single-ret the manager made before the first edit, when an instrumentation

@@ -73,16 +73,29 @@
 
 mod compose;
 mod config;
+#[cfg(unix)]
+mod dial;
 mod events;
 mod host;
+mod hosting;
 mod method;
+mod plan;
+mod rejit;
+mod rejit_control;
+mod report;
 
 pub use config::{
     ConfigError, Configuration, MethodEntry, OptionKind, OptionSpec, Options, Position,
 };
 pub use events::{Events, EventsHandle};
-pub use host::{Manager, ManagerCounts};
+pub use host::Manager;
 pub use method::{Candidate, InstrumentationMethod, Interest, MethodEdit, ModuleLoad, Start};
+pub use plan::{InliningCallers, Plan, Request};
+pub use rejit::ReJitCounts;
+pub use rejit_control::{Change, ReJitControl};
+pub use report::ManagerCounts;
 
+#[cfg(test)]
+mod rejit_tests;
 #[cfg(test)]
 mod tests;

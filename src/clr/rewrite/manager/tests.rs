@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use super::super::items::Containers;
 use super::super::outcome::RewriteOutcome;
 use super::super::pipeline_tests::{TestDelivery, assembly, module, run, token_of};
-use super::compose::{EditFailure, compose};
-use super::config::{Configuration, OptionKind, OptionSpec};
+use super::compose::{EditFailure, Wanted, compose};
+use super::config::{Configuration, OptionKind, OptionSpec, Options};
 use super::host::{Manager, announce};
 use super::method::{Candidate, InstrumentationMethod, Interest, MethodEdit};
 use crate::body::MethodBody;
@@ -146,10 +146,15 @@ fn compose_on(program: &str, name: &str, methods: &[&Test]) -> Composed {
     let module = module(asm);
     let delivery = TestDelivery::default();
     let all: Vec<&dyn InstrumentationMethod<Asm>> = methods.iter().map(|m| *m as _).collect();
-    let wanting: Vec<(usize, Interest)> = methods
+    let options = Options::default();
+    let wanting: Vec<Wanted<'_>> = methods
         .iter()
         .enumerate()
-        .map(|(i, m)| (i, m.interest))
+        .map(|(index, m)| Wanted {
+            index,
+            interest: m.interest,
+            options: &options,
+        })
         .collect();
     let mut failures = Vec::new();
     let outcome = run(&delivery, &module, token, |body, rewrite| {

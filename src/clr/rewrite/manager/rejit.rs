@@ -1,0 +1,536 @@
+//! ReJIT in the manager: the controller that keeps the [`ReJitMachine`] and answers the
+//! runtime's ReJIT callbacks with the manager's own pipeline, and the driver thread that
+//! makes the machine's runtime calls.
+//!
+//! One pipeline for both: a method's first JIT and each of its ReJIT versions run the
+//! same instrumentation methods on the method's pristine IL, so a version never stacks
+//! on an earlier rewrite. A method wanted before its first JIT gets its wanted IL at that
+//! first JIT (no call runs without it); the ReJIT the machine also requests then hands
+//! the runtime the same IL.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use smallvec::SmallVec;
+
+use super::super::module::ModuleState;
+use super::super::outcome::RewriteOutcome;
+use super::super::rejit::{FailedAt, IlTarget, MethodKey, ReJitMachine, ReJitStage};
+use super::hosting::Hosting;
+use super::plan::{InliningCallers, Plan, describe};
+use crate::clr::log;
+use crate::clr::runtime::{ClrError, CodegenFlags, FunctionControl, InlinerIl};
+use crate::clr::sys::{FunctionID, HResult, ModuleID, ReJITID, mdMethodDef};
+
+/// Counts of the ReJIT work, for reports and tests.
+#[derive(Debug, Default)]
+pub struct ReJitCounts {
+    /// Methods named in `RequestReJIT` / `RequestReJITWithInliners` calls.
+    pub requested: AtomicU64,
+    /// Methods named in `RequestRevert` calls.
+    pub reverted: AtomicU64,
+    /// `GetReJITParameters` answered.
+    pub parameters: AtomicU64,
+    /// Nanoseconds spent answering them (building and handing over the IL).
+    pub parameters_ns: AtomicU64,
+    /// Of those, for methods never requested (callers that had inlined one).
+    pub inliners: AtomicU64,
+    /// Versions whose wanted IL could not be built: the IL the method ran before was
+    /// handed over instead.
+    pub fallbacks: AtomicU64,
+    /// Versions for which not even that could be built (the runtime then compiles the
+    /// method's default IL).
+    pub unanswered: AtomicU64,
+    /// `ReJITCompilationFinished` callbacks.
+    pub compiled: AtomicU64,
+    /// `ReJITError` callbacks.
+    pub errors: AtomicU64,
+    /// First JITs that compiled what the machine wanted rather than the configured IL.
+    pub first_jit_wishes: AtomicU64,
+}
+
+/// The driver's signals: how many wakes were asked for and how many were served.
+#[derive(Debug, Default)]
+struct Signal {
+    /// Wakes asked for.
+    asked: u64,
+    /// The last ask whose batch was made.
+    served: u64,
+    stop: bool,
+}
+
+thread_local! {
+    /// The target the last `GetReJITParameters` on this thread handed over: the
+    /// runtime compiles a version's first instantiation on the thread it asked for the
+    /// version's IL, so `ReJITCompilationStarted` learns the version's IL here.
+    static GIVEN: RefCell<Option<(MethodKey, IlTarget<Plan>)>> = const { RefCell::new(None) };
+}
+
+/// How long a request waits for the driver to have made its runtime calls.
+const WAIT_FOR_DRIVER: Duration = Duration::from_secs(60);
+
+/// The manager's ReJIT controller: the machine, the driver's signals, and the answers to
+/// the runtime's ReJIT callbacks.
+pub(crate) struct ReJitController {
+    hosting: Arc<Hosting>,
+    machine: Mutex<ReJitMachine<Plan, String>>,
+    /// Whether the machine has any record: the first-JIT path asks it nothing until then.
+    active: AtomicBool,
+    signal: Mutex<Signal>,
+    wake: Condvar,
+    served: Condvar,
+    callers: InliningCallers,
+    pub(crate) counts: ReJitCounts,
+}
+
+impl ReJitController {
+    pub(crate) fn new(hosting: Arc<Hosting>, callers: InliningCallers) -> ReJitController {
+        ReJitController {
+            hosting,
+            machine: Mutex::new(ReJitMachine::default()),
+            active: AtomicBool::new(false),
+            signal: Mutex::default(),
+            wake: Condvar::new(),
+            served: Condvar::new(),
+            callers,
+            counts: ReJitCounts::default(),
+        }
+    }
+
+    /// The instrumentation methods and the rewriter it builds versions with.
+    pub(crate) fn hosting(&self) -> &Hosting {
+        &self.hosting
+    }
+
+    fn machine(&self) -> MutexGuard<'_, ReJitMachine<Plan, String>> {
+        self.machine.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn signal(&self) -> MutexGuard<'_, Signal> {
+        self.signal.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Wakes the driver; returns the ask to wait for.
+    fn ask(&self) -> u64 {
+        let mut signal = self.signal();
+        signal.asked += 1;
+        self.wake.notify_one();
+        signal.asked
+    }
+
+    /// Wakes the driver if the machine has calls waiting.
+    fn ask_if_pending(&self, machine: &ReJitMachine<Plan, String>) {
+        if machine.has_pending() {
+            self.ask();
+        }
+    }
+
+    /// Waits until the driver made the batch of ask `ask` (and everything before).
+    ///
+    /// # Errors
+    /// When it did not within [`WAIT_FOR_DRIVER`], or the driver stopped.
+    pub(crate) fn wait_served(&self, ask: u64) -> Result<(), String> {
+        let deadline = Instant::now() + WAIT_FOR_DRIVER;
+        let mut signal = self.signal();
+        while signal.served < ask {
+            if signal.stop {
+                return Err("the profiler is shutting down".to_owned());
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(format!(
+                    "the runtime calls were not made within {} s",
+                    WAIT_FOR_DRIVER.as_secs()
+                ));
+            }
+            signal = self
+                .served
+                .wait_timeout(signal, deadline - now)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        Ok(())
+    }
+
+    /// The driver: a thread of the profiler (the runtime takes ReJIT requests only from
+    /// its own threads or inside callbacks) that makes each batch of the machine's
+    /// calls, and feeds the answers back, until [`ReJitController::stop`].
+    pub(crate) fn drive(&self) {
+        loop {
+            let ask = {
+                let mut signal = self.signal();
+                while !signal.stop && signal.asked == signal.served {
+                    signal = self
+                        .wake
+                        .wait(signal)
+                        .unwrap_or_else(PoisonError::into_inner);
+                }
+                if signal.stop {
+                    self.served.notify_all();
+                    return;
+                }
+                signal.asked
+            };
+            // Taken under the lock, made without it: the runtime calls back (ReJITError)
+            // on this thread during the requests.
+            let batch = self.machine().take_batch();
+            self.make(&batch.rejit, &batch.revert);
+            let mut signal = self.signal();
+            signal.served = signal.served.max(ask);
+            self.served.notify_all();
+        }
+    }
+
+    /// Makes the runtime calls of one batch.
+    fn make(&self, rejit: &[MethodKey], revert: &[MethodKey]) {
+        let info = self.hosting.rewriter.info();
+        let pairs = |keys: &[MethodKey]| -> Vec<(ModuleID, mdMethodDef)> {
+            keys.iter().map(|k| (k.module, k.token)).collect()
+        };
+        if !rejit.is_empty() {
+            self.counts.requested.fetch_add(rejit.len() as u64, Relaxed);
+            let methods = pairs(rejit);
+            let answer = match self.callers {
+                InliningCallers::Recompile => {
+                    match info.request_rejit_with_inliners(&methods, InlinerIl::Ask) {
+                        Err(ClrError::NotAvailable { .. }) => info.request_rejit(&methods),
+                        answer => answer,
+                    }
+                }
+                InliningCallers::Leave => info.request_rejit(&methods),
+            };
+            if let Err(e) = answer {
+                log::write(&format!("RequestReJIT of {} methods: {e}", methods.len()));
+                self.machine().request_failed(rejit, HResult::from(e));
+            }
+        }
+        if !revert.is_empty() {
+            self.counts.reverted.fetch_add(revert.len() as u64, Relaxed);
+            let methods = pairs(revert);
+            match info.request_revert(&methods) {
+                Ok(statuses) => {
+                    let mut machine = self.machine();
+                    for (key, status) in revert.iter().zip(statuses) {
+                        machine.revert_done(*key, status);
+                    }
+                }
+                Err(e) => {
+                    log::write(&format!("RequestRevert of {} methods: {e}", methods.len()));
+                    let status = HResult::from(e);
+                    let mut machine = self.machine();
+                    for key in revert {
+                        machine.revert_done(*key, status);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Stops the driver (at shutdown); requests waiting for it give up.
+    pub(crate) fn stop(&self) {
+        let mut signal = self.signal();
+        signal.stop = true;
+        self.wake.notify_all();
+        self.served.notify_all();
+    }
+
+    /// Whether the machine has any record (else nothing needs asking it).
+    pub(crate) fn is_active(&self) -> bool {
+        self.active.load(Relaxed)
+    }
+
+    /// What a first JIT of `key` should compile, when the machine wants something of it.
+    pub(crate) fn first_jit_target(&self, key: MethodKey) -> Option<IlTarget<Plan>> {
+        if !self.active.load(Relaxed) {
+            return None;
+        }
+        self.machine().first_jit_target(key)
+    }
+
+    /// A first JIT of `key` compiled `given`'s IL: its default IL from now on.
+    pub(crate) fn first_jit_done(&self, key: MethodKey, given: IlTarget<Plan>) {
+        self.counts.first_jit_wishes.fetch_add(1, Relaxed);
+        let mut machine = self.machine();
+        machine.first_jit_done(key, given);
+        self.ask_if_pending(&machine);
+    }
+
+    /// Whether `callee` must not be inlined: a method the machine wants to run
+    /// something else than the file's IL (its versions would not reach the copy).
+    pub(crate) fn keeps_out_of_inlining(&self, key: MethodKey) -> bool {
+        self.active.load(Relaxed)
+            && self
+                .machine()
+                .get(key)
+                .is_some_and(|r| *r.desired() != IlTarget::File)
+    }
+
+    /// The machine wants `targets` (method, target, the method's default IL if the
+    /// machine has no record yet); returns the ask to wait for.
+    pub(crate) fn want(&self, targets: Vec<(MethodKey, IlTarget<Plan>, IlTarget<Plan>)>) -> u64 {
+        {
+            let mut machine = self.machine();
+            for (key, target, default) in targets {
+                machine.want(key, target, default);
+            }
+            self.active.store(!machine.is_empty(), Relaxed);
+        }
+        self.ask()
+    }
+
+    /// The current wanted target of `key`, if the machine has a record of it.
+    pub(crate) fn desired(&self, key: MethodKey) -> Option<IlTarget<Plan>> {
+        self.machine().get(key).map(|r| r.desired().clone())
+    }
+
+    /// One line per method the machine has a record of, in module and token order,
+    /// with `name` giving each method's name.
+    pub(crate) fn listing(&self, name: impl Fn(MethodKey) -> String) -> Vec<String> {
+        let records: Vec<(MethodKey, String, String, String)> = self
+            .machine()
+            .records()
+            .map(|(key, record)| {
+                let stage = match record.stage() {
+                    ReJitStage::Original => "original".to_owned(),
+                    ReJitStage::Requested => "requested".to_owned(),
+                    ReJitStage::ParametersGiven(target) => {
+                        format!("compiling ({})", describe(target))
+                    }
+                    ReJitStage::Active {
+                        target,
+                        rejit,
+                        functions,
+                    } => format!(
+                        "active rejit={rejit} instantiations={} ({})",
+                        functions.len(),
+                        describe(target)
+                    ),
+                    ReJitStage::RevertRequested => "reverting".to_owned(),
+                    ReJitStage::Reverted => "reverted".to_owned(),
+                    ReJitStage::Failed(failure) => {
+                        let at = match failure.at {
+                            FailedAt::Request => "request",
+                            FailedAt::Revert => "revert",
+                            FailedAt::Rewrite => "rewrite",
+                            FailedAt::Compile => "compile",
+                        };
+                        format!("failed at={at} status={:#010x}", failure.status.0 as u32)
+                    }
+                };
+                let stage = match (record.stage(), record.failure()) {
+                    (ReJitStage::Failed(_), _) | (_, None) => stage,
+                    (_, Some(f)) => format!(
+                        "{stage}; wanted IL not built, status={:#010x}",
+                        f.status.0 as u32
+                    ),
+                };
+                (
+                    key,
+                    describe(record.desired()),
+                    describe(record.default_il()),
+                    stage,
+                )
+            })
+            .collect();
+        records
+            .into_iter()
+            .map(|(key, desired, default, stage)| {
+                format!(
+                    "method {} module={:#x} token={:#010x} wants={desired} default={default} stage={stage}",
+                    name(key),
+                    key.module,
+                    key.token
+                )
+            })
+            .collect()
+    }
+
+    /// `GetReJITParameters` for MethodDef `token` of `module`: builds the IL the machine
+    /// wants now with the pipeline and hands it to `control`. When it cannot be built,
+    /// the IL the method ran before; when not even that, the file's (the pristine IL).
+    /// Never fails: whatever happens, the runtime gets a verified body or (if the
+    /// pristine IL cannot be handed over either, which is logged) compiles the method's
+    /// default IL.
+    pub(crate) fn get_rejit_parameters(
+        &self,
+        module: ModuleID,
+        token: mdMethodDef,
+        control: &FunctionControl,
+    ) {
+        let clock = Instant::now();
+        let key = MethodKey { module, token };
+        self.counts.parameters.fetch_add(1, Relaxed);
+        let state = self.hosting.rewriter.module(module).ok();
+        let current = match &state {
+            Some(state) if state.was_rewritten(token) => IlTarget::Plan(Plan::CONFIGURED),
+            _ => IlTarget::File,
+        };
+        let parameters = {
+            let mut machine = self.machine();
+            if machine.get(key).is_none() {
+                self.counts.inliners.fetch_add(1, Relaxed);
+            }
+            let parameters = machine.parameters(key, current);
+            self.active.store(true, Relaxed);
+            parameters
+        };
+        let given = match self.build(module, token, &parameters.target, control) {
+            Ok(()) => Some(parameters.target),
+            Err(status) => {
+                self.counts.fallbacks.fetch_add(1, Relaxed);
+                let fallback = parameters.fallback;
+                let built = match self.build(module, token, &fallback, control) {
+                    Ok(()) => Ok(fallback),
+                    Err(_) if fallback != IlTarget::File => self
+                        .build(module, token, &IlTarget::File, control)
+                        .map(|()| IlTarget::File),
+                    Err(again) => Err(again),
+                };
+                match built {
+                    Ok(target) => {
+                        self.machine().rewrite_failed(key, target.clone(), status);
+                        Some(target)
+                    }
+                    Err(_) => {
+                        self.counts.unanswered.fetch_add(1, Relaxed);
+                        log::write(&format!(
+                            "GetReJITParameters of {token:#010x} in module {module:#x}: no IL \
+                             could be handed over; the runtime compiles its default IL"
+                        ));
+                        self.machine().rewrite_failed(key, IlTarget::File, status);
+                        None
+                    }
+                }
+            }
+        };
+        GIVEN.with(|g| *g.borrow_mut() = given.map(|target| (key, target)));
+        let ns = u64::try_from(clock.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.counts.parameters_ns.fetch_add(ns, Relaxed);
+    }
+
+    /// Builds `target`'s IL for MethodDef `token` of `module` and hands it to `control`.
+    fn build(
+        &self,
+        module: ModuleID,
+        token: mdMethodDef,
+        target: &IlTarget<Plan>,
+        control: &FunctionControl,
+    ) -> Result<(), HResult> {
+        let rewriter = &self.hosting.rewriter;
+        let outcome = match target {
+            IlTarget::File => {
+                rewriter.rejit(module, token, control, CodegenFlags::NONE, |_, _| Ok(false))
+            }
+            IlTarget::Plan(plan) => {
+                rewriter.rejit(module, token, control, plan.flags, |body, rewrite| {
+                    let configured = match plan.configured {
+                        true => self.hosting.wanting(rewrite.module, token, true),
+                        false => SmallVec::new(),
+                    };
+                    let wanted = self.hosting.wanted(&configured, plan.request.as_deref());
+                    if wanted.is_empty() {
+                        return Ok(false);
+                    }
+                    self.hosting.edit(&wanted, body, rewrite)
+                })
+            }
+        };
+        match outcome {
+            RewriteOutcome::Rewritten { .. } | RewriteOutcome::Unchanged => Ok(()),
+            RewriteOutcome::Failed(_) | RewriteOutcome::Refused(_) => Err(HResult::E_FAIL),
+            RewriteOutcome::NotSelected | RewriteOutcome::AlreadyRewritten => {
+                Err(HResult::E_UNEXPECTED)
+            }
+        }
+    }
+
+    /// `ReJITCompilationStarted` of `function`, version `rejit`.
+    pub(crate) fn compilation_started(&self, function: FunctionID, rejit: ReJITID) {
+        let Ok(f) = self.hosting.rewriter.info().function_info(function) else {
+            return;
+        };
+        let key = MethodKey {
+            module: f.module,
+            token: f.token,
+        };
+        let given = GIVEN.with(|g| {
+            let mut g = g.borrow_mut();
+            match g.as_ref() {
+                Some((k, _)) if *k == key => g.take().map(|(_, t)| t),
+                _ => None,
+            }
+        });
+        self.machine().compilation_started(key, rejit, given);
+    }
+
+    /// `ReJITCompilationFinished` of `function`, version `rejit`, with `status`.
+    pub(crate) fn compilation_finished(
+        &self,
+        function: FunctionID,
+        rejit: ReJITID,
+        status: HResult,
+    ) {
+        self.counts.compiled.fetch_add(1, Relaxed);
+        let Ok(f) = self.hosting.rewriter.info().function_info(function) else {
+            return;
+        };
+        let key = MethodKey {
+            module: f.module,
+            token: f.token,
+        };
+        let mut machine = self.machine();
+        machine.compilation_finished(key, function, rejit, status);
+        self.ask_if_pending(&machine);
+    }
+
+    /// `ReJITError` for MethodDef `token` of `module`.
+    pub(crate) fn rejit_error(
+        &self,
+        module: ModuleID,
+        token: mdMethodDef,
+        function: FunctionID,
+        status: HResult,
+    ) {
+        self.counts.errors.fetch_add(1, Relaxed);
+        log::throttled(&format!("ReJITError {:#010x}", status.0 as u32), || {
+            format!(
+                "ReJITError for {token:#010x} of module {module:#x} (function {function:#x}): \
+                 {status:?}"
+            )
+        });
+        self.machine()
+            .rejit_error(MethodKey { module, token }, function, status);
+    }
+
+    /// A module finished loading: under the machine's reload policy, what was wanted of
+    /// its assembly's methods in an earlier load is wanted of this one.
+    pub(crate) fn module_loaded(&self, state: &ModuleState) {
+        let Some(assembly) = state.facts().map(|f| f.assembly_name.clone()) else {
+            return;
+        };
+        let mut machine = self.machine();
+        machine.module_loaded(state.id(), assembly);
+        if !machine.is_empty() {
+            self.active.store(true, Relaxed);
+        }
+        self.ask_if_pending(&machine);
+    }
+
+    /// A module is unloading: its records go.
+    pub(crate) fn module_unloaded(&self, module: ModuleID) {
+        let mut machine = self.machine();
+        machine.module_unloaded(module);
+        self.active.store(!machine.is_empty(), Relaxed);
+    }
+}
+
+impl core::fmt::Debug for ReJitController {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ReJitController")
+            .field("methods", &self.machine().len())
+            .field("callers", &self.callers)
+            .finish_non_exhaustive()
+    }
+}

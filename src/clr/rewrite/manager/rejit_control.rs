@@ -1,0 +1,208 @@
+//! [`ReJitControl`]: the handle through which a profiler (or its live dial) changes what
+//! running methods run, and sees where each stands.
+
+use std::sync::Arc;
+
+use super::super::rejit::{IlTarget, MethodKey};
+use super::config::Options;
+use super::plan::{Plan, Request};
+use super::rejit::{ReJitController, ReJitCounts};
+use super::report::guarded;
+use crate::clr::profiler::Callback;
+use crate::clr::runtime::CodegenFlags;
+
+/// What a request asks of the methods it selects.
+#[derive(Debug, Clone)]
+pub enum Change {
+    /// Run the configured instrumentation and `method` with `options` (checked against
+    /// what it declares and accepted by its
+    /// [`check_options`](InstrumentationMethod::check_options)), compiled with `flags`.
+    Instrument {
+        /// The instrumentation method's name.
+        method: String,
+        /// Its options as `key=value` words.
+        options: Vec<(String, String)>,
+        /// The code-generation flags.
+        flags: CodegenFlags,
+    },
+    /// Back to what the first JIT gives them: the configured instrumentation, no flags.
+    Configured,
+    /// The file's own IL, no instrumentation at all.
+    File,
+    /// What they are wanted to run now, with these flags.
+    Flags(CodegenFlags),
+}
+
+/// A handle on a running [`Manager`](super::Manager)'s ReJIT
+/// ([`Manager::rejit`](super::Manager::rejit)): changes which instrumentation methods
+/// edit which methods while the program runs, and says where each method stands.
+///
+/// A change applies from each selected method's next call (a method never called yet:
+/// from its first call), to every instantiation, and to the callers that had inlined it
+/// (with [`InliningCallers::Recompile`]). Each version's IL is built from the method's
+/// pristine IL by the same pipeline as a first JIT, verified before the runtime gets it;
+/// when it cannot be built the method keeps the IL it ran before, and the state says so.
+/// Cheap to clone; usable from any thread (requests are made by the manager's own
+/// thread).
+#[derive(Clone)]
+pub struct ReJitControl {
+    pub(crate) controller: Arc<ReJitController>,
+}
+
+impl core::fmt::Debug for ReJitControl {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        self.controller.fmt(f)
+    }
+}
+
+impl ReJitControl {
+    /// The methods of every loaded module named `method` (every method when `None`) of
+    /// the type whose full name is `type_name` (`Namespace.Type`; nested types are not
+    /// found). In module order, then token order.
+    pub fn select(&self, type_name: &str, method: Option<&str>) -> Vec<MethodKey> {
+        let mut keys = Vec::new();
+        self.controller.hosting().rewriter.for_each_module(|state| {
+            let metadata = state.metadata();
+            let Ok(Some(type_def)) = metadata.find_type_def(type_name) else {
+                return;
+            };
+            let Ok(methods) = metadata.methods_of(type_def) else {
+                return;
+            };
+            for token in methods {
+                let matches = method.is_none_or(|name| {
+                    crate::metadata::MetadataSource::member_name(metadata, token)
+                        .is_ok_and(|m| m.name == name)
+                });
+                if matches {
+                    keys.push(MethodKey {
+                        module: state.id(),
+                        token,
+                    });
+                }
+            }
+        });
+        keys.sort_unstable();
+        keys
+    }
+
+    /// Asks for `change` of the methods `keys` and waits until the runtime has been
+    /// asked (its calls take effect at each method's next call). Returns how many
+    /// methods the change named (a method never changed before that already runs what
+    /// is asked is left out of the machine).
+    ///
+    /// # Errors
+    /// An instrumentation method the manager does not host, options it does not take or
+    /// accept, or no method: nothing is changed. The runtime's calls not made in time
+    /// (then the change is made later).
+    pub fn apply(&self, keys: &[MethodKey], change: &Change) -> Result<usize, String> {
+        if keys.is_empty() {
+            return Err("no loaded method is selected".to_owned());
+        }
+        let hosting = &self.controller.hosting();
+        let request = match change {
+            Change::Instrument {
+                method, options, ..
+            } => Some(Arc::new(self.request(method, options)?)),
+            _ => None,
+        };
+        let mut targets = Vec::with_capacity(keys.len());
+        for &key in keys {
+            let state = hosting.rewriter.module(key.module).map_err(|e| {
+                format!("module {:#x} is gone: {e}; nothing was changed", key.module)
+            })?;
+            let configured = !hosting.wanting(&state, key.token, false).is_empty();
+            let default = match state.was_rewritten(key.token) {
+                true => IlTarget::Plan(Plan::CONFIGURED),
+                false => IlTarget::File,
+            };
+            let target = match change {
+                Change::Instrument { flags, .. } => Plan {
+                    configured,
+                    request: request.clone(),
+                    flags: *flags,
+                }
+                .into_target(),
+                Change::Configured => Plan {
+                    configured,
+                    request: None,
+                    flags: CodegenFlags::NONE,
+                }
+                .into_target(),
+                Change::File => IlTarget::File,
+                Change::Flags(flags) => {
+                    let current = self
+                        .controller
+                        .desired(key)
+                        .unwrap_or_else(|| default.clone());
+                    let plan = match current {
+                        IlTarget::File => Plan {
+                            configured: false,
+                            request: None,
+                            flags: *flags,
+                        },
+                        IlTarget::Plan(plan) => Plan {
+                            flags: *flags,
+                            ..plan
+                        },
+                    };
+                    plan.into_target()
+                }
+            };
+            // A method never changed whose default IL is what is asked: nothing to
+            // ask the runtime, and no record to keep.
+            if target != default || self.controller.desired(key).is_some() {
+                targets.push((key, target, default));
+            }
+        }
+        let count = keys.len();
+        let ask = self.controller.want(targets);
+        self.controller.wait_served(ask)?;
+        Ok(count)
+    }
+
+    /// The request for instrumentation method `name` with `words` as options.
+    fn request(&self, name: &str, words: &[(String, String)]) -> Result<Request, String> {
+        let hosting = &self.controller.hosting();
+        let Some(index) = hosting.methods.iter().position(|m| m.name() == name) else {
+            let hosted: Vec<&str> = hosting.methods.iter().map(|m| m.name()).collect();
+            return Err(format!(
+                "unknown instrumentation method {name:?} (this profiler runs {})",
+                hosted.join(", ")
+            ));
+        };
+        let method = &hosting.methods[index];
+        let options =
+            Options::from_words("request", name, method.options(), words).map_err(|e| e.message)?;
+        guarded(&**method, Callback::GetReJITParameters, || {
+            method.check_options(&options)
+        })
+        .unwrap_or_else(|| Err("its option check panicked".to_owned()))
+        .map_err(|why| format!("{name} refuses these options: {why}"))?;
+        Ok(Request {
+            index,
+            name: name.to_owned(),
+            options,
+        })
+    }
+
+    /// One line per method the ReJIT machine has a record of (wanted, default IL,
+    /// where the runtime stands, failures with their `HRESULT`).
+    pub fn states(&self) -> Vec<String> {
+        let rewriter = &self.controller.hosting().rewriter;
+        self.controller.listing(|key| {
+            rewriter
+                .module(key.module)
+                .map(|state| {
+                    let name = crate::disasm::method_name(state.metadata(), key.token);
+                    format!("{}::{}", name.owner, name.name)
+                })
+                .unwrap_or_else(|_| "?".to_owned())
+        })
+    }
+
+    /// Counts of the ReJIT work so far.
+    pub fn counts(&self) -> &ReJitCounts {
+        &self.controller.counts
+    }
+}
