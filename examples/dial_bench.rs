@@ -202,7 +202,10 @@ fn run(cycles: usize, tiering: &str, configured: bool) -> Result<(), String> {
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for cycle in 0..=cycles {
         for (change, plain) in [
-            ("instrument Dial.Values::Plain offset addend=5", instrumented),
+            (
+                "instrument Dial.Values::Plain offset addend=5",
+                instrumented,
+            ),
             ("revert Dial.Values::Plain", plain),
         ] {
             let t0 = Instant::now();
