@@ -44,10 +44,21 @@ fn socket_in(name: &str) -> PathBuf {
     dir.join("dial.sock")
 }
 
-/// `Dial.exe` under the sample profiler with `config`, its dial at `socket`, tiering
+/// `Dial.exe` under the sample profiler with [`CONFIG`], its dial at `socket`, tiering
 /// `tiering` and `env`; returns once the dial listens (the profiler attached).
 fn start(name: &str, socket: &Path, tiering: &str, env: &[(&str, &str)]) -> Interactive {
-    let config = config_file(&format!("dial-{name}"), CONFIG);
+    start_with(name, CONFIG, socket, tiering, env)
+}
+
+/// [`start`] with the configuration `config`.
+fn start_with(
+    name: &str,
+    config: &str,
+    socket: &Path,
+    tiering: &str,
+    env: &[(&str, &str)],
+) -> Interactive {
+    let config = config_file(&format!("dial-{name}"), config);
     let mut cmd = command_for(&program("Dial"));
     profile(&mut cmd, &sample_profiler(), SAMPLE);
     cmd.env("ILREWRITE_CONFIG", &config)
@@ -237,7 +248,8 @@ fn the_dial_changes_running_methods_from_their_next_call() {
 /// A small callee the JIT inlined into a hot caller, changed through the dial: the
 /// caller is recompiled and sees the new result, with its own instrumentation (`offset`
 /// from the configuration) kept. The control: with the callers left alone, the caller
-/// keeps the copy it inlined, which shows that it was inlined.
+/// keeps the copy it inlined, which shows that it was inlined; then the caller given
+/// the flag `no-inlining` through the dial calls the changed callee.
 #[test]
 fn callers_that_inlined_a_changed_method_see_it_and_keep_their_instrumentation() {
     for (callers, expected) in [("recompile", 116), ("leave", 106)] {
@@ -257,6 +269,17 @@ fn callers_that_inlined_a_changed_method_see_it_and_keep_their_instrumentation()
             expected,
             "callers {callers}"
         );
+        if callers == "leave" {
+            // Code-generation flags take effect: the caller recompiled without inlining
+            // (its own instrumentation kept) calls the changed callee.
+            dial.ok("flags Dial.Inline::Caller no-inlining");
+            assert_eq!(value(&program.answer("round"), "Caller"), 116);
+            let state = dial.state_of("Dial.Inline::Caller");
+            assert!(
+                state.contains("wants=configured flags=no-inlining default=configured"),
+                "{state}"
+            );
+        }
         let out = program.finish();
         assert_eq!(out.status.code(), Some(29), "{}", out.stderr);
     }
@@ -303,6 +326,74 @@ fn eight_threads_call_while_the_dial_changes_methods_500_times() {
         let out = program.finish();
         assert_eq!(out.status.code(), Some(29), "{}", out.stderr);
     }
+}
+
+/// Every method of two framework types (`System.String`, used by every line the program
+/// prints, and the generic `Dictionary<TKey, TValue>`, whose instantiations share code)
+/// changed by one command each while the program runs: each method's next call runs a
+/// version with a `nop` at its entry, built from its pristine IL and verified; the
+/// program computes the same results throughout, and the file's IL comes back with one
+/// more command each.
+#[test]
+fn every_method_of_framework_types_changes_at_once() {
+    let socket = socket_in("framework");
+    // `nop` (a `nop` at a method's entry) hosted for dial requests only: its filter
+    // selects no method at first JIT.
+    let config = format!(
+        "{CONFIG}\n[[method]]\nname = \"nop\"\noptions = {{ filter = \"no method is named so\" }}\n"
+    );
+    let mut program = start_with("framework", &config, &socket, "1", &[]);
+    let mut dial = Dial::connect(&socket);
+    assert_eq!(program.answer("round"), CONFIGURED_ROUND);
+    let mut total = 0;
+    for selector in [
+        "System.String::*",
+        "System.Collections.Generic.Dictionary`2::*",
+    ] {
+        let answer = dial.ok(&format!("instrument {selector} nop"));
+        let count: usize = answer[0]
+            .strip_prefix("changed ")
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{answer:?}"));
+        assert!(count >= 50, "{selector}: {answer:?}");
+        total += count;
+    }
+    for _ in 0..3 {
+        assert_eq!(program.answer("round"), CONFIGURED_ROUND);
+    }
+    assert_eq!(program.answer("later"), ["Later 30"]);
+    assert_eq!(program.answer("dynamic"), ["Emitted 7"]);
+    assert_eq!(program.answer("hot 1000"), ["hot 1000 sum 106000"]);
+    let state = dial.ok("state");
+    let listed = state
+        .iter()
+        .filter(|l| {
+            l.starts_with("method System.String::")
+                || l.starts_with("method System.Collections.Generic.Dictionary`2::")
+        })
+        .count();
+    assert_eq!(listed, total, "{state:#?}");
+    let active = state.iter().filter(|l| l.contains("stage=active")).count();
+    assert!(active >= 10, "few versions ran: {state:#?}");
+    eprintln!("{total} methods changed, {active} of them called since (active versions)");
+    assert!(
+        state
+            .iter()
+            .all(|l| !l.contains("failed") && !l.contains("not built")),
+        "{state:#?}"
+    );
+    dial.ok("original System.String::*");
+    dial.ok("original System.Collections.Generic.Dictionary`2::*");
+    assert_eq!(program.answer("round"), CONFIGURED_ROUND);
+    drop(dial);
+    let out = program.finish();
+    assert_eq!(out.status.code(), Some(29), "{}", out.stderr);
+    let rejit = clr_support::named_counts(&out.stderr, "rejit");
+    let count = |name: &str| rejit.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
+    assert_eq!(count("fallbacks"), Some(0), "{}", out.stderr);
+    assert_eq!(count("unanswered"), Some(0), "{}", out.stderr);
+    assert!(count("parameters") >= Some(10), "{}", out.stderr);
 }
 
 /// A dial directory open to others is refused at start-up: the profiler runs nothing
