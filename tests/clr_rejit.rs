@@ -209,6 +209,19 @@ fn the_dial_changes_running_methods_from_their_next_call() {
         // A pre-ReJIT: `Later` was never called.
         dial.ok("instrument Dial.Values::Later scale factor=4");
         assert_eq!(program.answer("later"), ["Later 120"]);
+        // A pre-ReJIT of every method of a type not loaded yet (`Dial.Worker`, loaded at
+        // `start`): the runtime has no MethodDesc for them, which CoreCLR 3.1's
+        // RequestReJITWithInliners dereferences (a crash): a plain request is made.
+        dial.ok("instrument Dial.Worker::* offset addend=0");
+        assert_eq!(program.answer("start 2"), ["started 2"]);
+        let stopped = program.answer("stop");
+        assert!(
+            stopped
+                .iter()
+                .any(|l| l.starts_with("seen Plain -20 count ")),
+            "{stopped:?}"
+        );
+        dial.ok("revert Dial.Worker::*");
 
         // Rewritten at its first JIT (doubled): the file's own IL, then back.
         dial.ok("original Dial.Values::Configured");
@@ -394,6 +407,57 @@ fn every_method_of_framework_types_changes_at_once() {
     assert_eq!(count("fallbacks"), Some(0), "{}", out.stderr);
     assert_eq!(count("unanswered"), Some(0), "{}", out.stderr);
     assert!(count("parameters") >= Some(10), "{}", out.stderr);
+}
+
+/// The reload policy at the limit: `Unload.exe` loads and unloads its plugin 3,000
+/// times (a new module each time, often at an address an unloaded one had). Once a
+/// dial request reached a method of one load, every later load's method is compiled
+/// from what was wanted at its first JIT (the machine's template for the assembly),
+/// and its records go with its module: the program runs unchanged, and the report
+/// counts a first JIT from the wish per later load.
+#[test]
+fn what_was_wanted_follows_an_assembly_through_3000_reloads() {
+    const CYCLES: u64 = 3_000;
+    let socket = socket_in("reload");
+    let config = format!(
+        "{CONFIG}\n[[method]]\nname = \"nop\"\noptions = {{ filter = \"no method is named so\" }}\n"
+    );
+    let config = config_file("dial-reload", &config);
+    let mut cmd = command_for(&program("Unload"));
+    profile(&mut cmd, &sample_profiler(), SAMPLE);
+    cmd.arg(CYCLES.to_string())
+        .env("ILREWRITE_CONFIG", &config)
+        .env("ILREWRITE_DIAL", &socket)
+        .env("COMPlus_TieredCompilation", "0");
+    let program = Interactive::start(cmd);
+    program.wait_stderr_line("ilrewrite: dial listening on ");
+    let mut dial = Dial::connect(&socket);
+    // Until a load of the plugin is there to be selected.
+    let started = std::time::Instant::now();
+    loop {
+        match dial.ask("instrument UnloadPlugin.Plugin::Square nop") {
+            Ok(_) => break,
+            Err(e) if e.starts_with("no loaded module") => {
+                assert!(
+                    started.elapsed() < std::time::Duration::from_secs(30),
+                    "the plugin never loaded: {}",
+                    program.stderr_so_far()
+                );
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            Err(e) => panic!("{e}\n{}", program.stderr_so_far()),
+        }
+    }
+    drop(dial);
+    let out = program.finish();
+    assert_eq!(out.status.code(), Some(25), "{}", out.stderr);
+    let rejit = clr_support::named_counts(&out.stderr, "rejit");
+    let count = |name: &str| rejit.iter().find(|(n, _)| n == name).map_or(0, |(_, v)| *v);
+    eprintln!("{rejit:?}");
+    assert!(count("first-jit") >= CYCLES / 2, "{}", out.stderr);
+    assert!(count("first-jit") <= CYCLES, "{}", out.stderr);
+    assert_eq!(count("fallbacks"), 0, "{}", out.stderr);
+    assert_eq!(count("unanswered"), 0, "{}", out.stderr);
 }
 
 /// A dial directory open to others is refused at start-up: the profiler runs nothing

@@ -186,6 +186,28 @@ impl ProfilerInfo {
         })
     }
 
+    /// The function of MethodDef `token` in `module` (`GetFunctionFromToken`): its
+    /// `MethodDesc`, which the runtime makes when the method's type loads.
+    ///
+    /// # Errors
+    /// [`ClrError::Failed`] when the runtime has none yet (the method's type not loaded),
+    /// for a generic method's instantiation, or a module unloading.
+    pub fn function_from_token(&self, module: ModuleID, token: mdToken) -> ClrResult<FunctionID> {
+        let v: &ICorProfilerInfoVtbl = self.at("GetFunctionFromToken")?;
+        let mut function = 0;
+        // SAFETY: a live ICorProfilerInfo; the out-pointer is a valid local.
+        check("GetFunctionFromToken", unsafe {
+            (v.GetFunctionFromToken)(self.raw(), module, token, &mut function)
+        })?;
+        match function {
+            0 => Err(ClrError::Failed {
+                method: "GetFunctionFromToken",
+                hr: HResult::E_FAIL,
+            }),
+            function => Ok(function),
+        }
+    }
+
     /// The name (path), assembly, load address and flags of a module
     /// (`GetModuleInfo2` from version 3, else `GetModuleInfo` without flags).
     ///

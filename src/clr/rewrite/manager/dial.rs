@@ -2,25 +2,11 @@
 //! [`Dial`]).
 
 use super::rejit_control::{Change, ReJitControl};
-use crate::clr::rewrite::control::{Command, Dial, Selector};
-
-impl ReJitControl {
-    fn selected(&self, selector: &Selector) -> Result<Vec<super::super::rejit::MethodKey>, String> {
-        let keys = self.select(&selector.type_name, selector.method.as_deref());
-        if keys.is_empty() {
-            let method = selector.method.as_deref().unwrap_or("*");
-            return Err(format!(
-                "no loaded module has a method {}::{method}; nothing was changed",
-                selector.type_name
-            ));
-        }
-        Ok(keys)
-    }
-}
+use crate::clr::rewrite::control::{Command, Dial};
 
 /// `instrument`, `revert`, `original` and `flags` select methods among the loaded
-/// modules and change what they run ([`ReJitControl::apply`], which waits until the
-/// runtime was asked); `state` lists [`ReJitControl::states`]. A command that selects
+/// modules and change what they run ([`ReJitControl::select_and_apply`], which waits
+/// until the runtime was asked); `state` lists [`ReJitControl::states`]. A command that selects
 /// nothing or names an instrumentation method or options the manager refuses changes
 /// nothing and says why.
 impl Dial for ReJitControl {
@@ -45,8 +31,8 @@ impl Dial for ReJitControl {
             Command::Original { selector } => (selector, Change::File),
             Command::Flags { selector, flags } => (selector, Change::Flags(*flags)),
         };
-        let keys = self.selected(selector)?;
-        let count = self.apply(&keys, &change)?;
+        let method = selector.method.as_deref();
+        let count = self.select_and_apply(&selector.type_name, method, &change)?;
         Ok(vec![format!("changed {count} method(s)")])
     }
 }

@@ -603,10 +603,13 @@ impl Manager {
             m.module_unload_started(module)
         });
         if let Some(running) = self.running.get() {
-            running.hosting.rewriter.module_unloaded(module);
+            // ReJIT first: it waits until no request or lookup names the module, and
+            // then nothing will (the rewriter's state would otherwise be made again by
+            // a lookup in between).
             if let Some(rejit) = &running.rejit {
                 rejit.module_unloaded(module);
             }
+            running.hosting.rewriter.module_unloaded(module);
         }
         answer
     }

@@ -9,6 +9,7 @@
 //! the runtime the same IL.
 
 use std::cell::RefCell;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -76,6 +77,13 @@ const WAIT_FOR_DRIVER: Duration = Duration::from_secs(60);
 pub(crate) struct ReJitController {
     hosting: Arc<Hosting>,
     machine: Mutex<ReJitMachine<Plan, String>>,
+    /// The modules loaded now, behind the lock every use of a `ModuleID` outside the
+    /// runtime's own callbacks for that module holds (the driver's requests, the
+    /// control's lookups; see [`ReJitController::with_modules`]), and which a module's
+    /// unload takes first: so no ModuleID reaches the runtime after its module's
+    /// `ModuleUnloadStarted` returned (CoreCLR takes a ModuleID as the module's address:
+    /// a freed one crashes the process, in `RequestReJITWithInliners` as anywhere).
+    modules: Mutex<HashSet<ModuleID>>,
     /// Whether the machine has any record: the first-JIT path asks it nothing until then.
     active: AtomicBool,
     signal: Mutex<Signal>,
@@ -91,6 +99,7 @@ impl ReJitController {
             hosting,
             machine: Mutex::new(ReJitMachine::default()),
             active: AtomicBool::new(false),
+            modules: Mutex::default(),
             signal: Mutex::default(),
             wake: Condvar::new(),
             served: Condvar::new(),
@@ -106,6 +115,17 @@ impl ReJitController {
 
     fn machine(&self) -> MutexGuard<'_, ReJitMachine<Plan, String>> {
         self.machine.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn modules(&self) -> MutexGuard<'_, HashSet<ModuleID>> {
+        self.modules.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `f` with the set of modules loaded now, which no module leaves until `f`
+    /// returns: every `ModuleID` `f` passes to the runtime is one of a loaded module.
+    /// `f` must not wait for the driver (which takes the same lock).
+    pub(crate) fn with_modules<R>(&self, f: impl FnOnce(&HashSet<ModuleID>) -> R) -> R {
+        f(&self.modules())
     }
 
     fn signal(&self) -> MutexGuard<'_, Signal> {
@@ -173,10 +193,20 @@ impl ReJitController {
                 }
                 signal.asked
             };
-            // Taken under the lock, made without it: the runtime calls back (ReJITError)
-            // on this thread during the requests.
-            let batch = self.machine().take_batch();
-            self.make(&batch.rejit, &batch.revert);
+            // Taken under the machine's lock, made without it: the runtime calls back
+            // (ReJITError) on this thread during the requests. The modules' gate is held
+            // throughout: no module of the batch can finish unloading meanwhile.
+            {
+                let modules = self.modules();
+                let batch = self.machine().take_batch();
+                let live = |keys: Vec<MethodKey>| -> Vec<MethodKey> {
+                    keys.into_iter()
+                        .filter(|k| modules.contains(&k.module))
+                        .collect()
+                };
+                self.make(&live(batch.rejit), &live(batch.revert));
+                drop(modules);
+            }
             let mut signal = self.signal();
             signal.served = signal.served.max(ask);
             self.served.notify_all();
@@ -191,19 +221,39 @@ impl ReJitController {
         };
         if !rejit.is_empty() {
             self.counts.requested.fetch_add(rejit.len() as u64, Relaxed);
-            let methods = pairs(rejit);
-            let answer = match self.callers {
-                InliningCallers::Recompile => {
-                    match info.request_rejit_with_inliners(&methods, InlinerIl::Ask) {
-                        Err(ClrError::NotAvailable { .. }) => info.request_rejit(&methods),
-                        answer => answer,
-                    }
-                }
-                InliningCallers::Leave => info.request_rejit(&methods),
+            // CoreCLR 3.1's RequestReJITWithInliners dereferences the method's
+            // MethodDesc without checking it exists (rejit.cpp,
+            // UpdateJitInlinerActiveILVersions): for a method whose type has not loaded
+            // yet (a pre-ReJIT, a method of a module that just loaded) it crashes the
+            // process. Such a method has no compiled code, so no caller inlined it: a
+            // plain RequestReJIT is all it needs.
+            let (with_inliners, plain): (Vec<MethodKey>, Vec<MethodKey>) = match self.callers {
+                InliningCallers::Recompile => rejit
+                    .iter()
+                    .partition(|k| info.function_from_token(k.module, k.token).is_ok()),
+                InliningCallers::Leave => (Vec::new(), rejit.to_vec()),
             };
-            if let Err(e) = answer {
-                log::write(&format!("RequestReJIT of {} methods: {e}", methods.len()));
-                self.machine().request_failed(rejit, HResult::from(e));
+            if !with_inliners.is_empty() {
+                let methods = pairs(&with_inliners);
+                let answer = match info.request_rejit_with_inliners(&methods, InlinerIl::Ask) {
+                    Err(ClrError::NotAvailable { .. }) => info.request_rejit(&methods),
+                    answer => answer,
+                };
+                if let Err(e) = answer {
+                    log::write(&format!(
+                        "RequestReJITWithInliners of {} methods: {e}",
+                        methods.len()
+                    ));
+                    self.machine()
+                        .request_failed(&with_inliners, HResult::from(e));
+                }
+            }
+            if !plain.is_empty() {
+                let methods = pairs(&plain);
+                if let Err(e) = info.request_rejit(&methods) {
+                    log::write(&format!("RequestReJIT of {} methods: {e}", methods.len()));
+                    self.machine().request_failed(&plain, HResult::from(e));
+                }
             }
         }
         if !revert.is_empty() {
@@ -507,6 +557,7 @@ impl ReJitController {
     /// A module finished loading: under the machine's reload policy, what was wanted of
     /// its assembly's methods in an earlier load is wanted of this one.
     pub(crate) fn module_loaded(&self, state: &ModuleState) {
+        self.modules().insert(state.id());
         let Some(assembly) = state.facts().map(|f| f.assembly_name.clone()) else {
             return;
         };
@@ -518,11 +569,21 @@ impl ReJitController {
         self.ask_if_pending(&machine);
     }
 
-    /// A module is unloading: its records go.
+    /// A module is unloading (`ModuleUnloadStarted`, before the crate forgets its
+    /// state): once a request or lookup naming it is over, it leaves the loaded modules
+    /// and its records go; nothing names it to the runtime again.
     pub(crate) fn module_unloaded(&self, module: ModuleID) {
+        let mut modules = self.modules();
+        modules.remove(&module);
         let mut machine = self.machine();
         machine.module_unloaded(module);
         self.active.store(!machine.is_empty(), Relaxed);
+        drop(machine);
+        // Its capacity follows the modules loaded, not every module ever loaded.
+        if modules.capacity() > 64 && modules.len() * 4 < modules.capacity() {
+            let keep = modules.len() * 2;
+            modules.shrink_to(keep);
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! [`ReJitControl`]: the handle through which a profiler (or its live dial) changes what
 //! running methods run, and sees where each stands.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::super::rejit::{IlTarget, MethodKey};
@@ -10,6 +11,7 @@ use super::rejit::{ReJitController, ReJitCounts};
 use super::report::guarded;
 use crate::clr::profiler::Callback;
 use crate::clr::runtime::CodegenFlags;
+use crate::clr::sys::ModuleID;
 
 /// What a request asks of the methods it selects.
 #[derive(Debug, Clone)]
@@ -58,10 +60,25 @@ impl core::fmt::Debug for ReJitControl {
 impl ReJitControl {
     /// The methods of every loaded module named `method` (every method when `None`) of
     /// the type whose full name is `type_name` (`Namespace.Type`; nested types are not
-    /// found). In module order, then token order.
+    /// found). In module order, then token order. A module may unload right after:
+    /// [`ReJitControl::apply`] then refuses its methods.
     pub fn select(&self, type_name: &str, method: Option<&str>) -> Vec<MethodKey> {
+        self.controller
+            .with_modules(|loaded| self.select_among(loaded, type_name, method))
+    }
+
+    /// [`ReJitControl::select`] among the modules `loaded`.
+    fn select_among(
+        &self,
+        loaded: &HashSet<ModuleID>,
+        type_name: &str,
+        method: Option<&str>,
+    ) -> Vec<MethodKey> {
         let mut keys = Vec::new();
         self.controller.hosting().rewriter.for_each_module(|state| {
+            if !loaded.contains(&state.id()) {
+                return;
+            }
             let metadata = state.metadata();
             let Ok(Some(type_def)) = metadata.find_type_def(type_name) else {
                 return;
@@ -93,24 +110,78 @@ impl ReJitControl {
     ///
     /// # Errors
     /// An instrumentation method the manager does not host, options it does not take or
-    /// accept, or no method: nothing is changed. The runtime's calls not made in time
-    /// (then the change is made later).
+    /// accept, no method, or a method of a module unloaded since it was selected:
+    /// nothing is changed. The runtime's calls not made in time (then the change is made
+    /// later).
     pub fn apply(&self, keys: &[MethodKey], change: &Change) -> Result<usize, String> {
+        let request = self.request_of(change)?;
+        let ask = self.controller.with_modules(|loaded| {
+            if let Some(gone) = keys.iter().find(|k| !loaded.contains(&k.module)) {
+                return Err(format!(
+                    "module {:#x} is no longer loaded; nothing was changed",
+                    gone.module
+                ));
+            }
+            self.want(keys, change, request.as_ref())
+        })?;
+        self.controller.wait_served(ask)?;
+        Ok(keys.len())
+    }
+
+    /// [`ReJitControl::select`] and [`ReJitControl::apply`] in one step, with no module
+    /// unloading in between.
+    ///
+    /// # Errors
+    /// As [`ReJitControl::apply`]; no method selected.
+    pub fn select_and_apply(
+        &self,
+        type_name: &str,
+        method: Option<&str>,
+        change: &Change,
+    ) -> Result<usize, String> {
+        let request = self.request_of(change)?;
+        let (count, ask) = self.controller.with_modules(|loaded| {
+            let keys = self.select_among(loaded, type_name, method);
+            if keys.is_empty() {
+                return Err(format!(
+                    "no loaded module has a method {type_name}::{}; nothing was changed",
+                    method.unwrap_or("*")
+                ));
+            }
+            Ok((keys.len(), self.want(&keys, change, request.as_ref())?))
+        })?;
+        self.controller.wait_served(ask)?;
+        Ok(count)
+    }
+
+    /// The request an [`Change::Instrument`] makes, checked.
+    fn request_of(&self, change: &Change) -> Result<Option<Arc<Request>>, String> {
+        match change {
+            Change::Instrument {
+                method, options, ..
+            } => Ok(Some(Arc::new(self.request(method, options)?))),
+            _ => Ok(None),
+        }
+    }
+
+    /// Tells the machine what `change` wants of `keys` (of loaded modules, which stay
+    /// loaded meanwhile); the driver's ask to wait for.
+    fn want(
+        &self,
+        keys: &[MethodKey],
+        change: &Change,
+        request: Option<&Arc<Request>>,
+    ) -> Result<u64, String> {
         if keys.is_empty() {
             return Err("no loaded method is selected".to_owned());
         }
-        let hosting = &self.controller.hosting();
-        let request = match change {
-            Change::Instrument {
-                method, options, ..
-            } => Some(Arc::new(self.request(method, options)?)),
-            _ => None,
-        };
+        let hosting = self.controller.hosting();
         let mut targets = Vec::with_capacity(keys.len());
         for &key in keys {
-            let state = hosting.rewriter.module(key.module).map_err(|e| {
-                format!("module {:#x} is gone: {e}; nothing was changed", key.module)
-            })?;
+            let state = hosting
+                .rewriter
+                .module(key.module)
+                .map_err(|e| format!("module {:#x}: {e}; nothing was changed", key.module))?;
             let configured = !hosting.wanting(&state, key.token, false).is_empty();
             let default = match state.was_rewritten(key.token) {
                 true => IlTarget::Plan(Plan::CONFIGURED),
@@ -119,7 +190,7 @@ impl ReJitControl {
             let target = match change {
                 Change::Instrument { flags, .. } => Plan {
                     configured,
-                    request: request.clone(),
+                    request: request.cloned(),
                     flags: *flags,
                 }
                 .into_target(),
@@ -155,10 +226,7 @@ impl ReJitControl {
                 targets.push((key, target, default));
             }
         }
-        let count = keys.len();
-        let ask = self.controller.want(targets);
-        self.controller.wait_served(ask)?;
-        Ok(count)
+        Ok(self.controller.want(targets))
     }
 
     /// The request for instrumentation method `name` with `words` as options.
@@ -190,14 +258,17 @@ impl ReJitControl {
     /// where the runtime stands, failures with their `HRESULT`).
     pub fn states(&self) -> Vec<String> {
         let rewriter = &self.controller.hosting().rewriter;
-        self.controller.listing(|key| {
-            rewriter
-                .module(key.module)
-                .map(|state| {
-                    let name = crate::disasm::method_name(state.metadata(), key.token);
-                    format!("{}::{}", name.owner, name.name)
-                })
-                .unwrap_or_else(|_| "?".to_owned())
+        // Records are only of loaded modules, which stay loaded while their names are read.
+        self.controller.with_modules(|_| {
+            self.controller.listing(|key| {
+                rewriter
+                    .module(key.module)
+                    .map(|state| {
+                        let name = crate::disasm::method_name(state.metadata(), key.token);
+                        format!("{}::{}", name.owner, name.name)
+                    })
+                    .unwrap_or_else(|_| "?".to_owned())
+            })
         })
     }
 
