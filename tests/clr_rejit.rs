@@ -460,6 +460,68 @@ fn what_was_wanted_follows_an_assembly_through_3000_reloads() {
     assert_eq!(count("unanswered"), 0, "{}", out.stderr);
 }
 
+/// A version whose IL cannot be built (an instrumentation method that errs on `Plain`
+/// and panics on `Branches`, `faulty`) gets the IL the method ran before: the runtime
+/// is never failed, the program keeps computing the previous results, and the state
+/// says the wanted IL was not built. Where another edit stands (`Configured`: its
+/// configured `scale` and `faulty`), only the failing one is rolled back. Afterwards
+/// the same methods take other requests as usual.
+#[test]
+fn a_version_that_cannot_be_built_keeps_the_previous_il() {
+    for tiering in ["1", "0"] {
+        let name = format!("faulty{tiering}");
+        let socket = socket_in(&name);
+        let config = format!(
+            "{CONFIG}\n[[method]]\nname = \"faulty\"\npriority = -1\noptions = {{ filter = \"no method is named so\", error_on = \"Plain\", panic_on = \"Branches\" }}\n"
+        );
+        let mut program = start_with(&name, &config, &socket, tiering, &[]);
+        let mut dial = Dial::connect(&socket);
+        assert_eq!(program.answer("round"), CONFIGURED_ROUND);
+        dial.ok("instrument Dial.Values::Plain faulty");
+        dial.ok("instrument Dial.Values::Branches faulty");
+        dial.ok("instrument Dial.Values::Configured faulty");
+        let round = program.answer("round");
+        assert_eq!(
+            round,
+            ["Plain 10", "Branches 40", "Configured 1040", "Caller 106"],
+            "tiering {tiering}"
+        );
+        for method in ["Plain", "Branches"] {
+            let state = dial.state_of(&format!("Dial.Values::{method}"));
+            assert!(
+                state.contains("wants=faulty() default=file stage=active")
+                    && state.contains("(file); wanted IL not built, status=0x80004005"),
+                "{state}"
+            );
+        }
+        let state = dial.state_of("Dial.Values::Configured");
+        assert!(
+            state.contains("stage=active") && !state.contains("not built"),
+            "{state}"
+        );
+        // Still the same methods, other requests.
+        dial.ok("instrument Dial.Values::Plain scale factor=3");
+        dial.ok("revert Dial.Values::Branches");
+        dial.ok("revert Dial.Values::Configured");
+        assert_eq!(
+            program.answer("round"),
+            ["Plain 30", "Branches 40", "Configured 40", "Caller 106"]
+        );
+        drop(dial);
+        let out = program.finish();
+        assert_eq!(out.status.code(), Some(29), "{}", out.stderr);
+        let rejit = clr_support::named_counts(&out.stderr, "rejit");
+        let count = |name: &str| rejit.iter().find(|(n, _)| n == name).map_or(0, |(_, v)| *v);
+        assert_eq!(count("fallbacks"), 2, "{}", out.stderr);
+        assert_eq!(count("unanswered"), 0, "{}", out.stderr);
+        assert!(
+            out.stderr.contains("faulty panics on"),
+            "the panic is logged: {}",
+            out.stderr
+        );
+    }
+}
+
 /// A dial directory open to others is refused at start-up: the profiler runs nothing
 /// (fail closed), and the program computes its own results.
 #[test]
