@@ -23,6 +23,10 @@
 //!    keep panics from unwinding into the runtime; [`ClassFactory`],
 //!    [`get_class_object`] and [`export_profiler!`](crate::export_profiler), the entry
 //!    points a profiler `cdylib` exports.
+//! 4. `hooks` (beside `profiler`; x86_64 Linux for now): the enter/leave/tailcall hooks
+//!    the runtime calls from JIT-compiled code (`FunctionEnter3` ..), assembler stubs
+//!    that keep the registers the JIT keeps live and call one Rust handler with the
+//!    saved argument or return registers; `unsafe` allowed there item by item.
 //! 5. `rewrite`: the rewrite pipeline, separate from its [`Delivery`] (first JIT:
 //!    [`FirstJit`]); [`JitRewriter`], which rewrites methods as the JIT compiles them;
 //!    per-module state freed when its module unloads; typed outcomes; the live dial's
@@ -39,6 +43,7 @@
 //! `corprof.idl`, `cor.h` and `corerror.h`.
 
 pub mod com;
+pub mod hooks;
 pub mod log;
 mod profiler;
 mod rewrite;

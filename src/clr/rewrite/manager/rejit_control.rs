@@ -18,7 +18,7 @@ use crate::clr::sys::ModuleID;
 pub enum Change {
     /// Run the configured instrumentation and `method` with `options` (checked against
     /// what it declares and accepted by its
-    /// [`check_options`](InstrumentationMethod::check_options)), compiled with `flags`.
+    /// [`check_options`](super::InstrumentationMethod::check_options)), compiled with `flags`.
     Instrument {
         /// The instrumentation method's name.
         method: String,
@@ -41,7 +41,7 @@ pub enum Change {
 ///
 /// A change applies from each selected method's next call (a method never called yet:
 /// from its first call), to every instantiation, and to the callers that had inlined it
-/// (with [`InliningCallers::Recompile`]). Each version's IL is built from the method's
+/// (with [`InliningCallers::Recompile`](super::InliningCallers::Recompile)). Each version's IL is built from the method's
 /// pristine IL by the same pipeline as a first JIT, verified before the runtime gets it;
 /// when it cannot be built the method keeps the IL it ran before, and the state says so.
 /// Cheap to clone; usable from any thread (requests are made by the manager's own

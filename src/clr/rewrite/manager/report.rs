@@ -40,10 +40,10 @@ pub struct ManagerCounts {
     pub rolled_back: AtomicU64,
     /// Modules that finished loading.
     pub module_loads: AtomicU64,
-    /// Nanoseconds spent in `JITCompilationStarted` (with [`Manager::with_timings`]).
+    /// Nanoseconds spent in `JITCompilationStarted` (with [`Manager::with_timings`](super::Manager::with_timings)).
     pub callback_ns: AtomicU64,
     /// Of those, nanoseconds spent in the callbacks that handed a rewritten body over
-    /// (with [`Manager::with_timings`]): with [`ManagerCounts::rewritten`], the cost of
+    /// (with [`Manager::with_timings`](super::Manager::with_timings)): with [`ManagerCounts::rewritten`], the cost of
     /// a first-JIT rewrite, to set against a ReJIT version's
     /// ([`ReJitCounts::parameters_ns`](super::ReJitCounts::parameters_ns)).
     pub rewritten_ns: AtomicU64,
