@@ -312,6 +312,9 @@ where
         if edited && let Err(e) = s.body.validate_clauses() {
             return fail(Phase::Verify, e.into());
         }
+        if edited && let Err(e) = tail_calls_return(&s.body) {
+            return fail(Phase::Verify, e.into());
+        }
         clock.lap(4);
         if let Some(blob) = &method.new_locals {
             match delivery.define_locals(module, blob) {
@@ -354,4 +357,88 @@ where
             map_refused,
         }
     })
+}
+
+/// Checks that every `tail.` prefix of `body` is followed by a call (`call`, `callvirt`
+/// or `calli`, other prefixes allowed between) and then at once by `ret`, as the runtime
+/// requires: an edit that inserts code between a tail call and its `ret` (code "before
+/// every `ret`") makes IL the JIT rejects with `InvalidProgramException` at every call.
+///
+/// # Errors
+/// [`crate::Error::TailCallNotKept`] with [`crate::TailCallRefusal::NotCallThenRet`].
+pub(crate) fn tail_calls_return(body: &MethodBody) -> crate::Result<()> {
+    use crate::OpCode;
+    let broken = || crate::Error::TailCallNotKept {
+        offset: None,
+        reason: crate::TailCallRefusal::NotCallThenRet,
+    };
+    // 0: anywhere; 1: after `tail.`; 2: after its call.
+    let mut state = 0u8;
+    for (_, op) in body.instrs.opcodes() {
+        state = match (state, op) {
+            (0, OpCode::Tail) => 1,
+            (0, _) => 0,
+            (1, OpCode::Call | OpCode::Callvirt | OpCode::Calli) => 2,
+            (1, op) if op.is_prefix() => 1,
+            (2, OpCode::Ret) => 0,
+            _ => return Err(broken()),
+        };
+    }
+    match state {
+        0 => Ok(()),
+        _ => Err(broken()),
+    }
+}
+
+#[cfg(test)]
+mod tail_call_tests {
+    use super::tail_calls_return;
+    use crate::body::MethodBody;
+    use crate::{Instruction, OpCode};
+
+    fn body(ops: &[Instruction]) -> MethodBody {
+        let mut body = MethodBody::new();
+        for &op in ops {
+            body.append(op);
+        }
+        body
+    }
+
+    /// A `tail.` call must be followed by `ret` at once (prefixes between `tail.` and the
+    /// call allowed); code between them, or a `tail.` at the end, is refused.
+    #[test]
+    fn a_tail_call_must_be_followed_by_ret() {
+        let tail = Instruction::simple(OpCode::Tail);
+        let call = Instruction::with_token(OpCode::Call, 0x0A00_0001);
+        let ret = Instruction::simple(OpCode::Ret);
+        let nop = Instruction::simple(OpCode::Nop);
+        let volatile = Instruction::simple(OpCode::Volatile);
+        assert!(tail_calls_return(&body(&[tail, call, ret])).is_ok());
+        assert!(tail_calls_return(&body(&[nop, call, nop, ret])).is_ok());
+        assert!(tail_calls_return(&body(&[tail, volatile, call, ret])).is_ok());
+        for broken in [
+            &[
+                tail,
+                call,
+                Instruction::ldc_i4(2),
+                Instruction::simple(OpCode::Mul),
+                ret,
+            ][..],
+            &[tail, call, nop, ret],
+            &[tail, nop, call, ret],
+            &[tail, call],
+            &[tail],
+        ] {
+            assert!(
+                matches!(
+                    tail_calls_return(&body(broken)),
+                    Err(crate::Error::TailCallNotKept {
+                        reason: crate::TailCallRefusal::NotCallThenRet,
+                        ..
+                    })
+                ),
+                "{broken:?}"
+            );
+        }
+    }
 }

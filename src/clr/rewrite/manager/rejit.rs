@@ -97,7 +97,12 @@ impl ReJitController {
     pub(crate) fn new(hosting: Arc<Hosting>, callers: InliningCallers) -> ReJitController {
         ReJitController {
             hosting,
-            machine: Mutex::new(ReJitMachine::default()),
+            // With callers recompiled, a RequestRevert could bring back a caller's first
+            // native code with an old copy of a callee inside (see `without_reverts`).
+            machine: Mutex::new(match callers {
+                InliningCallers::Recompile => ReJitMachine::default().without_reverts(),
+                InliningCallers::Leave => ReJitMachine::default(),
+            }),
             active: AtomicBool::new(false),
             modules: Mutex::default(),
             signal: Mutex::default(),
@@ -562,7 +567,10 @@ impl ReJitController {
             return;
         };
         let mut machine = self.machine();
-        machine.module_loaded(state.id(), assembly);
+        match state.facts().is_some_and(|f| f.is_ready_to_run()) {
+            true => machine.module_loaded(state.id(), assembly),
+            false => machine.module_loaded_jit_only(state.id(), assembly),
+        }
         if !machine.is_empty() {
             self.active.store(true, Relaxed);
         }

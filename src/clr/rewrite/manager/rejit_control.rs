@@ -59,8 +59,8 @@ impl core::fmt::Debug for ReJitControl {
 
 impl ReJitControl {
     /// The methods of every loaded module named `method` (every method when `None`) of
-    /// the type whose full name is `type_name` (`Namespace.Type`; nested types are not
-    /// found). In module order, then token order. A module may unload right after:
+    /// the type whose full name is `type_name` (`Namespace.Type`, nested types as
+    /// `Namespace.Outer/Inner`). In module order, then token order. A module may unload right after:
     /// [`ReJitControl::apply`] then refuses its methods.
     pub fn select(&self, type_name: &str, method: Option<&str>) -> Vec<MethodKey> {
         self.controller
@@ -80,7 +80,7 @@ impl ReJitControl {
                 return;
             }
             let metadata = state.metadata();
-            let Ok(Some(type_def)) = metadata.find_type_def(type_name) else {
+            let Ok(Some(type_def)) = metadata.find_type_def_path(type_name) else {
                 return;
             };
             let Ok(methods) = metadata.methods_of(type_def) else {

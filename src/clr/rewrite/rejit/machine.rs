@@ -164,11 +164,15 @@ pub struct MethodRecord<P> {
     /// (the last few: older versions no longer matter).
     bound: SmallVec<[(ReJITID, IlTarget<P>); 2]>,
     rewrite_failure: Option<ReJitFailure>,
+    /// The IL it ran when its latest ReJIT was requested: what a version whose wanted
+    /// IL cannot be built gets instead.
+    before: IlTarget<P>,
 }
 
 impl<P: Clone + PartialEq> MethodRecord<P> {
     fn new(desired: IlTarget<P>, default: IlTarget<P>) -> MethodRecord<P> {
         MethodRecord {
+            before: default.clone(),
             desired,
             default,
             stage: ReJitStage::Original,
@@ -225,16 +229,19 @@ impl<P: Clone + PartialEq> MethodRecord<P> {
     }
 
     /// The call that brings the runtime from where it stands to `desired`, if one is
-    /// needed. `retry` asks again after a failure.
-    fn needed(&self, retry: bool) -> Option<ReJitCall> {
-        let revert = self.desired == self.default;
+    /// needed. `retry` asks again after a failure; `reverts` allows `RequestRevert` where
+    /// it restores what is wanted (else a ReJIT with the default IL is asked for).
+    fn needed(&self, retry: bool, reverts: bool) -> Option<ReJitCall> {
+        let revert = reverts && self.desired == self.default;
         let towards = |target: &IlTarget<P>| match (*target == self.desired, revert) {
             (true, _) => None,
             (false, true) => Some(ReJitCall::Revert),
             (false, false) => Some(ReJitCall::ReJit),
         };
         match &self.stage {
-            ReJitStage::Original | ReJitStage::Reverted => (!revert).then_some(ReJitCall::ReJit),
+            ReJitStage::Original | ReJitStage::Reverted => {
+                (self.desired != self.default).then_some(ReJitCall::ReJit)
+            }
             // The runtime will ask for the IL, and be given what is wanted then.
             ReJitStage::Requested => revert.then_some(ReJitCall::Revert),
             ReJitStage::ParametersGiven(target) | ReJitStage::Active { target, .. } => {
@@ -254,6 +261,7 @@ impl<P: Clone + PartialEq> MethodRecord<P> {
     fn previous(&self) -> &IlTarget<P> {
         match &self.stage {
             ReJitStage::ParametersGiven(target) | ReJitStage::Active { target, .. } => target,
+            ReJitStage::Requested => &self.before,
             _ => &self.default,
         }
     }
@@ -286,6 +294,8 @@ pub struct ReJitMachine<P, A> {
     /// What was last wanted, per assembly and MethodDef, for the assembly's later loads.
     templates: HashMap<A, BTreeMap<mdMethodDef, IlTarget<P>>>,
     policy: ReloadPolicy,
+    /// Whether `RequestRevert` is used where it restores what is wanted.
+    reverts: bool,
 }
 
 impl<P: Clone + PartialEq, A: Clone + Eq + Hash> Default for ReJitMachine<P, A> {
@@ -303,7 +313,19 @@ impl<P: Clone + PartialEq, A: Clone + Eq + Hash> ReJitMachine<P, A> {
             assemblies: HashMap::new(),
             templates: HashMap::new(),
             policy,
+            reverts: true,
         }
+    }
+
+    /// The same machine, asking for a ReJIT with the method's default IL where it would
+    /// `RequestRevert`. A revert reactivates the method's first native code, and that
+    /// code keeps the copies of the callees it inlined as they were then: after a
+    /// callee changed (and its inliners were recompiled), reverting a caller would bring
+    /// the old callee back inside it. Without reverts every change is a new version,
+    /// compiled with the callees' current IL.
+    pub fn without_reverts(mut self) -> ReJitMachine<P, A> {
+        self.reverts = false;
+        self
     }
 
     /// The record of `key`, if the machine has one.
@@ -348,7 +370,11 @@ impl<P: Clone + PartialEq, A: Clone + Eq + Hash> ReJitMachine<P, A> {
             .entry(key)
             .or_insert_with(|| MethodRecord::new(target.clone(), default));
         record.desired = target;
-        let call = record.needed(true);
+        let call = record.needed(true, self.reverts);
+        if call.is_none() && record.running() == Some(&record.desired) {
+            // What is wanted runs: an earlier version's build failure is over.
+            record.rewrite_failure = None;
+        }
         self.queue(key, call);
     }
 
@@ -379,7 +405,7 @@ impl<P: Clone + PartialEq, A: Clone + Eq + Hash> ReJitMachine<P, A> {
         // A request already made will be answered with what is wanted; only a method
         // the runtime has settled may need a call now (or none any more).
         let call = match record.stage {
-            ReJitStage::Original | ReJitStage::Reverted => record.needed(false),
+            ReJitStage::Original | ReJitStage::Reverted => record.needed(false, self.reverts),
             _ => record.queued,
         };
         self.queue(key, call);
@@ -397,6 +423,18 @@ impl<P: Clone + PartialEq, A: Clone + Eq + Hash> ReJitMachine<P, A> {
             };
             match record.queued.take() {
                 Some(ReJitCall::ReJit) => {
+                    // What it runs now, for a version that cannot be built (a request
+                    // made again before the runtime asked keeps the earlier one).
+                    let running = match &record.stage {
+                        ReJitStage::ParametersGiven(target) | ReJitStage::Active { target, .. } => {
+                            Some(target.clone())
+                        }
+                        ReJitStage::Original | ReJitStage::Reverted => Some(record.default.clone()),
+                        _ => None,
+                    };
+                    if let Some(running) = running {
+                        record.before = running;
+                    }
                     record.stage = ReJitStage::Requested;
                     record.rewrite_failure = None;
                     batch.rejit.push(key);
@@ -585,6 +623,21 @@ impl<P: Clone + PartialEq, A: Clone + Eq + Hash> ReJitMachine<P, A> {
     /// [`ReloadPolicy::Rerequest`], what was last wanted for the assembly's methods is
     /// wanted for this module too, and queued.
     pub fn module_loaded(&mut self, module: ModuleID, assembly: A) {
+        self.load(module, assembly, true);
+    }
+
+    /// [`ReJitMachine::module_loaded`] for a module none of whose methods has code
+    /// compiled ahead of time (not ReadyToRun): every method of it is JIT-compiled at its
+    /// first call, which compiles what is wanted
+    /// ([`ReJitMachine::first_jit_target`]), so what is wanted is recorded and nothing
+    /// is requested. (A request made while the first JIT compiles the wish gains
+    /// nothing, and CoreCLR 3.1 was seen to livelock in the prestub with tiering off when
+    /// the two met, once in about twenty runs of 3,000 reloads.)
+    pub fn module_loaded_jit_only(&mut self, module: ModuleID, assembly: A) {
+        self.load(module, assembly, false);
+    }
+
+    fn load(&mut self, module: ModuleID, assembly: A, request: bool) {
         self.assemblies.insert(module, assembly.clone());
         if self.policy == ReloadPolicy::Leave {
             return;
@@ -602,8 +655,10 @@ impl<P: Clone + PartialEq, A: Clone + Eq + Hash> ReJitMachine<P, A> {
                 .entry(key)
                 .or_insert_with(|| MethodRecord::new(target.clone(), IlTarget::File));
             record.desired = target;
-            let call = record.needed(true);
-            self.queue(key, call);
+            if request {
+                let call = record.needed(true, self.reverts);
+                self.queue(key, call);
+            }
         }
     }
 

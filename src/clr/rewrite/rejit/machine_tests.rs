@@ -104,8 +104,17 @@ const REWRITE_FAILED: HResult = HResult::E_FAIL;
 
 impl World {
     fn new(chaos: Option<u32>) -> World {
+        World::with_reverts(chaos, true)
+    }
+
+    /// A world whose machine uses `RequestRevert` (`reverts`) or never does.
+    fn with_reverts(chaos: Option<u32>, reverts: bool) -> World {
+        let machine = ReJitMachine::new(ReloadPolicy::Rerequest);
         let mut world = World {
-            machine: ReJitMachine::new(ReloadPolicy::Rerequest),
+            machine: match reverts {
+                true => machine,
+                false => machine.without_reverts(),
+            },
             methods: BTreeMap::new(),
             modules: [0; 2],
             next_module: 0x1000,
@@ -394,8 +403,9 @@ proptest! {
     fn random_sequences_settle_on_what_is_wanted(
         steps in proptest::collection::vec(step(), 0..80),
         chaos in any::<u32>(),
+        reverts in any::<bool>(),
     ) {
-        let mut world = World::new(Some(chaos));
+        let mut world = World::with_reverts(Some(chaos), reverts);
         for step in &steps {
             world.run(step);
         }
@@ -408,6 +418,71 @@ proptest! {
 /// Hand-picked sequences, each a fact of the runtime the machine relies on.
 mod cases {
     use super::*;
+
+    /// A module loaded again whose methods are all JIT-compiled gets what was wanted of
+    /// its assembly at each method's first JIT, with no request: nothing is queued, and
+    /// a first JIT that compiled the wish leaves the method settled.
+    #[test]
+    fn a_jit_only_module_loaded_again_gets_the_wish_at_first_jit() {
+        let mut m: ReJitMachine<u8, usize> = ReJitMachine::default();
+        m.module_loaded(0x10, 7);
+        let old = MethodKey {
+            module: 0x10,
+            token: 0x0600_0001,
+        };
+        m.want(old, IlTarget::Plan(3), IlTarget::File);
+        m.take_batch();
+        m.module_unloaded(0x10);
+        m.module_loaded_jit_only(0x20, 7);
+        let new = MethodKey {
+            module: 0x20,
+            token: 0x0600_0001,
+        };
+        assert!(m.take_batch().is_empty());
+        assert_eq!(m.first_jit_target(new), Some(IlTarget::Plan(3)));
+        m.first_jit_done(new, IlTarget::Plan(3));
+        assert!(m.take_batch().is_empty());
+        assert!(m.get(new).is_some_and(|r| r.settled()));
+        // With requests (a ReadyToRun module may run precompiled code): requested.
+        m.module_unloaded(0x20);
+        m.module_loaded(0x30, 7);
+        let r2r = MethodKey {
+            module: 0x30,
+            token: 0x0600_0001,
+        };
+        assert_eq!(m.take_batch().rejit, [r2r]);
+    }
+
+    /// Without reverts, going back to the default IL is a new version built from it,
+    /// never a `RequestRevert` (which would reactivate the first native code, with the
+    /// copies of callees it inlined then).
+    #[test]
+    fn without_reverts_the_default_il_comes_back_as_a_new_version() {
+        let mut m: ReJitMachine<u8, usize> = ReJitMachine::default().without_reverts();
+        let key = MethodKey {
+            module: 0x10,
+            token: 0x0600_0001,
+        };
+        m.want(key, IlTarget::Plan(1), IlTarget::File);
+        assert_eq!(m.take_batch().rejit, [key]);
+        let p = m.parameters(key, IlTarget::File);
+        m.compilation_started(key, 5, Some(p.target));
+        m.compilation_finished(key, 0x70, 5, HResult::S_OK);
+        m.want(key, IlTarget::File, IlTarget::File);
+        let batch = m.take_batch();
+        assert_eq!((batch.rejit, batch.revert), (vec![key], vec![]));
+        assert_eq!(m.parameters(key, IlTarget::File).target, IlTarget::File);
+        // With reverts (the default), the same wish is a RequestRevert.
+        let mut m: ReJitMachine<u8, usize> = ReJitMachine::default();
+        m.want(key, IlTarget::Plan(1), IlTarget::File);
+        m.take_batch();
+        let p = m.parameters(key, IlTarget::File);
+        m.compilation_started(key, 5, Some(p.target));
+        m.compilation_finished(key, 0x70, 5, HResult::S_OK);
+        m.want(key, IlTarget::File, IlTarget::File);
+        let batch = m.take_batch();
+        assert_eq!((batch.rejit, batch.revert), (vec![], vec![key]));
+    }
 
     fn world() -> World {
         World::new(None)

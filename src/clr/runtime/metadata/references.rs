@@ -209,6 +209,43 @@ impl ModuleMetadata {
         found("FindTypeDefByName", hr, token)
     }
 
+    /// The TypeDef of the type nested in TypeDef `enclosing` whose name is `name` (a
+    /// nested type has no namespace of its own), if the module defines it.
+    ///
+    /// # Errors
+    /// [`ClrError::Failed`] when the runtime fails otherwise than by not finding it.
+    pub fn find_nested_type_def(
+        &self,
+        name: &str,
+        enclosing: mdToken,
+    ) -> ClrResult<Option<mdToken>> {
+        let (v, this) = self.import();
+        let name = wide(name);
+        let mut token = 0;
+        // SAFETY: a live import; the NUL-terminated name is read during the call.
+        let hr = unsafe { (v.base.FindTypeDefByName)(this, name.as_ptr(), enclosing, &mut token) };
+        found("FindTypeDefByName", hr, token)
+    }
+
+    /// The TypeDef named `path`: a top-level type (`Namespace.Type`), or a nested one
+    /// with each enclosing type before it, separated by `/` (`Namespace.Outer/Inner`).
+    ///
+    /// # Errors
+    /// As [`ModuleMetadata::find_type_def`].
+    pub fn find_type_def_path(&self, path: &str) -> ClrResult<Option<mdToken>> {
+        let mut names = path.split('/');
+        let Some(mut found) = self.find_type_def(names.next().unwrap_or(""))? else {
+            return Ok(None);
+        };
+        for name in names {
+            match self.find_nested_type_def(name, found)? {
+                Some(nested) => found = nested,
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(found))
+    }
+
     /// The MethodDef of `name` with exactly the signature `signature` on TypeDef
     /// `type_def`, if there is one.
     ///
