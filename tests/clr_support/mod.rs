@@ -55,6 +55,8 @@ pub const PROGRAMS: &[(&str, i32)] = &[
     ("Returns", 28),
     ("Dial", 29),
     ("Answer", 41),
+    ("HostileDial", 43),
+    ("HostileTail", 44),
 ];
 
 /// The number of calls of methods of `CallTree.Work` (its constructor included) that

@@ -59,6 +59,8 @@ cs Inlining
 cs Recursion -unsafe
 cs Returns
 cs Dial
+cs HostileDial
+il HostileTail
 # A library, no runtimeconfig: the helper the sample profiler's `helper` method calls.
 mcs -nologo -sdk:4.5 -target:library -optimize+ -debug- -warnaserror+ \
     -out:"$out/ProbeHelper.dll" ProbeHelper.cs
