@@ -1054,12 +1054,18 @@ fn the_program_exits_while_commands_are_carried_out() {
 /// plugin are refused, the others carried out. The program prints exactly its
 /// unprofiled output and exits with its own code, nothing goes unanswered.
 #[test]
-#[ignore = "BUG (open, CoreCLR 3.1 with tiering off): dial requests for every method of a plugin \
-            loaded and unloaded 1,000 times livelock the main thread in the prestub (gdb: \
-            ThePreStub -> PreStubWorker, 100% CPU, never back to managed code) when a request \
-            races a method's first call; the driver and dial threads idle. The reload policy no \
-            longer requests JIT-only modules (module_loaded_jit_only), which fixed the template \
-            path, but an explicit request racing a first call still meets it"]
+#[ignore = "BUG (open; CoreCLR 3.1, tiering off AND on): dial requests for every method of a \
+            plugin loaded and unloaded 1,000 times livelock the main thread in the prestub (gdb: \
+            ThePreStub -> PreStubWorker -> MethodDesc::DoPrestub -> DoBackpatch -> \
+            Precode::SetTargetInterlocked / GetTemporaryEntryPoint, 100% CPU, never back to \
+            managed code; the driver and dial threads idle) when a request races a method's first \
+            call; the hung load's records read e.g. 'Plugin::Weigh wants=nop() flags=... \
+            default=nop() stage=requested' (its first JIT compiled the wish, the request stays \
+            unanswered). The reload policy no longer requests JIT-only modules \
+            (module_loaded_jit_only), which fixed the template path, but an explicit request \
+            racing a first call still meets it. Measured with 20 s of this churn per run: 3 of 9 \
+            runs hung at 5895c3b, 8 of 8 at bccd8ae (whose reverts are ReJITs: more requests \
+            racing first calls), both tierings"]
 fn commands_race_a_thousand_plugin_reloads() {
     const COMMANDS: [&str; 7] = [
         "instrument UnloadPlugin.Plugin::* nop",
@@ -1077,11 +1083,15 @@ fn commands_race_a_thousand_plugin_reloads() {
         let (mut done, mut refused) = (0u64, 0u64);
         let started = Instant::now();
         for i in 0.. {
-            assert!(
-                started.elapsed() < Duration::from_secs(90),
-                "the program did not end: {}",
-                program.stderr_so_far()
-            );
+            // Unprofiled or not, 1,000 cycles take a few seconds.
+            if started.elapsed() > Duration::from_secs(45) {
+                let state = Dial::connect(&socket).ask("state");
+                panic!(
+                    "tiering {tiering}: the program did not end; the dial's state: \
+                     {state:#?}\n{}",
+                    program.stderr_so_far()
+                );
+            }
             match dial.ask(COMMANDS[i % COMMANDS.len()]) {
                 Ok(_) => done += 1,
                 Err(e) if e.starts_with("no loaded module") => refused += 1,
@@ -1137,12 +1147,14 @@ fn tail_calls_stay_tail_calls_in_every_version() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Bugs
+// Defects these tests found: the fixed ones (regression tests), then the open ones
+// (ignored, with their evidence)
 // ---------------------------------------------------------------------------------------
 
-/// The help (and README) say a selector names nested types `Namespace.Outer/Inner`, and
-/// the parser accepts such a selector; `HostileDial.Outer/Inner::Value` exists and
-/// runs (`Inner 110`), yet no command can select it.
+/// The help (and README) say a selector names nested types `Namespace.Outer/Inner`:
+/// `HostileDial.Outer/Inner::Value` (`Inner 110`) is selected and changes (220). Found
+/// broken: the type was looked up among top-level types only, so no nested type could
+/// be selected ("no loaded module has a method ...").
 #[test]
 fn a_nested_type_can_be_selected_as_the_help_says() {
     let socket = socket_in("nested");
@@ -1163,7 +1175,9 @@ fn a_nested_type_can_be_selected_as_the_help_says() {
 /// Tiering off: `Caller` was compiled with `Callee` inlined; `Callee` changes (Caller
 /// recompiled with it: 116); `Caller` gets the flag `no-inlining` (still 116); then
 /// `revert Dial.Inline::Caller` (back to its configured instrumentation, which it has
-/// had all along) must keep calling the changed `Callee`: 116.
+/// had all along) must keep calling the changed `Callee`: 116. Found broken: the revert
+/// was a RequestRevert, which brought back Caller's first native code with the old
+/// `Callee` inlined (106) while the state said Caller reverted and Callee active.
 #[test]
 fn reverting_a_caller_does_not_bring_back_a_stale_inlined_callee() {
     let socket = socket_in("stale-inline");
@@ -1189,7 +1203,9 @@ fn reverting_a_caller_does_not_bring_back_a_stale_inlined_callee() {
 /// before the `ret`, which leaves the `tail.` call not followed by `ret`: invalid IL
 /// (ECMA-335 III.2.4). The version must be refused before the runtime gets it (the
 /// method keeps what it ran, the state says the wanted IL was not built), as the README
-/// promises ("verified before the runtime gets it"); the program must not die.
+/// promises ("verified before the runtime gets it"); the program must not die. Found
+/// broken: the version passed verification, and the next call threw
+/// InvalidProgramException, which killed the process (SIGABRT).
 #[test]
 fn a_version_that_breaks_a_tail_call_is_not_handed_to_the_runtime() {
     for tiering in ["1", "0"] {
@@ -1221,7 +1237,8 @@ fn faulty_config() -> String {
 /// `Plain` runs a dial version (`scale factor=3`: 30), `Branches` another (`offset
 /// addend=5`: 45); then `faulty` is asked of both, and its IL cannot be built. The
 /// README: "if it cannot be built the method keeps what it ran before". They ran the
-/// dial's versions: 30 and 45.
+/// dial's versions: 30 and 45. Found broken: their default IL (the file's: 10 and 40)
+/// was handed over, the state saying "(file); wanted IL not built".
 #[test]
 fn a_version_that_cannot_be_built_keeps_the_dial_version_it_ran_before() {
     for tiering in ["1", "0"] {
@@ -1257,7 +1274,8 @@ fn a_version_that_cannot_be_built_keeps_the_dial_version_it_ran_before() {
 
 /// `faulty` cannot be built for `Plain`, which falls back to the file's IL (10) and the
 /// state says so. Then `revert Dial.Values::Plain`: what is wanted (the file's IL) is
-/// what runs, no runtime call is needed, so no failure remains to report.
+/// what runs, no runtime call is needed, so no failure remains to report. Found broken:
+/// the state kept "wanted IL not built" after the revert and after `original`.
 #[test]
 fn the_state_forgets_a_build_failure_once_what_is_wanted_runs() {
     let socket = socket_in("stale-failure");
@@ -1365,8 +1383,14 @@ fn scale_changes_a_result_that_branches_to_the_ret() {
 
 /// Three `Unload.exe` runs of 3,000 cycles at once (two cores: the runtime's threads
 /// compete), each with a dial request for `UnloadPlugin.Plugin::Square` that follows the
-/// plugin through its reloads (the reload policy requests a ReJIT in every new module,
-/// racing the method's first call): each must end in its usual time.
+/// plugin through its reloads: each must end in its usual time. Found broken
+/// (intermittent, about 1 run in 20, also in clr_rejit's 3,000-reload test): the reload
+/// policy requested a ReJIT in every new module, racing the method's first call, and the
+/// main thread livelocked in CoreCLR 3.1's prestub (ThePreStub -> PreStubWorker ->
+/// MethodDesc::DoPrestub -> DoBackpatch, 100% CPU) with the new load's record at
+/// "wants=nop() default=nop() stage=requested". Now the wish is applied at the first JIT
+/// with no request. An explicit request racing a first call still meets the livelock:
+/// [`commands_race_a_thousand_plugin_reloads`].
 #[test]
 fn reloads_racing_requests_never_livelock_the_prestub() {
     const CYCLES: &str = "3000";
