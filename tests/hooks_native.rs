@@ -288,12 +288,7 @@ fn the_crates_stubs_are_the_bytes_the_harness_checks() {
         .collect();
     assert_eq!(relocated.len(), 3, "{relocations}");
 
-    let stubs = [
-        ("ilrewrite_elt_enter3", hooks::enter3() as *const u8),
-        ("ilrewrite_elt_leave3", hooks::leave3() as *const u8),
-        ("ilrewrite_elt_tailcall3", hooks::tailcall3() as *const u8),
-    ];
-    for (name, code) in stubs {
+    for (name, code) in hooks::stub_addresses() {
         let fields: Vec<&str> = symbols
             .lines()
             .map(|l| l.split_whitespace().collect::<Vec<_>>())

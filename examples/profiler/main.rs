@@ -104,6 +104,7 @@
 //! instantiation, a tier-up): both compile rewritten IL.
 
 mod common;
+mod elt;
 mod helper;
 mod listener;
 mod modes;
@@ -119,12 +120,22 @@ use helper::{
     ASSEMBLY_ITEMS_DROPPED, DOMAIN_ITEMS_DROPPED, Facts, Helper, NATIVE_CALLS, NATIVE_METHOD_DEFS,
 };
 use listener::Listener;
+use elt::{Elt, Reads};
+use ilrewrite::clr::hooks::HookPath;
 use modes::{Count, Decode, EveryMethod, Filtered, Identity, Nop};
 use returns::{Arithmetic, Faulty};
 use wrap::{ENTERS, EXITS, ITEMS_DROPPED, Probes, Wrap};
 
 /// The modes `ILREWRITE_MODE` may name.
-const MODES: [&str; 4] = ["count", "identity", "decode", "wrap"];
+const MODES: [&str; 7] = [
+    "count",
+    "identity",
+    "decode",
+    "wrap",
+    "elt",
+    "elt-values",
+    "elt-slow",
+];
 
 /// What the environment asks for.
 #[derive(Debug)]
@@ -162,7 +173,10 @@ fn settings() -> Result<Settings, String> {
     let mode = match text("ILREWRITE_MODE")? {
         None => None,
         Some(name) => Some(MODES.into_iter().find(|m| *m == name).ok_or_else(|| {
-            format!("unknown ILREWRITE_MODE {name:?} (expected count, identity, decode or wrap)")
+            format!(
+                "unknown ILREWRITE_MODE {name:?} (expected count, identity, decode, wrap, elt, \
+                 elt-values or elt-slow)"
+            )
         })?),
     };
     let configuration = match std::env::var_os("ILREWRITE_CONFIG") {
@@ -226,6 +240,8 @@ struct Offered {
     helper: Arc<Helper>,
     facts: Arc<Facts>,
     listeners: [Arc<Listener>; 2],
+    /// `elt`, `elt-values`, `elt-slow`.
+    elts: [Arc<Elt>; 3],
     all: Vec<Arc<dyn InstrumentationMethod>>,
 }
 
@@ -248,6 +264,11 @@ impl Offered {
             Arc::new(Listener::new("listener")),
             Arc::new(Listener::new("listener2")),
         ];
+        let elts = [
+            Arc::new(Elt::new("elt", settings.filter.clone(), Reads::Nothing)),
+            Arc::new(Elt::new("elt-values", settings.filter.clone(), Reads::Values)),
+            Arc::new(Elt::new("elt-slow", settings.filter.clone(), Reads::Nothing)),
+        ];
         let mut all: Vec<Arc<dyn InstrumentationMethod>> = vec![
             count.clone(),
             Arc::new(EveryMethod {
@@ -263,6 +284,9 @@ impl Offered {
             listeners[1].clone(),
             helper.clone(),
             facts.clone(),
+            elts[0].clone(),
+            elts[1].clone(),
+            elts[2].clone(),
         ];
         for name in Nop::NAMES {
             all.push(Arc::new(EveryMethod {
@@ -277,6 +301,7 @@ impl Offered {
             helper,
             facts,
             listeners,
+            elts,
             all,
         }
     }
@@ -305,6 +330,12 @@ fn sample() -> Manager {
             (None, _) => settings.mode.to_owned(),
             (Some(_), []) => "none".to_owned(),
             (Some(_), names) => names.join("+"),
+        };
+        let manager = match settings.mode {
+            "elt-slow" if settings.configuration.is_none() => {
+                manager.with_hook_path(HookPath::RuntimeWithInfo)
+            }
+            _ => manager,
         };
         let manager = match &settings.dial {
             Some(path) => manager.with_rejit(settings.callers).with_dial(path.clone()),
@@ -349,6 +380,15 @@ fn report(manager: &Manager, offered: &Offered, mode: &str) {
     } else {
         "off"
     };
+    if let Some(elt) = offered.elts.iter().find(|e| e.name() == mode) {
+        // The hook modes: exactly one line.
+        let [enters, leaves, tailcalls, unwinds] = elt.counts();
+        eprintln!(
+            "ilrewrite: mode {mode} enters {enters} leaves {leaves} tailcalls {tailcalls} \
+             unwinds {unwinds}"
+        );
+        return;
+    }
     let counts = manager.counts();
     let compilations = counts.compilations.load(Relaxed);
     let not_wanted = counts.not_wanted.load(Relaxed);

@@ -53,149 +53,48 @@
 //! or epilog, on the method's thread, in cooperative GC mode: it must be short, must not
 //! block, and must not call back into managed code.
 //!
-//! # Later
+//! # Subscribers
 //!
-//! This is a building block. Not here yet: several subscribers over one handler, a
-//! `FunctionIDMapper2` that gives the client ids the hooks receive, registering the stubs
-//! with `SetEnterLeaveFunctionHooks3` and the event mask that enables them, and the
-//! other platforms (aarch64, Windows x64).
-#![cfg(all(target_arch = "x86_64", target_os = "linux"))]
-
+//! Tools share the hooks as [`HookSubscriber`]s of one [`HookTable`]: the runtime's
+//! `FunctionIDMapper2` asks each subscriber once per function whether it wants it
+//! ([`HookSubscriber::wants`]); a function nobody wants has no hooks at all (it runs as
+//! unprofiled), and for the others the mapper returns the address of the function's
+//! [`HookedFunction`] (who wants it) as the id the hooks receive, so that the handler
+//! reaches its subscribers without a lookup. For every enter, exactly one of leave,
+//! tailcall or unwound follows: the runtime calls no leave hook for a frame an exception
+//! unwinds, only `ExceptionUnwindFunctionLeave` (with `MONITOR_EXCEPTIONS`), which the
+//! table turns into [`HookSubscriber::unwound`] for that frame's function.
+//!
+//! The runtime takes the hooks only during `Initialize`: there is no public function to
+//! set them. An instrumentation method of the
+//! [`Manager`](crate::clr::Manager) offers a subscriber
+//! ([`InstrumentationMethod::hook_subscriber`](crate::clr::InstrumentationMethod::hook_subscriber)),
+//! and the manager registers them all, with the events they need, inside its
+//! `Initialize`, after checking the event mask ([`check_flags`]: fast hooks refuse the
+//! `ENABLE_FUNCTION_*` flags, the runtime's slow path needs them).
+//!
+//! # Not here yet
+//!
+//! The other platforms (aarch64, Windows x64).
+mod flags;
 mod frame;
-#[cfg(test)]
+mod subscriber;
+// The mapper and the handlers turn the runtime's client ids back into entries.
+#[allow(unsafe_code)]
+mod table;
+// The stubs and their dispatcher: x86_64 System V only for now.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+mod trampolines;
+#[cfg(all(test, target_arch = "x86_64", target_os = "linux"))]
 mod tests;
 
-use std::any::Any;
-use std::fmt;
-use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::OnceLock;
-
-use super::log;
-use super::sys::{FunctionEnter3, FunctionIDOrClientID, FunctionLeave3, FunctionTailcall3};
-
+pub use flags::{HookFlagsError, HookPath, INFO_FLAGS, check_flags};
 pub use frame::{EltFrame, HookKind};
+pub use subscriber::{Call, HookCandidate, HookInterest, HookSubscriber, HookedFunction};
+pub use table::{HookCounts, HookError, HookTable, MAX_SUBSCRIBERS, registered};
+pub(crate) use table::register;
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+pub use trampolines::stub_addresses;
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+pub(crate) use trampolines::{enter3, leave3, set_handler, tailcall3};
 
-/// What the dispatcher calls: the hook's kind, the id the runtime passed (the
-/// `FunctionID`, or the client id a `FunctionIDMapper` gave for it) and the saved
-/// registers.
-pub type Handler = fn(HookKind, usize, &EltFrame);
-
-/// The handler, installed once.
-static HANDLER: OnceLock<Handler> = OnceLock::new();
-
-/// Installs the handler the hooks call, once per process.
-///
-/// # Errors
-///
-/// [`HandlerAlreadySet`] if a handler was installed before (it stays).
-pub fn set_handler(handler: Handler) -> Result<(), HandlerAlreadySet> {
-    HANDLER.set(handler).map_err(|_| HandlerAlreadySet)
-}
-
-/// [`set_handler`] was called a second time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HandlerAlreadySet;
-
-impl fmt::Display for HandlerAlreadySet {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an enter/leave/tailcall hook handler is already installed")
-    }
-}
-
-impl std::error::Error for HandlerAlreadySet {}
-
-/// The stubs, assembled into the crate from `x86_64_sysv.s`, and their declarations.
-#[allow(unsafe_code, bad_asm_style)]
-mod stubs {
-    use super::FunctionIDOrClientID;
-
-    // `{dispatch}` in the source becomes the dispatcher's symbol. The source says
-    // `.intel_syntax noprefix` and restores `.att_syntax` itself (redundant here, hence
-    // `bad_asm_style`) so that the system assembler takes the same file
-    // (tests/hooks_native.rs).
-    // SAFETY: the source defines only the three stubs (and local constants), in their
-    // own section; a stub writes only below its own stack pointer, calls `dispatch` with
-    // its declared C signature on a 16-byte aligned stack, and returns with the registers
-    // of its contract (module documentation) restored, checked by tests/hooks_native.rs.
-    std::arch::global_asm!(include_str!("x86_64_sysv.s"), dispatch = sym super::dispatch);
-
-    // The stubs' ABI is not C (see the module documentation): these declarations give
-    // their addresses the types `SetEnterLeaveFunctionHooks3` takes; Rust never calls
-    // them as declared (the unit tests call them as the JIT does, with inline asm).
-    unsafe extern "system" {
-        pub(super) fn ilrewrite_elt_enter3(function_id_or_client_id: FunctionIDOrClientID);
-        pub(super) fn ilrewrite_elt_leave3(function_id_or_client_id: FunctionIDOrClientID);
-        pub(super) fn ilrewrite_elt_tailcall3(function_id_or_client_id: FunctionIDOrClientID);
-    }
-}
-
-use stubs::{ilrewrite_elt_enter3, ilrewrite_elt_leave3, ilrewrite_elt_tailcall3};
-
-/// The enter stub, for `SetEnterLeaveFunctionHooks3`. Only the runtime may call it: it
-/// reads the id from R14 and the SP from R15, not from the C argument registers.
-pub fn enter3() -> FunctionEnter3 {
-    ilrewrite_elt_enter3
-}
-
-/// The leave stub, for `SetEnterLeaveFunctionHooks3` (id in RDI, SP in RSI).
-pub fn leave3() -> FunctionLeave3 {
-    ilrewrite_elt_leave3
-}
-
-/// The tailcall stub, for `SetEnterLeaveFunctionHooks3` (id in RDI).
-pub fn tailcall3() -> FunctionTailcall3 {
-    ilrewrite_elt_tailcall3
-}
-
-/// The dispatcher the stubs call (SysV C ABI): `kind` 0 enter, 1 leave, 2 tailcall;
-/// `frame` the record on the stub's stack. Returns at once without a handler, for an
-/// unknown kind, or a frame that does not say the same kind; never unwinds.
-///
-/// # Safety
-///
-/// `frame` is null or points to an `EltFrame`, live for the call, that holds what its
-/// `kind` field says (as the stubs and `EltFrame`'s constructors make it).
-#[allow(unsafe_code)]
-unsafe extern "C" fn dispatch(kind: u32, id: usize, frame: *const EltFrame) {
-    let Some(&handler) = HANDLER.get() else {
-        return;
-    };
-    let Some(hook) = HookKind::from_raw(kind) else {
-        return;
-    };
-    // SAFETY: by the function's contract: the stubs pass the address of the `EltFrame`
-    // they built on their own stack (16-byte aligned, 208 bytes, the layout checked
-    // against `EltFrame`'s offsets), which lives until the dispatcher returns, every
-    // byte `EltFrame`'s accessors read for the frame's `kind` written before the call;
-    // the reference does not outlive this call (the handler gets it for its call only).
-    let Some(frame) = (unsafe { frame.as_ref() }) else {
-        return;
-    };
-    if frame.raw_kind() != kind {
-        return;
-    }
-    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| handler(hook, id, frame))) {
-        contain_panic(hook, payload);
-    }
-}
-
-/// Logs a handler's panic (once per process, later ones counted) and drops its payload,
-/// nothing of it unwinding: a payload whose destructor panics is leaked.
-#[cold]
-#[inline(never)]
-fn contain_panic(hook: HookKind, payload: Box<dyn Any + Send>) {
-    let logged = catch_unwind(AssertUnwindSafe(|| {
-        log::throttled("panic in an enter/leave/tailcall hook handler", || {
-            format!(
-                "panic in the {hook} hook handler: {} (the hook returned normally)",
-                log::panic_message(&*payload)
-            )
-        });
-    }));
-    if let Err(again) = logged {
-        std::mem::forget(again);
-    }
-    if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
-        std::mem::forget(again);
-    }
-}

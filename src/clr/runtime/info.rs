@@ -16,6 +16,7 @@ use crate::clr::sys::{
 };
 use crate::ilmap::IlMap;
 
+mod hooks;
 mod names;
 mod rejit;
 

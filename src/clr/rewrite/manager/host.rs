@@ -22,6 +22,7 @@ use super::super::outcome::RewriteOutcome;
 use super::config::{ConfigError, Configuration, Options};
 use super::events::{EventMasks, Events, EventsHandle};
 use super::method::{Candidate, InstrumentationMethod, Interest, ModuleLoad, Owner, Start};
+use crate::clr::hooks::{self, HookPath, HookTable};
 use crate::clr::log;
 use crate::clr::profiler::{Callback, Profiler, for_each_callback};
 use crate::clr::runtime::guard::spawn_profiler_thread;
@@ -49,6 +50,8 @@ struct Running {
     subscribers: Box<[SmallVec<[u8; 4]>]>,
     /// The ReJIT controller, when ReJIT is on ([`Manager::with_rejit`]).
     rejit: Option<Arc<ReJitController>>,
+    /// The enter/leave/tailcall hooks, when an instrumentation method subscribed.
+    hooks: Option<Arc<HookTable>>,
     /// The live dial, when it listens ([`Manager::with_dial`]); closed at shutdown.
     #[cfg(unix)]
     dial: Mutex<Option<crate::clr::rewrite::control::ControlServer>>,
@@ -102,6 +105,8 @@ pub struct Manager {
     /// The live dial's socket, when asked for.
     #[cfg(unix)]
     dial: Option<std::path::PathBuf>,
+    /// The path the hooks run on, when an instrumentation method subscribes to them.
+    hook_path: HookPath,
 }
 
 impl Default for Manager {
@@ -142,6 +147,7 @@ impl Manager {
             rejit: None,
             #[cfg(unix)]
             dial: None,
+            hook_path: HookPath::Fast,
         }
     }
 
@@ -254,6 +260,18 @@ impl Manager {
         self.rejit.get_or_insert_default();
         self.dial = Some(socket.into());
         self
+    }
+
+    /// The path the enter/leave/tailcall hooks run on when an instrumentation method
+    /// subscribes to them ([`HookPath::Fast`] by default).
+    pub fn with_hook_path(mut self, path: HookPath) -> Manager {
+        self.hook_path = path;
+        self
+    }
+
+    /// The enter/leave/tailcall hooks' table, once initialized with a subscriber.
+    pub fn hooks(&self) -> Option<&Arc<HookTable>> {
+        self.running.get()?.hooks.as_ref()
     }
 
     /// The handle on ReJIT, once initialized with it on ([`Manager::with_rejit`]).
@@ -398,6 +416,24 @@ impl Manager {
                 .set_event_mask(CorPrfMonitor::empty(), CorPrfHighMonitor::empty())
                 .map_err(|_| HResult::E_FAIL);
         }
+        let hook_subscribers: Vec<_> = if failed {
+            Vec::new()
+        } else {
+            methods
+                .iter()
+                .filter_map(|m| {
+                    catch_unwind(AssertUnwindSafe(|| m.hook_subscriber()))
+                        .ok()
+                        .flatten()
+                })
+                .collect()
+        };
+        if !hook_subscribers.is_empty() {
+            masks.add_own(Events {
+                low: self.hook_path.events(),
+                high: CorPrfHighMonitor::empty(),
+            });
+        }
         if references {
             // The references its instrumentation methods announce.
             masks.add_own(Events {
@@ -406,6 +442,24 @@ impl Manager {
             });
         }
         masks.arm(&info)?;
+        let hooks = if hook_subscribers.is_empty() {
+            None
+        } else {
+            match hooks::register(&info, self.hook_path, hook_subscribers) {
+                Ok(table) => Some(table),
+                Err(e) => {
+                    // Fail closed, as for a method that did not start.
+                    masks.close();
+                    log::write(&format!(
+                        "the enter/leave hooks cannot be registered: {e}; no instrumentation \
+                         method runs: the program runs unchanged"
+                    ));
+                    return info
+                        .set_event_mask(CorPrfMonitor::empty(), CorPrfHighMonitor::empty())
+                        .map_err(|_| HResult::E_FAIL);
+                }
+            }
+        };
         if let Some(controller) = &rejit {
             let driver = controller.clone();
             if let Err(e) = spawn_profiler_thread("ilrewrite-rejit", move || driver.drive()) {
@@ -426,6 +480,7 @@ impl Manager {
             hosting,
             subscribers,
             rejit,
+            hooks,
             #[cfg(unix)]
             dial: Mutex::new(dial),
         });
@@ -614,6 +669,34 @@ impl Manager {
         answer
     }
 
+    fn on_module_unload_finished(&self, module: ModuleID, status: HResult) -> Result<(), HResult> {
+        let answer = self.forward(Callback::ModuleUnloadFinished, |m| {
+            m.module_unload_finished(module, status)
+        });
+        if let Some(hooks) = self.running.get().and_then(|r| r.hooks.as_ref()) {
+            hooks.forget_module(module);
+        }
+        answer
+    }
+
+    fn on_exception_unwind_function_enter(&self, function: FunctionID) -> Result<(), HResult> {
+        if let Some(hooks) = self.running.get().and_then(|r| r.hooks.as_ref()) {
+            hooks.unwind_enter(function);
+        }
+        self.forward(Callback::ExceptionUnwindFunctionEnter, |m| {
+            m.exception_unwind_function_enter(function)
+        })
+    }
+
+    fn on_exception_unwind_function_leave(&self) -> Result<(), HResult> {
+        if let Some(hooks) = self.running.get().and_then(|r| r.hooks.as_ref()) {
+            hooks.unwind_leave();
+        }
+        self.forward(Callback::ExceptionUnwindFunctionLeave, |m| {
+            m.exception_unwind_function_leave()
+        })
+    }
+
     fn on_assembly_unload_finished(
         &self,
         assembly: AssemblyID,
@@ -673,6 +756,8 @@ impl Manager {
             return theirs;
         };
         theirs
+            // A function with hooks on is not inlined: its calls would not be seen.
+            && running.hooks.as_ref().is_none_or(|hooks| hooks.decide(callee).is_none())
             && running.hosting.rewriter.jit_inlining(caller, callee)
             && running.rejit.as_ref().is_none_or(|rejit| {
                 // A method ReJIT changes is not inlined into callers compiled later.
@@ -832,6 +917,15 @@ macro_rules! manager_callback {
     };
     ($self:ident, ModuleUnloadStarted, module_unload_started, ($($a:ident),*)) => {
         $self.on_module_unload_started($($a),*)
+    };
+    ($self:ident, ModuleUnloadFinished, module_unload_finished, ($($a:ident),*)) => {
+        $self.on_module_unload_finished($($a),*)
+    };
+    ($self:ident, ExceptionUnwindFunctionEnter, exception_unwind_function_enter, ($($a:ident),*)) => {
+        $self.on_exception_unwind_function_enter($($a),*)
+    };
+    ($self:ident, ExceptionUnwindFunctionLeave, exception_unwind_function_leave, ()) => {
+        $self.on_exception_unwind_function_leave()
     };
     ($self:ident, JITInlining, jit_inlining, ($($a:ident),*)) => { $self.on_jit_inlining($($a),*) };
     ($self:ident, GetReJITParameters, get_rejit_parameters, ($($a:ident),*)) => {

@@ -11,6 +11,7 @@ use super::super::pipeline::MethodRewrite;
 use super::config::{OptionSpec, Options};
 use super::events::{Events, EventsHandle};
 use crate::body::MethodBody;
+use crate::clr::hooks::HookSubscriber;
 use crate::clr::profiler::{Callbacks, Profiler};
 use crate::clr::runtime::{AssemblyName, ModuleFacts, ModuleMetadata, ProfilerInfo};
 use crate::clr::sys::mdToken;
@@ -86,6 +87,16 @@ pub trait InstrumentationMethod<M = ModuleMetadata>: Profiler {
     /// starts.
     fn options(&self) -> &[OptionSpec] {
         &[]
+    }
+
+    /// Its subscriber to the enter/leave/tailcall hooks (default none): asked once,
+    /// after a successful [`start`](InstrumentationMethod::start), inside `Initialize`
+    /// (the only moment the runtime takes hooks). The manager registers every
+    /// instrumentation method's subscriber on one [`HookTable`](crate::clr::hooks::HookTable),
+    /// with the events the hooks need, and its
+    /// [`hook path`](super::Manager::with_hook_path).
+    fn hook_subscriber(&self) -> Option<Arc<dyn HookSubscriber>> {
+        None
     }
 
     /// Initialization, before any other call, with its options ([`Start::options`]).

@@ -1,0 +1,142 @@
+//! Which hook path runs ([`HookPath`]) and the event flags each needs or forbids,
+//! checked before the runtime is asked ([`check_flags`]).
+
+use std::fmt;
+
+use crate::clr::sys::CorPrfMonitor;
+
+/// How the runtime calls the hooks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HookPath {
+    /// This crate's trampolines (`FunctionEnter3`, no `WithInfo`), called directly from
+    /// the JIT-compiled prolog and epilogs: the cheapest, and values come from the
+    /// registers the trampolines saved (correct where the runtime's slow path is not).
+    #[default]
+    Fast,
+    /// The runtime's slow path (`FunctionEnter3WithInfo`): its own wrappers call the
+    /// hooks with a `COR_PRF_ELT_INFO` handle for `GetFunctionEnter3Info` and its kin.
+    /// About ten times dearer; offered to compare, and for tools that need
+    /// `COR_PRF_FRAME_INFO`. Its 3.1 wrappers restore only XMM0 and XMM1 (float
+    /// arguments 3-8 can be corrupted by a subscriber that uses XMM2-7) and
+    /// `GetFunctionLeave3Info` is wrong for structs returned in two registers.
+    RuntimeWithInfo,
+}
+
+impl HookPath {
+    /// Its name: `fast` or `runtime-with-info`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            HookPath::Fast => "fast",
+            HookPath::RuntimeWithInfo => "runtime-with-info",
+        }
+    }
+
+    /// The events the hooks need on this path: `MONITOR_ENTERLEAVE`,
+    /// `MONITOR_EXCEPTIONS` (the unwind notifications that end the frames an exception
+    /// leaves), and for the slow path the three `ENABLE_*` info flags.
+    pub const fn events(self) -> CorPrfMonitor {
+        let base = CorPrfMonitor::MONITOR_ENTERLEAVE.union(CorPrfMonitor::MONITOR_EXCEPTIONS);
+        match self {
+            HookPath::Fast => base,
+            HookPath::RuntimeWithInfo => base.union(INFO_FLAGS),
+        }
+    }
+}
+
+impl fmt::Display for HookPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The flags that give the slow path its information and that the fast path forbids:
+/// `COR_PRF_ENABLE_FUNCTION_ARGS`, `COR_PRF_ENABLE_FUNCTION_RETVAL`,
+/// `COR_PRF_ENABLE_FRAME_INFO`.
+pub const INFO_FLAGS: CorPrfMonitor = CorPrfMonitor::ENABLE_FUNCTION_ARGS
+    .union(CorPrfMonitor::ENABLE_FUNCTION_RETVAL)
+    .union(CorPrfMonitor::ENABLE_FRAME_INFO);
+
+/// An event mask the hook path cannot run with: the runtime would answer
+/// `CORPROF_E_INCONSISTENT_WITH_FLAGS` to whichever of the mask and the hooks came
+/// second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookFlagsError {
+    /// Fast hooks with info flags set (the flags named).
+    FastWithInfoFlags(CorPrfMonitor),
+    /// Slow hooks with none of the info flags.
+    SlowWithoutInfoFlags,
+}
+
+impl fmt::Display for HookFlagsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HookFlagsError::FastWithInfoFlags(flags) => write!(
+                f,
+                "fast enter/leave hooks cannot run with {flags:?} (those flags are for the \
+                 runtime's WithInfo hooks)"
+            ),
+            HookFlagsError::SlowWithoutInfoFlags => f.write_str(
+                "the runtime's WithInfo hooks need one of ENABLE_FUNCTION_ARGS, \
+                 ENABLE_FUNCTION_RETVAL, ENABLE_FRAME_INFO",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for HookFlagsError {}
+
+/// Whether hooks on `path` can run with the event mask `low`.
+///
+/// # Errors
+/// [`HookFlagsError`] naming the inconsistency.
+pub fn check_flags(path: HookPath, low: CorPrfMonitor) -> Result<(), HookFlagsError> {
+    let info = low & INFO_FLAGS;
+    match path {
+        HookPath::Fast if !info.is_empty() => Err(HookFlagsError::FastWithInfoFlags(info)),
+        HookPath::RuntimeWithInfo if info.is_empty() => Err(HookFlagsError::SlowWithoutInfoFlags),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every combination of the three info flags with and without other flags: fast
+    /// refuses any of them (and names exactly those set), slow needs at least one, and
+    /// each path's own events pass its own check.
+    #[test]
+    fn each_path_takes_exactly_the_masks_the_runtime_takes() {
+        let singles = [
+            CorPrfMonitor::ENABLE_FUNCTION_ARGS,
+            CorPrfMonitor::ENABLE_FUNCTION_RETVAL,
+            CorPrfMonitor::ENABLE_FRAME_INFO,
+        ];
+        let others = [
+            CorPrfMonitor::empty(),
+            CorPrfMonitor::MONITOR_ENTERLEAVE | CorPrfMonitor::MONITOR_JIT_COMPILATION,
+        ];
+        for bits in 0..8u32 {
+            let info = singles
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| bits & (1 << i) != 0)
+                .fold(CorPrfMonitor::empty(), |acc, (_, f)| acc | *f);
+            for other in others {
+                let mask = info | other;
+                let fast = check_flags(HookPath::Fast, mask);
+                let slow = check_flags(HookPath::RuntimeWithInfo, mask);
+                if info.is_empty() {
+                    assert_eq!(fast, Ok(()));
+                    assert_eq!(slow, Err(HookFlagsError::SlowWithoutInfoFlags));
+                } else {
+                    assert_eq!(fast, Err(HookFlagsError::FastWithInfoFlags(info)));
+                    assert_eq!(slow, Ok(()));
+                }
+            }
+        }
+        for path in [HookPath::Fast, HookPath::RuntimeWithInfo] {
+            assert_eq!(check_flags(path, path.events()), Ok(()), "{path}");
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! What a subscriber to the hooks is ([`HookSubscriber`]) and what it sees: the
+//! function it is asked about ([`HookCandidate`]), a function whose hooks are on
+//! ([`HookedFunction`]), and one hook call ([`Call`]).
+
+use std::fmt;
+
+use super::frame::EltFrame;
+use crate::clr::runtime::{FunctionInfo, ModuleMetadata, ProfilerInfo};
+use crate::clr::sys::{ClassID, CorPrfEltInfo, FunctionID, ModuleID, mdToken};
+use crate::disasm::{MethodName, method_name};
+
+/// Whether a subscriber wants a function's hooks ([`HookSubscriber::wants`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HookInterest {
+    /// Not this function: if no subscriber wants it, the runtime calls no hook for it
+    /// (it costs what it costs unprofiled).
+    #[default]
+    No,
+    /// Its enter, leave, tailcall and unwound calls.
+    Calls,
+}
+
+/// A function the runtime is about to compile (or asks about inlining), for
+/// [`HookSubscriber::wants`]: its ids, and the runtime to learn more.
+#[derive(Debug)]
+pub struct HookCandidate<'a> {
+    pub(crate) function: FunctionID,
+    pub(crate) facts: FunctionInfo,
+    pub(crate) info: &'a ProfilerInfo,
+}
+
+impl HookCandidate<'_> {
+    /// Its `FunctionID`.
+    pub fn function(&self) -> FunctionID {
+        self.function
+    }
+
+    /// Its class (0 for a generic class's method whose instantiation is not known).
+    pub fn class(&self) -> ClassID {
+        self.facts.class
+    }
+
+    /// The module holding its metadata.
+    pub fn module(&self) -> ModuleID {
+        self.facts.module
+    }
+
+    /// Its MethodDef token.
+    pub fn token(&self) -> mdToken {
+        self.facts.token
+    }
+
+    /// The runtime (the call is synchronous: any `ICorProfilerInfo` method may be
+    /// called).
+    pub fn info(&self) -> &ProfilerInfo {
+        self.info
+    }
+
+    /// Its name (`Namespace.Type`, nested types `Outer/Inner`, and the method's name),
+    /// read from its module's metadata; `None` if the metadata cannot be opened.
+    pub fn name(&self) -> Option<MethodName> {
+        let metadata = ModuleMetadata::open(self.info, self.facts.module).ok()?;
+        Some(method_name(&metadata, self.facts.token))
+    }
+}
+
+/// A function whose hooks are on: who wants them, and its ids. The hooks reach it
+/// without a lookup (the runtime passes its address as the client id); it lives until
+/// its module unloads.
+#[derive(Debug)]
+pub struct HookedFunction {
+    pub(crate) function: FunctionID,
+    pub(crate) facts: FunctionInfo,
+    /// Bit `i`: subscriber `i` wants its calls.
+    pub(crate) subscribers: u64,
+}
+
+impl HookedFunction {
+    /// Its `FunctionID`.
+    pub fn function(&self) -> FunctionID {
+        self.function
+    }
+
+    /// Its class (0 for a generic class's method whose instantiation is not known).
+    pub fn class(&self) -> ClassID {
+        self.facts.class
+    }
+
+    /// The module holding its metadata.
+    pub fn module(&self) -> ModuleID {
+        self.facts.module
+    }
+
+    /// Its MethodDef token.
+    pub fn token(&self) -> mdToken {
+        self.facts.token
+    }
+}
+
+/// One hook call: the function, and what the hook saw.
+pub struct Call<'a> {
+    pub(crate) function: &'a HookedFunction,
+    pub(crate) frame: Option<&'a EltFrame>,
+    pub(crate) elt_info: CorPrfEltInfo,
+}
+
+impl<'a> Call<'a> {
+    /// The function entered, left or tail-calling.
+    pub fn function(&self) -> &'a HookedFunction {
+        self.function
+    }
+
+    /// The registers the fast-path trampoline saved: the argument registers at enter,
+    /// the return registers at leave (`None` on the runtime's slow path).
+    pub fn frame(&self) -> Option<&'a EltFrame> {
+        self.frame
+    }
+
+    /// The runtime's `COR_PRF_ELT_INFO` handle, for `GetFunctionEnter3Info` and its kin
+    /// during this call (`None` on the fast path).
+    pub fn elt_info(&self) -> Option<CorPrfEltInfo> {
+        (self.frame.is_none()).then_some(self.elt_info)
+    }
+}
+
+impl fmt::Debug for Call<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Call")
+            .field("function", &self.function)
+            .field("fast", &self.frame.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A subscriber to the enter/leave/tailcall hooks: one of several tools sharing them.
+///
+/// The runtime calls the hooks of a function only if some subscriber wants it
+/// ([`wants`](HookSubscriber::wants), asked once per function); each call reaches only
+/// the subscribers that want that function, in their registration order. For every
+/// [`enter`](HookSubscriber::enter) of a function, exactly one of
+/// [`leave`](HookSubscriber::leave), [`tailcall`](HookSubscriber::tailcall) (the function
+/// ends by a tail call: its callee's leave comes instead of its own) or
+/// [`unwound`](HookSubscriber::unwound) (an exception left its frame) follows, on the
+/// same thread.
+///
+/// `enter`, `leave` and `tailcall` run inside managed code's prolog or epilog, on the
+/// method's thread, in cooperative GC mode: they must be short, must not block, must not
+/// call into managed code, and may call only the `ICorProfilerInfo` methods that are safe
+/// asynchronously. A panic is caught, logged once, and the other subscribers still get
+/// the call.
+pub trait HookSubscriber: Send + Sync {
+    /// A stable name, for the logs.
+    fn name(&self) -> &str;
+
+    /// Whether it wants the function's hooks. Asked once per function (at its first
+    /// compilation, or when the JIT first asks whether it may inline it), in a
+    /// synchronous context; the answer holds for the function's life.
+    fn wants(&self, function: &HookCandidate<'_>) -> HookInterest;
+
+    /// The function was entered (its prolog ran; its arguments are in the frame).
+    fn enter(&self, call: &Call<'_>) {
+        let _ = call;
+    }
+
+    /// The function returns (its return value is in the frame).
+    fn leave(&self, call: &Call<'_>) {
+        let _ = call;
+    }
+
+    /// The function ends by a tail call: the callee's frame replaces it.
+    fn tailcall(&self, call: &Call<'_>) {
+        let _ = call;
+    }
+
+    /// An exception unwound the function's frame (a synchronous context: the runtime's
+    /// `ExceptionUnwindFunctionLeave`).
+    fn unwound(&self, function: &HookedFunction) {
+        let _ = function;
+    }
+}

@@ -1,0 +1,642 @@
+//! [`HookTable`]: the subscribers of a process's hooks, which functions each wants (the
+//! `FunctionIDMapper2` answer), delivery of each hook call to the subscribers of its
+//! function, and the unwind notifications that end the frames an exception leaves.
+//!
+//! ```text
+//! JIT compiles F --> mapper(F) --> wants? --no--> hooks off for F (FALSE, F)
+//!                                        --yes-> hooks on, client id = &HookedFunction
+//! JIT code of F --> trampoline --> dispatch --> handler(kind, &HookedFunction, frame)
+//!                                                --> each subscriber whose bit is set
+//! ```
+
+use core::ffi::c_void;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use super::flags::{HookFlagsError, HookPath, check_flags};
+use super::frame::{EltFrame, HookKind};
+use super::subscriber::{Call, HookCandidate, HookInterest, HookSubscriber, HookedFunction};
+use crate::clr::log;
+use crate::clr::runtime::guard::CallbackScope;
+use crate::clr::runtime::{ClrError, FunctionInfo, ProfilerInfo};
+use crate::clr::sys::{
+    CorPrfEltInfo, CorPrfMonitor, FunctionEnter3WithInfo, FunctionID, FunctionIDOrClientID, FunctionLeave3WithInfo,
+    FunctionTailcall3WithInfo, ModuleID,
+};
+
+/// The most subscribers one table takes (a function's subscribers are one `u64` mask).
+pub const MAX_SUBSCRIBERS: usize = 64;
+
+/// Shards of the decision map (the mapper and the inlining question take one lock).
+const SHARDS: usize = 16;
+
+/// The table registered with the runtime, once per process.
+static TABLE: OnceLock<Arc<HookTable>> = OnceLock::new();
+
+/// Why the hooks could not be registered. Nothing is hooked then.
+#[derive(Debug, thiserror::Error)]
+pub enum HookError {
+    /// The event mask and the hook path do not go together.
+    #[error(transparent)]
+    Flags(#[from] HookFlagsError),
+    /// The event mask lacks events the hooks need (named).
+    #[error("the event mask lacks {0:?}, which the enter/leave hooks need")]
+    MissingEvents(CorPrfMonitor),
+    /// More than [`MAX_SUBSCRIBERS`] subscribers.
+    #[error("{0} hook subscribers (at most {MAX_SUBSCRIBERS})")]
+    TooManySubscribers(usize),
+    /// Hooks were registered already in this process (the runtime takes them once).
+    #[error("enter/leave hooks are registered already")]
+    AlreadyRegistered,
+    /// No fast-path trampolines for this platform yet (x86_64 Linux only).
+    #[error("no fast-path enter/leave trampolines for this platform")]
+    Unsupported,
+    /// The runtime refused a call.
+    #[error(transparent)]
+    Runtime(#[from] ClrError),
+}
+
+/// What one decision holds: the function's ids when decided, and its entry if hooked.
+struct Decision {
+    facts: FunctionInfo,
+    entry: Option<Box<HookedFunction>>,
+}
+
+impl Decision {
+    fn entry_ptr(&self) -> Option<*const HookedFunction> {
+        self.entry.as_deref().map(|e| e as *const HookedFunction)
+    }
+}
+
+/// Counts of the table's work, for reports and benchmarks.
+#[derive(Debug, Default)]
+pub struct HookCounts {
+    /// Functions decided (asked of the subscribers).
+    pub decided: AtomicU64,
+    /// Of those, functions some subscriber wanted (hooks on).
+    pub hooked: AtomicU64,
+    /// Mapper calls (one per JIT compilation).
+    pub mapped: AtomicU64,
+    /// Frames an exception unwound whose function had hooks on.
+    pub unwound: AtomicU64,
+    /// Decisions dropped because their module unloaded.
+    pub forgotten: AtomicU64,
+}
+
+/// The subscribers of a process's hooks and their decisions, per function.
+pub struct HookTable {
+    path: HookPath,
+    info: Option<ProfilerInfo>,
+    subscribers: Box<[Arc<dyn HookSubscriber>]>,
+    shards: [Mutex<HashMap<FunctionID, Decision>>; SHARDS],
+    counts: HookCounts,
+}
+
+impl std::fmt::Debug for HookTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.subscribers.iter().map(|s| s.name()).collect();
+        f.debug_struct("HookTable")
+            .field("path", &self.path)
+            .field("subscribers", &names)
+            .field("counts", &self.counts)
+            .finish_non_exhaustive()
+    }
+}
+
+thread_local! {
+    /// The frames being unwound on this thread (`ExceptionUnwindFunctionEnter` pushes,
+    /// `...Leave` pops): the hooked function's entry, or null.
+    static UNWINDING: RefCell<Vec<*const HookedFunction>> = const { RefCell::new(Vec::new()) };
+}
+
+impl HookTable {
+    fn new(
+        path: HookPath,
+        info: Option<ProfilerInfo>,
+        subscribers: Vec<Arc<dyn HookSubscriber>>,
+    ) -> Result<HookTable, HookError> {
+        if subscribers.len() > MAX_SUBSCRIBERS {
+            return Err(HookError::TooManySubscribers(subscribers.len()));
+        }
+        Ok(HookTable {
+            path,
+            info,
+            subscribers: subscribers.into(),
+            shards: std::array::from_fn(|_| Mutex::new(HashMap::new())),
+            counts: HookCounts::default(),
+        })
+    }
+
+    /// The path the hooks run on.
+    pub fn path(&self) -> HookPath {
+        self.path
+    }
+
+    /// The table's counts.
+    pub fn counts(&self) -> &HookCounts {
+        &self.counts
+    }
+
+    fn shard(&self, function: FunctionID) -> &Mutex<HashMap<FunctionID, Decision>> {
+        &self.shards[(function >> 4) % SHARDS]
+    }
+
+    /// Whether some subscriber wants `function`'s hooks, and its entry if so: decided
+    /// once per function (asking each subscriber), then remembered until its module
+    /// unloads. A function whose ids cannot be read is not hooked.
+    pub fn decide(&self, function: FunctionID) -> Option<*const HookedFunction> {
+        let info = self.info.as_ref()?;
+        let facts = match info.function_info(function) {
+            Ok(facts) => facts,
+            Err(e) => {
+                log::throttled("hooks: function ids unreadable", || {
+                    format!("hooks: {e}: function {function:#x} is not hooked")
+                });
+                return None;
+            }
+        };
+        self.decide_with(function, facts, |candidate| {
+            self.ask(&HookCandidate {
+                function,
+                facts: candidate,
+                info,
+            })
+        })
+    }
+
+    /// [`decide`](Self::decide) with the ids known and the subscribers' mask computed by
+    /// `ask` (outside the lock: subscribers may read metadata).
+    fn decide_with(
+        &self,
+        function: FunctionID,
+        facts: FunctionInfo,
+        ask: impl FnOnce(FunctionInfo) -> u64,
+    ) -> Option<*const HookedFunction> {
+        let shard = self.shard(function);
+        {
+            let map = shard.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(decision) = map.get(&function)
+                && same_function(&decision.facts, &facts)
+            {
+                return decision.entry_ptr();
+            }
+        }
+        let mask = ask(facts);
+        self.counts.decided.fetch_add(1, Relaxed);
+        let entry = (mask != 0).then(|| {
+            Box::new(HookedFunction {
+                function,
+                facts,
+                subscribers: mask,
+            })
+        });
+        let mut map = shard.lock().unwrap_or_else(PoisonError::into_inner);
+        match map.entry(function) {
+            Entry::Occupied(decision) if same_function(&decision.get().facts, &facts) => {
+                // Another thread decided first: its entry is the one handed out.
+                decision.get().entry_ptr()
+            }
+            Entry::Occupied(mut decision) => {
+                // The id was reused: the function it named is gone with its loader
+                // allocator (its code cannot run), and so is its entry.
+                if entry.is_some() {
+                    self.counts.hooked.fetch_add(1, Relaxed);
+                }
+                decision.insert(Decision { facts, entry });
+                decision.get().entry_ptr()
+            }
+            Entry::Vacant(slot) => {
+                if entry.is_some() {
+                    self.counts.hooked.fetch_add(1, Relaxed);
+                }
+                slot.insert(Decision { facts, entry }).entry_ptr()
+            }
+        }
+    }
+
+    /// The subscribers' mask for a candidate: bit `i` if subscriber `i` wants it. A
+    /// subscriber that panics does not want it (logged once).
+    fn ask(&self, candidate: &HookCandidate<'_>) -> u64 {
+        let mut mask = 0;
+        for (i, subscriber) in self.subscribers.iter().enumerate() {
+            match catch_unwind(AssertUnwindSafe(|| subscriber.wants(candidate))) {
+                Ok(HookInterest::No) => {}
+                Ok(HookInterest::Calls) => mask |= 1 << i,
+                Err(payload) => {
+                    log::throttled("hooks: a subscriber's wants panicked", || {
+                        format!(
+                            "hooks: {}'s wants panicked: {} (the function is not hooked for it)",
+                            subscriber.name(),
+                            log::panic_message(&*payload)
+                        )
+                    });
+                }
+            }
+        }
+        mask
+    }
+
+    /// Whether `function` has hooks on, from its decision (none made yet: `false`).
+    pub fn is_hooked(&self, function: FunctionID) -> bool {
+        self.lookup(function).is_some()
+    }
+
+    fn lookup(&self, function: FunctionID) -> Option<*const HookedFunction> {
+        let map = self.shard(function).lock().unwrap_or_else(PoisonError::into_inner);
+        map.get(&function).and_then(Decision::entry_ptr)
+    }
+
+    /// Drops the decisions about the functions of `module`, which finished unloading
+    /// (their ids may be reused by functions loaded later).
+    pub fn forget_module(&self, module: ModuleID) {
+        for shard in &self.shards {
+            let mut map = shard.lock().unwrap_or_else(PoisonError::into_inner);
+            let before = map.len();
+            map.retain(|_, decision| decision.facts.module != module);
+            let gone = (before - map.len()) as u64;
+            self.counts.forgotten.fetch_add(gone, Relaxed);
+        }
+    }
+
+    /// Delivers one hook call to the function's subscribers, in order, each inside its
+    /// own panic guard.
+    fn deliver(&self, kind: HookKind, call: &Call<'_>) {
+        let mut mask = call.function.subscribers;
+        while mask != 0 {
+            let i = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            let Some(subscriber) = self.subscribers.get(i) else {
+                return;
+            };
+            let delivered = catch_unwind(AssertUnwindSafe(|| match kind {
+                HookKind::Enter => subscriber.enter(call),
+                HookKind::Leave => subscriber.leave(call),
+                HookKind::Tailcall => subscriber.tailcall(call),
+            }));
+            if let Err(payload) = delivered {
+                contain(subscriber.name(), kind.name(), payload);
+            }
+        }
+    }
+
+    /// `ExceptionUnwindFunctionEnter`: an exception starts unwinding `function`'s frame.
+    pub fn unwind_enter(&self, function: FunctionID) {
+        let entry = self.lookup(function).unwrap_or(core::ptr::null());
+        UNWINDING.with(|stack| stack.borrow_mut().push(entry));
+    }
+
+    /// `ExceptionUnwindFunctionLeave`: the frame of the last `unwind_enter` is gone:
+    /// its subscribers get [`HookSubscriber::unwound`].
+    pub fn unwind_leave(&self) {
+        let Some(entry) = UNWINDING.with(|stack| stack.borrow_mut().pop()) else {
+            return;
+        };
+        // SAFETY: non-null entries come from `lookup`, which hands out the address of a
+        // boxed `HookedFunction` held by the decision map; the map drops an entry only
+        // when its module unloads or its id is reused by another function, neither of
+        // which can happen while an exception unwinds a frame of that function.
+        let Some(function) = (unsafe { entry.as_ref() }) else {
+            return;
+        };
+        self.counts.unwound.fetch_add(1, Relaxed);
+        let mut mask = function.subscribers;
+        while mask != 0 {
+            let i = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            if let Some(subscriber) = self.subscribers.get(i)
+                && let Err(payload) =
+                    catch_unwind(AssertUnwindSafe(|| subscriber.unwound(function)))
+            {
+                contain(subscriber.name(), "unwound", payload);
+            }
+        }
+    }
+}
+
+/// Whether two decisions are about the same function (a reused id names another).
+fn same_function(a: &FunctionInfo, b: &FunctionInfo) -> bool {
+    a.module == b.module && a.token == b.token
+}
+
+/// Logs a subscriber's panic (once per process, the rest counted) and drops it.
+#[cold]
+#[inline(never)]
+fn contain(subscriber: &str, hook: &str, payload: Box<dyn std::any::Any + Send>) {
+    let logged = catch_unwind(AssertUnwindSafe(|| {
+        log::throttled("panic in a hook subscriber", || {
+            format!(
+                "hooks: {subscriber}'s {hook} panicked: {} (the hook returned normally)",
+                log::panic_message(&*payload)
+            )
+        });
+    }));
+    if let Err(again) = logged {
+        std::mem::forget(again);
+    }
+    if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
+        std::mem::forget(again);
+    }
+}
+
+/// The registered table, if any.
+pub fn registered() -> Option<&'static Arc<HookTable>> {
+    TABLE.get()
+}
+
+/// Registers `subscribers` on `path` with the runtime: the mapper and the three hooks.
+/// Only during `Initialize`, after the event mask was set with `path`'s
+/// [`events`](HookPath::events) (checked here, read back from the runtime, before any
+/// hook is set).
+///
+/// # Errors
+/// [`HookError`]; nothing is hooked then (the mapper may be set: without hooks the
+/// runtime calls nothing).
+pub(crate) fn register(
+    info: &ProfilerInfo,
+    path: HookPath,
+    subscribers: Vec<Arc<dyn HookSubscriber>>,
+) -> Result<Arc<HookTable>, HookError> {
+    let (low, _) = info.event_mask()?;
+    check_flags(path, low)?;
+    let missing = path.events() - low;
+    if !missing.is_empty() {
+        return Err(HookError::MissingEvents(missing));
+    }
+    let table = Arc::new(HookTable::new(path, Some(info.clone()), subscribers)?);
+    TABLE
+        .set(table.clone())
+        .map_err(|_| HookError::AlreadyRegistered)?;
+    let data = Arc::as_ptr(&table).cast_mut().cast::<c_void>();
+    // SAFETY: `map_function` never unwinds and answers with the address of an entry the
+    // table keeps (or the function's own id with hooks off); `data` points to the table,
+    // which the static `TABLE` keeps for the rest of the process.
+    unsafe { info.set_function_id_mapper2(map_function, data)? };
+    match path {
+        #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+        HookPath::Fast => {
+            super::set_handler(fast_handler).map_err(|_| HookError::AlreadyRegistered)?;
+            // SAFETY: the stubs keep the fast-path contract's registers (checked by
+            // tests/hooks_native.rs) and call `fast_handler`, which accepts exactly the
+            // ids `map_function` returns with hooks on; they live in the crate's code.
+            unsafe {
+                info.set_enter_leave_hooks3(super::enter3(), super::leave3(), super::tailcall3())?;
+            }
+        }
+        #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+        HookPath::Fast => return Err(HookError::Unsupported),
+        HookPath::RuntimeWithInfo => {
+            // SAFETY: C-ABI functions the runtime's wrappers call with the mapper's ids;
+            // they never unwind.
+            unsafe {
+                info.set_enter_leave_hooks3_with_info(
+                    slow_enter as FunctionEnter3WithInfo,
+                    slow_leave as FunctionLeave3WithInfo,
+                    slow_tailcall as FunctionTailcall3WithInfo,
+                )?;
+            }
+        }
+    }
+    Ok(table)
+}
+
+/// The `FunctionIDMapper2` the runtime calls once per JIT compilation.
+///
+/// # Safety
+/// `data` is the registered table's address; `hook` is null or writable.
+unsafe extern "system" fn map_function(
+    function: FunctionID,
+    data: *mut c_void,
+    hook: *mut i32,
+) -> usize {
+    // The runtime calls the mapper from a JIT compilation: a synchronous context.
+    let _scope = CallbackScope::enter();
+    // SAFETY: `register` passes the table's address, kept alive by `TABLE`.
+    let table = unsafe { data.cast::<HookTable>().cast_const().as_ref() };
+    let decided = table.and_then(|table| {
+        table.counts.mapped.fetch_add(1, Relaxed);
+        catch_unwind(AssertUnwindSafe(|| table.decide(function))).unwrap_or(None)
+    });
+    let (on, id) = match decided {
+        Some(entry) => (1, entry as usize),
+        None => (0, function),
+    };
+    // SAFETY: the runtime passes a writable BOOL.
+    if let Some(hook) = unsafe { hook.as_mut() } {
+        *hook = on;
+    }
+    id
+}
+
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+/// The fast path's handler: `id` is what `map_function` returned with hooks on.
+fn fast_handler(kind: HookKind, id: usize, frame: &EltFrame) {
+    let Some(table) = TABLE.get() else {
+        return;
+    };
+    // SAFETY: the runtime calls the hooks only for functions the mapper hooked, with the
+    // id it returned: the address of a boxed `HookedFunction` the table keeps until the
+    // function's module unloads or its id names another function, after which no code of
+    // that function runs (the stubs are crate-private, registered only by `register`).
+    let Some(function) = (unsafe { (id as *const HookedFunction).as_ref() }) else {
+        return;
+    };
+    table.deliver(
+        kind,
+        &Call {
+            function,
+            frame: Some(frame),
+            elt_info: 0,
+        },
+    );
+}
+
+/// The slow path's common body.
+fn slow(kind: HookKind, id: usize, elt_info: CorPrfEltInfo) {
+    let Some(table) = TABLE.get() else {
+        return;
+    };
+    // SAFETY: as in `fast_handler`: the runtime's wrappers pass the mapper's id.
+    let Some(function) = (unsafe { (id as *const HookedFunction).as_ref() }) else {
+        return;
+    };
+    let call = Call {
+        function,
+        frame: None,
+        elt_info,
+    };
+    // `deliver` contains each subscriber's panic; nothing else here can panic.
+    table.deliver(kind, &call);
+}
+
+unsafe extern "system" fn slow_enter(id: FunctionIDOrClientID, elt_info: CorPrfEltInfo) {
+    // SAFETY: both fields are `usize`: every bit pattern is a valid value of either.
+    slow(HookKind::Enter, unsafe { id.client_id }, elt_info);
+}
+
+unsafe extern "system" fn slow_leave(id: FunctionIDOrClientID, elt_info: CorPrfEltInfo) {
+    // SAFETY: both fields are `usize`: every bit pattern is a valid value of either.
+    slow(HookKind::Leave, unsafe { id.client_id }, elt_info);
+}
+
+unsafe extern "system" fn slow_tailcall(id: FunctionIDOrClientID, elt_info: CorPrfEltInfo) {
+    // SAFETY: both fields are `usize`: every bit pattern is a valid value of either.
+    slow(HookKind::Tailcall, unsafe { id.client_id }, elt_info);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    /// Wants the functions whose token is even; counts what it receives.
+    #[derive(Default)]
+    struct Even {
+        asked: AtomicUsize,
+        enters: AtomicUsize,
+        unwound: AtomicUsize,
+    }
+
+    impl HookSubscriber for Even {
+        fn name(&self) -> &str {
+            "even"
+        }
+        fn wants(&self, function: &HookCandidate<'_>) -> HookInterest {
+            self.asked.fetch_add(1, Relaxed);
+            if function.token() % 2 == 0 {
+                HookInterest::Calls
+            } else {
+                HookInterest::No
+            }
+        }
+        fn enter(&self, _: &Call<'_>) {
+            self.enters.fetch_add(1, Relaxed);
+        }
+        fn unwound(&self, _: &HookedFunction) {
+            self.unwound.fetch_add(1, Relaxed);
+        }
+    }
+
+    struct Panics;
+
+    impl HookSubscriber for Panics {
+        fn name(&self) -> &str {
+            "panics"
+        }
+        fn wants(&self, _: &HookCandidate<'_>) -> HookInterest {
+            HookInterest::Calls
+        }
+        fn enter(&self, _: &Call<'_>) {
+            panic!("boom");
+        }
+    }
+
+    fn facts(module: ModuleID, token: u32) -> FunctionInfo {
+        FunctionInfo {
+            class: 0,
+            module,
+            token,
+        }
+    }
+
+    /// `decide_with` with the table's own subscribers asked (no runtime: a candidate
+    /// without `ProfilerInfo` cannot be made, so the mask is computed from the token as
+    /// `Even` would).
+    fn decide(table: &HookTable, function: FunctionID, f: FunctionInfo) -> Option<usize> {
+        table
+            .decide_with(function, f, |f| {
+                let mut mask = 0;
+                for (i, _) in table.subscribers.iter().enumerate() {
+                    if f.token % 2 == 0 {
+                        mask |= 1 << i;
+                    }
+                }
+                mask
+            })
+            .map(|p| p as usize)
+    }
+
+    /// A function is decided once (the same entry every time), a reused id (another
+    /// module or token) gets a new decision, and an unloaded module's decisions go.
+    #[test]
+    fn decisions_are_made_once_per_function_and_forgotten_with_their_module() {
+        let even = Arc::new(Even::default());
+        let table = HookTable::new(HookPath::Fast, None, vec![even]).unwrap();
+        let first = decide(&table, 0x1000, facts(7, 2)).expect("even token hooked");
+        assert_eq!(decide(&table, 0x1000, facts(7, 2)), Some(first));
+        assert_eq!(table.counts.decided.load(Relaxed), 1);
+        assert_eq!(decide(&table, 0x2000, facts(7, 3)), None);
+        assert!(!table.is_hooked(0x2000));
+        assert!(table.is_hooked(0x1000));
+        // The id reused by a function of another module: decided again.
+        assert_eq!(decide(&table, 0x2000, facts(9, 4)).is_some(), true);
+        assert_eq!(table.counts.decided.load(Relaxed), 3);
+        table.forget_module(9);
+        assert!(!table.is_hooked(0x2000));
+        assert!(table.is_hooked(0x1000));
+        table.forget_module(7);
+        assert!(!table.is_hooked(0x1000));
+        assert_eq!(table.counts.forgotten.load(Relaxed), 3);
+    }
+
+    /// A call reaches exactly the subscribers whose bit is set, a panicking one does
+    /// not stop the others, and an unwind notifies the function's subscribers once per
+    /// frame (frames of unhooked functions are skipped).
+    #[test]
+    fn calls_and_unwinds_reach_the_function_s_subscribers() {
+        let even = Arc::new(Even::default());
+        let other = Arc::new(Even::default());
+        let table = HookTable::new(
+            HookPath::Fast,
+            None,
+            vec![Arc::new(Panics), even.clone(), other.clone()],
+        )
+        .unwrap();
+        let function = HookedFunction {
+            function: 0x1000,
+            facts: facts(1, 2),
+            subscribers: 0b011, // Panics and even, not other
+        };
+        let frame = EltFrame::enter([0; 6], [[0; 16]; 8], 0);
+        let call = Call {
+            function: &function,
+            frame: Some(&frame),
+            elt_info: 0,
+        };
+        table.deliver(HookKind::Enter, &call);
+        table.deliver(HookKind::Enter, &call);
+        assert_eq!(even.enters.load(Relaxed), 2);
+        assert_eq!(other.enters.load(Relaxed), 0);
+
+        let hooked = decide(&table, 0x3000, facts(1, 4)).unwrap();
+        assert_ne!(hooked, 0);
+        // A hooked frame inside an unhooked one, each unwound.
+        table.unwind_enter(0x3000);
+        table.unwind_leave();
+        table.unwind_enter(0x5000);
+        table.unwind_leave();
+        // Nested: an exception during the unwind of a hooked frame.
+        table.unwind_enter(0x3000);
+        table.unwind_enter(0x3000);
+        table.unwind_leave();
+        table.unwind_leave();
+        table.unwind_leave(); // unbalanced: ignored
+        assert_eq!(even.unwound.load(Relaxed), 3);
+        assert_eq!(other.unwound.load(Relaxed), 3);
+        assert_eq!(table.counts.unwound.load(Relaxed), 3);
+    }
+
+    #[test]
+    fn more_than_64_subscribers_are_refused() {
+        let many: Vec<Arc<dyn HookSubscriber>> = (0..=MAX_SUBSCRIBERS)
+            .map(|_| Arc::new(Even::default()) as Arc<dyn HookSubscriber>)
+            .collect();
+        assert!(matches!(
+            HookTable::new(HookPath::Fast, None, many),
+            Err(HookError::TooManySubscribers(65))
+        ));
+    }
+}
