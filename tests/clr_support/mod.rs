@@ -57,6 +57,7 @@ pub const PROGRAMS: &[(&str, i32)] = &[
     ("Answer", 41),
     ("HostileDial", 43),
     ("HostileTail", 44),
+    ("EltCalls", 45),
 ];
 
 /// The number of calls of methods of `CallTree.Work` (its constructor included) that

@@ -61,6 +61,7 @@ cs Returns
 cs Dial
 cs HostileDial
 il HostileTail
+il EltCalls
 # A library, no runtimeconfig: the helper the sample profiler's `helper` method calls.
 mcs -nologo -sdk:4.5 -target:library -optimize+ -debug- -warnaserror+ \
     -out:"$out/ProbeHelper.dll" ProbeHelper.cs

@@ -1,0 +1,141 @@
+//! The enter/leave/tailcall hooks in a real CoreCLR 3.1.23: the sample profiler
+//! (`examples/profiler/`, `ILREWRITE_MODE=elt|elt-values|elt-slow`) subscribes to them
+//! through `ilrewrite::clr::Manager` and counts, per kind, the hook calls of the functions
+//! its filter names.
+//!
+//! What is shown: on `EltCalls.exe`, whose call tree is known exactly (recursion, real
+//! tail calls 1,000,000 deep, exceptions unwinding one to five frames through a
+//! try/finally), every count equals the known number and enters == leaves + tailcalls +
+//! unwinds, on one thread and on 8 at once, with tiering off and with tiering on (call
+//! counting from the first call, so methods are compiled again while the threads run),
+//! on our fast trampolines and on the runtime's slow path alike; the shutdown report is
+//! exactly one line; the program's output and exit code are those of an unprofiled run.
+#![cfg(all(feature = "clr", target_arch = "x86_64", target_os = "linux"))]
+
+mod clr_support;
+
+use clr_support::{Output, command_for, exit_code, profile, program, run_command, sample_profiler};
+
+/// The sample profiler's CLSID.
+const SAMPLE: &str = "{8C1E2D4F-3B6A-4E59-A7C2-1F0D9B3E6A51}";
+
+/// The functions counted: every method of `EltCalls.Work`, none of `EltCalls.Program`.
+const FILTER: &str = "EltCalls.Work::";
+
+/// What the hooks of `EltCalls.Work` see in one `Run(depth)` (the table in
+/// `tests/programs/EltCalls.il`): enters, leaves, tailcalls, unwinds.
+fn one_run(depth: u64) -> [u64; 4] {
+    [498 + depth, 478, depth, 20]
+}
+
+/// The hook report's counts: enters, leaves, tailcalls, unwinds.
+fn counts(mode: &str, out: &Output) -> [u64; 4] {
+    let lines: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("ilrewrite:"))
+        .collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "the hook modes report exactly one line:\n{}",
+        out.stderr
+    );
+    let words: Vec<&str> = lines[0].split_whitespace().collect();
+    let shape = [
+        "ilrewrite:",
+        "mode",
+        mode,
+        "enters",
+        "_",
+        "leaves",
+        "_",
+        "tailcalls",
+        "_",
+        "unwinds",
+        "_",
+    ];
+    assert_eq!(words.len(), shape.len(), "{}", lines[0]);
+    for (word, want) in words.iter().zip(shape) {
+        assert!(want == "_" || *word == want, "{}", lines[0]);
+    }
+    let number = |i: usize| words[i].parse::<u64>().expect("a count");
+    [number(4), number(6), number(8), number(10)]
+}
+
+/// Runs `EltCalls.exe THREADS REPEATS DEPTH` under the sample profiler in `mode`.
+fn run_elt_calls(mode: &str, args: [u64; 3], env: &[(&str, &str)]) -> Output {
+    let mut cmd = command_for(&program("EltCalls"));
+    profile(&mut cmd, &sample_profiler(), SAMPLE);
+    cmd.args(args.map(|a| a.to_string()))
+        .env("ILREWRITE_MODE", mode)
+        .env("ILREWRITE_FILTER", FILTER)
+        .envs(env.iter().copied());
+    run_command(cmd)
+}
+
+/// The program's own output for these arguments: one `run` line per thread, `runs N`.
+fn expected_stdout([threads, repeats, depth]: [u64; 3]) -> String {
+    let result = 144 + depth * (depth + 1) - 5;
+    let mut text = String::new();
+    for _ in 0..threads.max(1) {
+        text.push_str(&format!("run {result}\n"));
+    }
+    text.push_str(&format!("runs {}\n", repeats * threads.max(1)));
+    text
+}
+
+/// Runs and checks everything: exit code, output, the one report line, exact counts.
+fn check_exact(mode: &str, args: [u64; 3], env: &[(&str, &str)]) {
+    let out = run_elt_calls(mode, args, env);
+    assert_eq!(
+        out.code(),
+        exit_code("EltCalls"),
+        "{mode} {args:?} {env:?}\n{}",
+        out.stderr
+    );
+    assert_eq!(out.stdout, expected_stdout(args), "{mode} {args:?} {env:?}");
+    let [threads, repeats, depth] = args;
+    let runs = threads.max(1) * repeats;
+    let want = one_run(depth).map(|n| n * runs);
+    let got = counts(mode, &out);
+    assert_eq!(
+        got, want,
+        "{mode} {args:?} {env:?}: [enters, leaves, tailcalls, unwinds]"
+    );
+    assert_eq!(got[0], got[1] + got[2] + got[3]);
+}
+
+const TIERING_OFF: &[(&str, &str)] = &[("COMPlus_TieredCompilation", "0")];
+
+/// Tiering on, call counting from the first call: hot methods (`Fib`, `Ping`, `Pong`)
+/// are compiled again at tier 1 while the program runs; each compilation asks the
+/// mapper again, and the hooks must keep counting across the switch.
+const TIERING_EAGER: &[(&str, &str)] = &[
+    ("COMPlus_TieredCompilation", "1"),
+    ("COMPlus_TC_CallCountingDelayMs", "0"),
+];
+
+#[test]
+fn fast_hooks_count_a_known_call_tree_exactly_with_tail_calls_a_million_deep() {
+    for env in [TIERING_OFF, TIERING_EAGER] {
+        check_exact("elt", [0, 1, 1_000_000], env);
+    }
+}
+
+#[test]
+fn fast_hooks_count_exactly_on_8_threads_while_methods_tier_up() {
+    for env in [TIERING_OFF, TIERING_EAGER] {
+        check_exact("elt", [8, 40, 20_000], env);
+    }
+}
+
+#[test]
+fn reading_values_changes_no_count() {
+    check_exact("elt-values", [8, 10, 20_000], TIERING_EAGER);
+}
+
+#[test]
+fn the_runtime_s_slow_path_counts_the_same() {
+    check_exact("elt-slow", [8, 10, 20_000], TIERING_EAGER);
+}
