@@ -58,6 +58,7 @@ pub const PROGRAMS: &[(&str, i32)] = &[
     ("HostileDial", 43),
     ("HostileTail", 44),
     ("EltCalls", 45),
+    ("EltValues", 46),
 ];
 
 /// The number of calls of methods of `CallTree.Work` (its constructor included) that

@@ -62,6 +62,7 @@ cs Dial
 cs HostileDial
 il HostileTail
 il EltCalls
+cs EltValues
 # A library, no runtimeconfig: the helper the sample profiler's `helper` method calls.
 mcs -nologo -sdk:4.5 -target:library -optimize+ -debug- -warnaserror+ \
     -out:"$out/ProbeHelper.dll" ProbeHelper.cs
