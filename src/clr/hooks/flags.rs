@@ -20,6 +20,12 @@ pub enum HookPath {
     /// arguments 3-8 can be corrupted by a subscriber that uses XMM2-7) and
     /// `GetFunctionLeave3Info` is wrong for structs returned in two registers.
     RuntimeWithInfo,
+    /// Feature `elt-test-modes`, for tests only: [`Fast`](HookPath::Fast) through
+    /// trampolines broken on purpose (the enter stub does not keep XMM3, the leave stub
+    /// not RDX), to show that a register-safety test can fail. Never in production:
+    /// float arguments and struct results are corrupted.
+    #[cfg(feature = "elt-test-modes")]
+    NegativeControl,
 }
 
 impl HookPath {
@@ -28,6 +34,8 @@ impl HookPath {
         match self {
             HookPath::Fast => "fast",
             HookPath::RuntimeWithInfo => "runtime-with-info",
+            #[cfg(feature = "elt-test-modes")]
+            HookPath::NegativeControl => "negative-control",
         }
     }
 
@@ -37,8 +45,8 @@ impl HookPath {
     pub const fn events(self) -> CorPrfMonitor {
         let base = CorPrfMonitor::MONITOR_ENTERLEAVE.union(CorPrfMonitor::MONITOR_EXCEPTIONS);
         match self {
-            HookPath::Fast => base,
             HookPath::RuntimeWithInfo => base.union(INFO_FLAGS),
+            _ => base,
         }
     }
 }
@@ -92,8 +100,9 @@ impl std::error::Error for HookFlagsError {}
 pub fn check_flags(path: HookPath, low: CorPrfMonitor) -> Result<(), HookFlagsError> {
     let info = low & INFO_FLAGS;
     match path {
-        HookPath::Fast if !info.is_empty() => Err(HookFlagsError::FastWithInfoFlags(info)),
         HookPath::RuntimeWithInfo if info.is_empty() => Err(HookFlagsError::SlowWithoutInfoFlags),
+        HookPath::RuntimeWithInfo => Ok(()),
+        _ if !info.is_empty() => Err(HookFlagsError::FastWithInfoFlags(info)),
         _ => Ok(()),
     }
 }

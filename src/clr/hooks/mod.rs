@@ -85,8 +85,6 @@ mod table;
 // The stubs and their dispatcher: x86_64 System V only for now.
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 mod trampolines;
-#[cfg(all(test, target_arch = "x86_64", target_os = "linux"))]
-mod tests;
 
 pub use flags::{HookFlagsError, HookPath, INFO_FLAGS, check_flags};
 pub use frame::{EltFrame, HookKind};
@@ -95,6 +93,8 @@ pub use table::{HookCounts, HookError, HookTable, MAX_SUBSCRIBERS, registered};
 pub(crate) use table::register;
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 pub use trampolines::stub_addresses;
+#[cfg(all(feature = "elt-test-modes", target_arch = "x86_64", target_os = "linux"))]
+pub use trampolines::clobber_caller_saved_registers;
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 pub(crate) use trampolines::{enter3, leave3, set_handler, tailcall3};
 

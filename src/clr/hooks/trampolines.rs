@@ -7,6 +7,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::OnceLock;
 
 use super::frame::{EltFrame, HookKind};
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod tests;
 use crate::clr::log;
 use crate::clr::sys::{FunctionEnter3, FunctionIDOrClientID, FunctionLeave3, FunctionTailcall3};
 
@@ -53,7 +57,26 @@ mod stubs {
     // own section; a stub writes only below its own stack pointer, calls `dispatch` with
     // its declared C signature on a 16-byte aligned stack, and returns with the registers
     // of its contract (module documentation) restored, checked by tests/hooks_native.rs.
-    std::arch::global_asm!(include_str!("x86_64_sysv.s"), dispatch = sym super::dispatch);
+    std::arch::global_asm!(
+        ".set ILREWRITE_ELT_BROKEN, 0",
+        ".set ILREWRITE_ELT_RENAMED, 0",
+        include_str!("x86_64_sysv.s"),
+        dispatch = sym super::dispatch
+    );
+
+    // The negative control (feature `elt-test-modes`): the same source assembled with
+    // the enter stub not keeping XMM3 and the leave stub not keeping RDX, under other
+    // names. Each block sets both switches itself, so their order does not matter.
+    // SAFETY: as above, except that these stubs break the register contract on purpose:
+    // they are registered only through `HookPath::NegativeControl`, whose documentation
+    // says so, by tests that show a broken trampoline changes what a program computes.
+    #[cfg(feature = "elt-test-modes")]
+    std::arch::global_asm!(
+        ".set ILREWRITE_ELT_BROKEN, 1",
+        ".set ILREWRITE_ELT_RENAMED, 1",
+        include_str!("x86_64_sysv.s"),
+        dispatch = sym super::dispatch
+    );
 
     // The stubs' ABI is not C (see the module documentation): these declarations give
     // their addresses the types `SetEnterLeaveFunctionHooks3` takes; Rust never calls
@@ -62,6 +85,76 @@ mod stubs {
         pub(super) fn ilrewrite_elt_enter3(function_id_or_client_id: FunctionIDOrClientID);
         pub(super) fn ilrewrite_elt_leave3(function_id_or_client_id: FunctionIDOrClientID);
         pub(super) fn ilrewrite_elt_tailcall3(function_id_or_client_id: FunctionIDOrClientID);
+    }
+
+    #[cfg(feature = "elt-test-modes")]
+    unsafe extern "system" {
+        pub(super) fn ilrewrite_elt_broken_enter3(function_id_or_client_id: FunctionIDOrClientID);
+        pub(super) fn ilrewrite_elt_broken_leave3(function_id_or_client_id: FunctionIDOrClientID);
+        pub(super) fn ilrewrite_elt_broken_tailcall3(
+            function_id_or_client_id: FunctionIDOrClientID,
+        );
+    }
+}
+
+/// The negative control's stubs (enter forgets XMM3, leave forgets RDX).
+#[cfg(feature = "elt-test-modes")]
+pub(crate) fn broken_stubs() -> (FunctionEnter3, FunctionLeave3, FunctionTailcall3) {
+    (
+        stubs::ilrewrite_elt_broken_enter3,
+        stubs::ilrewrite_elt_broken_leave3,
+        stubs::ilrewrite_elt_broken_tailcall3,
+    )
+}
+
+/// Overwrites every register a System V function may change (RAX RCX RDX RSI RDI
+/// R8-R11, XMM0-XMM15 whole) with `0x7ff4_dead_beef_5a5a` (a NaN as a double, a large
+/// integer): what a subscriber that uses them all would leave. Feature `elt-test-modes`,
+/// for tests: a subscriber calling it at every hook shows that the trampolines give the
+/// JIT back every register it keeps live, and that the registers they leave free are
+/// free indeed.
+#[cfg(feature = "elt-test-modes")]
+#[inline(never)]
+#[allow(unsafe_code)]
+pub fn clobber_caller_saved_registers() {
+    // SAFETY: writes only registers declared as outputs (clobbered); no memory, no
+    // stack; the compiler saves whatever it keeps live in them.
+    unsafe {
+        std::arch::asm!(
+            "mov rax, 0x7ff4deadbeef5a5a",
+            "mov rcx, rax",
+            "mov rdx, rax",
+            "mov rsi, rax",
+            "mov rdi, rax",
+            "mov r8, rax",
+            "mov r9, rax",
+            "mov r10, rax",
+            "mov r11, rax",
+            "movq xmm0, rax",
+            "punpcklqdq xmm0, xmm0",
+            "movaps xmm1, xmm0",
+            "movaps xmm2, xmm0",
+            "movaps xmm3, xmm0",
+            "movaps xmm4, xmm0",
+            "movaps xmm5, xmm0",
+            "movaps xmm6, xmm0",
+            "movaps xmm7, xmm0",
+            "movaps xmm8, xmm0",
+            "movaps xmm9, xmm0",
+            "movaps xmm10, xmm0",
+            "movaps xmm11, xmm0",
+            "movaps xmm12, xmm0",
+            "movaps xmm13, xmm0",
+            "movaps xmm14, xmm0",
+            "movaps xmm15, xmm0",
+            out("rax") _, out("rcx") _, out("rdx") _, out("rsi") _, out("rdi") _,
+            out("r8") _, out("r9") _, out("r10") _, out("r11") _,
+            out("xmm0") _, out("xmm1") _, out("xmm2") _, out("xmm3") _,
+            out("xmm4") _, out("xmm5") _, out("xmm6") _, out("xmm7") _,
+            out("xmm8") _, out("xmm9") _, out("xmm10") _, out("xmm11") _,
+            out("xmm12") _, out("xmm13") _, out("xmm14") _, out("xmm15") _,
+            options(nostack, nomem, preserves_flags),
+        );
     }
 }
 

@@ -37,11 +37,21 @@
 #   204     4     (reserved, not written)
 #   208           size
 #
-# Assembled with the symbol ILREWRITE_ELT_BROKEN defined (gcc -Wa,--defsym,...), the
+# Assembled with the symbol ILREWRITE_ELT_BROKEN set to 1 (gcc -Wa,--defsym,...), the
 # enter stub does not save or restore XMM3 and the leave stub not RDX: the negative
-# control of the test harness, never built into the crate.
+# control of the test harness. With ILREWRITE_ELT_RENAMED also 1, the stubs are named
+# ilrewrite_elt_broken_enter3 etc.: the crate's feature `elt-test-modes` assembles this
+# file a second time that way (each global_asm! block sets both symbols itself, so the
+# order of the blocks does not matter), for the negative control inside a runtime.
 
         .intel_syntax noprefix
+
+.ifndef ILREWRITE_ELT_BROKEN
+        .set ILREWRITE_ELT_BROKEN, 0
+.endif
+.ifndef ILREWRITE_ELT_RENAMED
+        .set ILREWRITE_ELT_RENAMED, 0
+.endif
 
         .set ILREWRITE_EF_XMM, 0
         .set ILREWRITE_EF_ARGS, 128
@@ -60,11 +70,12 @@
 
 # ---------------------------------------------------------------------------------------
 # ilrewrite_elt_enter3: id in R14, caller SP in R15; the method's arguments are live.
+        .macro ILREWRITE_ELT_ENTER_STUB name
         .p2align 4
-        .globl ilrewrite_elt_enter3
-        .hidden ilrewrite_elt_enter3
-        .type ilrewrite_elt_enter3, @function
-ilrewrite_elt_enter3:
+        .globl \name
+        .hidden \name
+        .type \name, @function
+\name:
         .cfi_startproc
         push rbp
         .cfi_def_cfa_offset 16
@@ -83,7 +94,7 @@ ilrewrite_elt_enter3:
         movaps xmmword ptr [rsp + ILREWRITE_EF_XMM + 0], xmm0
         movaps xmmword ptr [rsp + ILREWRITE_EF_XMM + 16], xmm1
         movaps xmmword ptr [rsp + ILREWRITE_EF_XMM + 32], xmm2
-.ifndef ILREWRITE_ELT_BROKEN
+.if ILREWRITE_ELT_BROKEN == 0
         movaps xmmword ptr [rsp + ILREWRITE_EF_XMM + 48], xmm3
 .endif
         movaps xmmword ptr [rsp + ILREWRITE_EF_XMM + 64], xmm4
@@ -110,7 +121,7 @@ ilrewrite_elt_enter3:
         movaps xmm0, xmmword ptr [rsp + ILREWRITE_EF_XMM + 0]
         movaps xmm1, xmmword ptr [rsp + ILREWRITE_EF_XMM + 16]
         movaps xmm2, xmmword ptr [rsp + ILREWRITE_EF_XMM + 32]
-.ifndef ILREWRITE_ELT_BROKEN
+.if ILREWRITE_ELT_BROKEN == 0
         movaps xmm3, xmmword ptr [rsp + ILREWRITE_EF_XMM + 48]
 .endif
         movaps xmm4, xmmword ptr [rsp + ILREWRITE_EF_XMM + 64]
@@ -128,7 +139,8 @@ ilrewrite_elt_enter3:
         .cfi_restore rbp
         ret
         .cfi_endproc
-        .size ilrewrite_elt_enter3, . - ilrewrite_elt_enter3
+        .size \name, . - \name
+        .endm
 
 # ---------------------------------------------------------------------------------------
 # ilrewrite_elt_leave3 and ilrewrite_elt_tailcall3: id in RDI, SP in RSI; the return
@@ -149,11 +161,7 @@ ilrewrite_elt_enter3:
         sub rsp, ILREWRITE_EF_SIZE
 
         mov qword ptr [rsp + ILREWRITE_EF_RET + 0], rax
-.ifdef ILREWRITE_ELT_BROKEN
-.if \kind - 1
-        mov qword ptr [rsp + ILREWRITE_EF_RET + 8], rdx
-.endif
-.else
+.if (ILREWRITE_ELT_BROKEN == 0) || (\kind != 1)
         mov qword ptr [rsp + ILREWRITE_EF_RET + 8], rdx
 .endif
         movaps xmmword ptr [rsp + ILREWRITE_EF_XMM + 0], xmm0
@@ -167,11 +175,7 @@ ilrewrite_elt_enter3:
         call {dispatch}
 
         mov rax, qword ptr [rsp + ILREWRITE_EF_RET + 0]
-.ifdef ILREWRITE_ELT_BROKEN
-.if \kind - 1
-        mov rdx, qword ptr [rsp + ILREWRITE_EF_RET + 8]
-.endif
-.else
+.if (ILREWRITE_ELT_BROKEN == 0) || (\kind != 1)
         mov rdx, qword ptr [rsp + ILREWRITE_EF_RET + 8]
 .endif
         movaps xmm0, xmmword ptr [rsp + ILREWRITE_EF_XMM + 0]
@@ -187,9 +191,17 @@ ilrewrite_elt_enter3:
         .size \name, . - \name
         .endm
 
+.if ILREWRITE_ELT_RENAMED
+        ILREWRITE_ELT_ENTER_STUB ilrewrite_elt_broken_enter3
+        ILREWRITE_ELT_RETURN_STUB ilrewrite_elt_broken_leave3, 1
+        ILREWRITE_ELT_RETURN_STUB ilrewrite_elt_broken_tailcall3, 2
+.else
+        ILREWRITE_ELT_ENTER_STUB ilrewrite_elt_enter3
         ILREWRITE_ELT_RETURN_STUB ilrewrite_elt_leave3, 1
         ILREWRITE_ELT_RETURN_STUB ilrewrite_elt_tailcall3, 2
+.endif
 
+        .purgem ILREWRITE_ELT_ENTER_STUB
         .purgem ILREWRITE_ELT_RETURN_STUB
         .popsection
         .att_syntax
