@@ -63,7 +63,9 @@ pub fn find(command: &str) -> Option<PathBuf> {
 ///
 /// A message naming what is missing and why it could not be installed.
 pub fn ensure(tools: &[(&str, &str)]) -> Result<(), String> {
-    let _turn = IN_PROCESS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _turn = IN_PROCESS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let missing: Vec<(&str, &str)> = tools
         .iter()
         .copied()
