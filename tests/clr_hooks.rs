@@ -5,7 +5,7 @@
 //!
 //! What is shown: on `EltCalls.exe`, whose call tree is known exactly (recursion, real
 //! tail calls 1,000,000 deep, exceptions unwinding one to five frames through a
-//! try/finally), every count equals the known number and enters == leaves + tailcalls +
+//! try/finally, filters that throw, recurse and catch), every count equals the known number and enters == leaves + tailcalls +
 //! unwinds, on one thread and on 8 at once, with tiering off and with tiering on (call
 //! counting from the first call, so methods are compiled again while the threads run),
 //! on our fast trampolines and on the runtime's slow path alike; the shutdown report is
@@ -25,7 +25,7 @@ const FILTER: &str = "EltCalls.Work::";
 /// What the hooks of `EltCalls.Work` see in one `Run(depth)` (the table in
 /// `tests/programs/EltCalls.il`): enters, leaves, tailcalls, unwinds.
 fn one_run(depth: u64) -> [u64; 4] {
-    [498 + depth, 478, depth, 20]
+    [509 + depth, 482, depth, 27]
 }
 
 /// The hook report's counts: enters, leaves, tailcalls, unwinds.
@@ -106,12 +106,15 @@ fn check_exact(mode: &str, args: [u64; 3], env: &[(&str, &str)]) {
     assert_eq!(got[0], got[1] + got[2] + got[3]);
 }
 
-const TIERING_OFF: &[(&str, &str)] = &[("COMPlus_TieredCompilation", "0")];
+/// Variables for a run.
+type Env = &'static [(&'static str, &'static str)];
+
+const TIERING_OFF: Env = &[("COMPlus_TieredCompilation", "0")];
 
 /// Tiering on, call counting from the first call: hot methods (`Fib`, `Ping`, `Pong`)
 /// are compiled again at tier 1 while the program runs; each compilation asks the
 /// mapper again, and the hooks must keep counting across the switch.
-const TIERING_EAGER: &[(&str, &str)] = &[
+const TIERING_EAGER: Env = &[
     ("COMPlus_TieredCompilation", "1"),
     ("COMPlus_TC_CallCountingDelayMs", "0"),
 ];
@@ -138,4 +141,87 @@ fn reading_values_changes_no_count() {
 #[test]
 fn the_runtime_s_slow_path_counts_the_same() {
     check_exact("elt-slow", [8, 10, 20_000], TIERING_EAGER);
+}
+
+/// Runs `program` (no arguments) under the sample profiler in mode `elt` with
+/// `ILREWRITE_ELT_TEST=test`, hooking the functions `filter` names (every function
+/// without one).
+#[cfg(feature = "elt-test-modes")]
+fn run_tested(
+    program_name: &str,
+    test: &str,
+    filter: Option<&str>,
+    env: &[(&str, &str)],
+) -> Output {
+    let mut cmd = command_for(&program(program_name));
+    profile(&mut cmd, &sample_profiler(), SAMPLE);
+    cmd.env("ILREWRITE_MODE", "elt")
+        .env("ILREWRITE_ELT_TEST", test)
+        .envs(env.iter().copied());
+    if let Some(filter) = filter {
+        cmd.env("ILREWRITE_FILTER", filter);
+    }
+    run_command(cmd)
+}
+
+/// A subscriber that overwrites every register a System V function may change
+/// (RAX RCX RDX RSI RDI R8-R11, XMM0-15) at every enter, leave and tailcall: the
+/// trampolines must give the JIT back every register it keeps live (the arguments at
+/// enter, the return value at leave), and the registers they leave free must be free.
+/// EltValues.exe passes and returns values in all of them; every function of the
+/// process is hooked in the second run (framework code, optimized code at tier 1).
+#[test]
+#[cfg(feature = "elt-test-modes")]
+fn a_subscriber_that_clobbers_every_free_register_changes_no_result() {
+    let runs: [(&str, Option<&str>, Env); 4] = [
+        ("EltValues", Some("EltValues.Calls::"), TIERING_OFF),
+        ("EltValues", None, TIERING_EAGER),
+        ("Features", None, TIERING_OFF),
+        ("Threads", None, TIERING_EAGER),
+    ];
+    for (name, filter, env) in runs {
+        let out = run_tested(name, "clobber", filter, env);
+        assert_eq!(
+            out.code(),
+            exit_code(name),
+            "{name} {filter:?}\n{}",
+            out.stderr
+        );
+        assert_eq!(
+            out.stdout,
+            clr_support::expected_stdout(name),
+            "{name} {filter:?}"
+        );
+        let [enters, leaves, tailcalls, unwinds] = counts("elt", &out);
+        assert!(
+            enters > 0 && enters >= leaves + tailcalls + unwinds,
+            "{name}: {}",
+            out.stderr
+        );
+    }
+}
+
+/// The negative control: the same run through trampolines that forget XMM3 at enter
+/// and RDX at leave changes exactly the results that depend on them: the fourth float
+/// argument of `Floats`, `Mixed` and `MakeFFFF`, and the second half of `MakeLL`'s
+/// RAX:RDX result. The test above can fail.
+#[test]
+#[cfg(feature = "elt-test-modes")]
+fn trampolines_that_forget_a_live_register_change_the_results() {
+    let out = run_tested(
+        "EltValues",
+        "negative-control",
+        Some("EltValues.Calls::"),
+        TIERING_OFF,
+    );
+    assert_eq!(out.code(), exit_code("EltValues"), "{}", out.stderr);
+    let expected = clr_support::expected_stdout("EltValues");
+    let changed: Vec<&str> = out
+        .stdout
+        .lines()
+        .zip(expected.lines())
+        .filter(|(got, want)| got != want)
+        .map(|(_, want)| want.split_whitespace().next().unwrap_or(""))
+        .collect();
+    assert_eq!(changed, ["Floats", "Mixed", "LL", "FFFF"], "{}", out.stdout);
 }

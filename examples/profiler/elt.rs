@@ -78,10 +78,51 @@ pub enum Reads {
     Values,
 }
 
+/// What `ILREWRITE_ELT_TEST` asks of the hooks (feature `elt-test-modes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EltTest {
+    /// Nothing: the hooks as a user has them.
+    #[default]
+    Off,
+    /// `clobber`: every hook overwrites every register a function may change.
+    Clobber,
+    /// `negative-control`: `clobber`, through trampolines that forget XMM3 at enter and
+    /// RDX at leave.
+    NegativeControl,
+}
+
+impl EltTest {
+    /// Reads `ILREWRITE_ELT_TEST`'s value.
+    pub fn parse(value: &str) -> Result<EltTest, String> {
+        let test = match value {
+            "clobber" => EltTest::Clobber,
+            "negative-control" => EltTest::NegativeControl,
+            other => {
+                return Err(format!(
+                    "unknown ILREWRITE_ELT_TEST {other:?} (expected clobber or negative-control)"
+                ));
+            }
+        };
+        if cfg!(feature = "elt-test-modes") {
+            Ok(test)
+        } else {
+            Err("ILREWRITE_ELT_TEST needs the feature elt-test-modes".to_owned())
+        }
+    }
+}
+
+/// Overwrites the registers a function may change (with the feature), else nothing.
+#[inline]
+fn clobber() {
+    #[cfg(feature = "elt-test-modes")]
+    ilrewrite::clr::hooks::clobber_caller_saved_registers();
+}
+
 /// The hooks' subscriber.
 pub struct EltSubscriber {
     filter: Option<String>,
     reads: Reads,
+    clobbers: bool,
     counters: Counters,
     /// A fold of the values read (`elt-values`).
     checksum: AtomicU64,
@@ -111,6 +152,9 @@ impl HookSubscriber for EltSubscriber {
         if self.reads == Reads::Values {
             self.fold(call);
         }
+        if self.clobbers {
+            clobber();
+        }
     }
 
     fn leave(&self, call: &Call<'_>) {
@@ -118,10 +162,16 @@ impl HookSubscriber for EltSubscriber {
         if self.reads == Reads::Values {
             self.fold(call);
         }
+        if self.clobbers {
+            clobber();
+        }
     }
 
     fn tailcall(&self, _: &Call<'_>) {
         self.counters.add(Kind::Tailcall);
+        if self.clobbers {
+            clobber();
+        }
     }
 
     fn unwound(&self, _: &HookedFunction) {
@@ -154,12 +204,13 @@ pub struct Elt {
 }
 
 impl Elt {
-    pub fn new(name: &'static str, filter: Option<String>, reads: Reads) -> Elt {
+    pub fn new(name: &'static str, filter: Option<String>, reads: Reads, test: EltTest) -> Elt {
         Elt {
             name,
             subscriber: Arc::new(EltSubscriber {
                 filter,
                 reads,
+                clobbers: test != EltTest::Off,
                 counters: Counters::new(),
                 checksum: AtomicU64::new(0),
             }),

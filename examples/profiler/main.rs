@@ -116,12 +116,12 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use ilrewrite::clr::{Configuration, Inlining, InliningCallers, InstrumentationMethod, Manager};
 
+use elt::{Elt, EltTest, Reads};
 use helper::{
     ASSEMBLY_ITEMS_DROPPED, DOMAIN_ITEMS_DROPPED, Facts, Helper, NATIVE_CALLS, NATIVE_METHOD_DEFS,
 };
-use listener::Listener;
-use elt::{Elt, Reads};
 use ilrewrite::clr::hooks::HookPath;
+use listener::Listener;
 use modes::{Count, Decode, EveryMethod, Filtered, Identity, Nop};
 use returns::{Arithmetic, Faulty};
 use wrap::{ENTERS, EXITS, ITEMS_DROPPED, Probes, Wrap};
@@ -154,6 +154,8 @@ struct Settings {
     dial: Option<std::path::PathBuf>,
     /// `ILREWRITE_DIAL_CALLERS`: `recompile` (the default) or `leave`.
     callers: InliningCallers,
+    /// `ILREWRITE_ELT_TEST`: the hooks' test modes (feature `elt-test-modes`).
+    elt_test: EltTest,
 }
 
 /// Reads the [`Settings`] from the environment.
@@ -212,6 +214,10 @@ fn settings() -> Result<Settings, String> {
             ));
         }
     };
+    let elt_test = match text("ILREWRITE_ELT_TEST")? {
+        None => EltTest::Off,
+        Some(value) => EltTest::parse(&value)?,
+    };
     let probes = match text("ILREWRITE_PROBES")? {
         None => Probes::Managed,
         Some(name) => Probes::parse(&name).ok_or_else(|| {
@@ -229,6 +235,7 @@ fn settings() -> Result<Settings, String> {
         inlining,
         dial,
         callers,
+        elt_test,
     })
 }
 
@@ -265,9 +272,24 @@ impl Offered {
             Arc::new(Listener::new("listener2")),
         ];
         let elts = [
-            Arc::new(Elt::new("elt", settings.filter.clone(), Reads::Nothing)),
-            Arc::new(Elt::new("elt-values", settings.filter.clone(), Reads::Values)),
-            Arc::new(Elt::new("elt-slow", settings.filter.clone(), Reads::Nothing)),
+            Arc::new(Elt::new(
+                "elt",
+                settings.filter.clone(),
+                Reads::Nothing,
+                settings.elt_test,
+            )),
+            Arc::new(Elt::new(
+                "elt-values",
+                settings.filter.clone(),
+                Reads::Values,
+                settings.elt_test,
+            )),
+            Arc::new(Elt::new(
+                "elt-slow",
+                settings.filter.clone(),
+                Reads::Nothing,
+                settings.elt_test,
+            )),
         ];
         let mut all: Vec<Arc<dyn InstrumentationMethod>> = vec![
             count.clone(),
@@ -331,10 +353,11 @@ fn sample() -> Manager {
             (Some(_), []) => "none".to_owned(),
             (Some(_), names) => names.join("+"),
         };
-        let manager = match settings.mode {
-            "elt-slow" if settings.configuration.is_none() => {
-                manager.with_hook_path(HookPath::RuntimeWithInfo)
-            }
+        let manager = match (settings.mode, settings.elt_test) {
+            (_, _) if settings.configuration.is_some() => manager,
+            ("elt-slow", _) => manager.with_hook_path(HookPath::RuntimeWithInfo),
+            #[cfg(feature = "elt-test-modes")]
+            (_, EltTest::NegativeControl) => manager.with_hook_path(HookPath::NegativeControl),
             _ => manager,
         };
         let manager = match &settings.dial {
@@ -355,6 +378,7 @@ fn sample() -> Manager {
                 inlining: Inlining::KeepInstrumentation,
                 dial: None,
                 callers: InliningCallers::Recompile,
+                elt_test: EltTest::Off,
             };
             (
                 Manager::new(),

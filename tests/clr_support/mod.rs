@@ -628,6 +628,9 @@ pub fn sample_profiler() -> PathBuf {
             if cfg!(feature = "pe") {
                 features.push("pe");
             }
+            if cfg!(feature = "elt-test-modes") {
+                features.push("elt-test-modes");
+            }
             build_example_cdylib("profiler", &features)
         })
         .clone()

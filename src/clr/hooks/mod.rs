@@ -77,24 +77,55 @@
 //!
 //! The other platforms (aarch64, Windows x64).
 mod flags;
+// HookKind for every platform; the x86_64 System V frame record.
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_os = "linux")),
+    allow(dead_code)
+)]
 mod frame;
+#[cfg(all(target_arch = "aarch64", target_os = "linux"))]
+mod frame_aarch64;
+#[cfg(all(target_arch = "x86_64", windows))]
+mod frame_windows_x64;
 mod subscriber;
 // The mapper and the handlers turn the runtime's client ids back into entries.
 #[allow(unsafe_code)]
 mod table;
-// The stubs and their dispatcher: x86_64 System V only for now.
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+// The stubs and their dispatcher: x86_64 System V (run in CoreCLR), aarch64 Linux and
+// x86_64 Windows (checked by harnesses, see the module documentation).
+#[cfg(any(
+    all(target_arch = "x86_64", any(target_os = "linux", windows)),
+    all(target_arch = "aarch64", target_os = "linux")
+))]
 mod trampolines;
 
 pub use flags::{HookFlagsError, HookPath, INFO_FLAGS, check_flags};
-pub use frame::{EltFrame, HookKind};
+#[cfg(not(any(
+    all(target_arch = "aarch64", target_os = "linux"),
+    all(target_arch = "x86_64", windows)
+)))]
+pub use frame::EltFrame;
+pub use frame::HookKind;
+#[cfg(all(target_arch = "aarch64", target_os = "linux"))]
+pub use frame_aarch64::EltFrame;
+#[cfg(all(target_arch = "x86_64", windows))]
+pub use frame_windows_x64::EltFrame;
 pub use subscriber::{Call, HookCandidate, HookInterest, HookSubscriber, HookedFunction};
-pub use table::{HookCounts, HookError, HookTable, MAX_SUBSCRIBERS, registered};
 pub(crate) use table::register;
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-pub use trampolines::stub_addresses;
-#[cfg(all(feature = "elt-test-modes", target_arch = "x86_64", target_os = "linux"))]
+pub use table::{HookCounts, HookError, HookTable, MAX_SUBSCRIBERS, registered};
+#[cfg(all(
+    feature = "elt-test-modes",
+    target_arch = "x86_64",
+    target_os = "linux"
+))]
 pub use trampolines::clobber_caller_saved_registers;
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[cfg(any(
+    all(target_arch = "x86_64", any(target_os = "linux", windows)),
+    all(target_arch = "aarch64", target_os = "linux")
+))]
+pub use trampolines::stub_addresses;
+#[cfg(any(
+    all(target_arch = "x86_64", any(target_os = "linux", windows)),
+    all(target_arch = "aarch64", target_os = "linux")
+))]
 pub(crate) use trampolines::{enter3, leave3, set_handler, tailcall3};
-

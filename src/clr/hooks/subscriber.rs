@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use super::frame::EltFrame;
+use super::EltFrame;
 use crate::clr::runtime::{FunctionInfo, ModuleMetadata, ProfilerInfo};
 use crate::clr::sys::{ClassID, CorPrfEltInfo, FunctionID, ModuleID, mdToken};
 use crate::disasm::{MethodName, method_name};

@@ -18,14 +18,14 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use super::flags::{HookFlagsError, HookPath, check_flags};
-use super::frame::{EltFrame, HookKind};
 use super::subscriber::{Call, HookCandidate, HookInterest, HookSubscriber, HookedFunction};
+use super::{EltFrame, HookKind};
 use crate::clr::log;
 use crate::clr::runtime::guard::CallbackScope;
 use crate::clr::runtime::{ClrError, FunctionInfo, ProfilerInfo};
 use crate::clr::sys::{
-    CorPrfEltInfo, CorPrfMonitor, FunctionEnter3WithInfo, FunctionID, FunctionIDOrClientID, FunctionLeave3WithInfo,
-    FunctionTailcall3WithInfo, ModuleID,
+    CorPrfEltInfo, CorPrfMonitor, FunctionEnter3WithInfo, FunctionID, FunctionIDOrClientID,
+    FunctionLeave3WithInfo, FunctionTailcall3WithInfo, ModuleID,
 };
 
 /// The most subscribers one table takes (a function's subscribers are one `u64` mask).
@@ -107,10 +107,30 @@ impl std::fmt::Debug for HookTable {
     }
 }
 
+/// A filter running on a thread (`ExceptionSearchFilterEnter` .. `Leave`): an exception
+/// that escapes it unwinds the filter funclet, which the runtime reports as an unwind
+/// of the function the filter belongs to, whose frame stays (it leaves normally later).
+struct FilterScope {
+    function: FunctionID,
+    /// Unwinds of `function` inside the filter not yet delivered: the last one is the
+    /// funclet's if the filter ends by an exception; the others are frames of
+    /// `function` called (recursively) from the filter.
+    pending: Vec<*const HookedFunction>,
+}
+
+/// A thread's exception state, for the unwind notifications.
+struct Unwinding {
+    /// The frames being unwound (`ExceptionUnwindFunctionEnter` pushes, `...Leave`
+    /// pops): the hooked function's entry, or null.
+    frames: Vec<*const HookedFunction>,
+    /// The filters running, innermost last.
+    filters: Vec<FilterScope>,
+}
+
 thread_local! {
-    /// The frames being unwound on this thread (`ExceptionUnwindFunctionEnter` pushes,
-    /// `...Leave` pops): the hooked function's entry, or null.
-    static UNWINDING: RefCell<Vec<*const HookedFunction>> = const { RefCell::new(Vec::new()) };
+    static UNWINDING: RefCell<Unwinding> = const {
+        RefCell::new(Unwinding { frames: Vec::new(), filters: Vec::new() })
+    };
 }
 
 impl HookTable {
@@ -246,7 +266,10 @@ impl HookTable {
     }
 
     fn lookup(&self, function: FunctionID) -> Option<*const HookedFunction> {
-        let map = self.shard(function).lock().unwrap_or_else(PoisonError::into_inner);
+        let map = self
+            .shard(function)
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         map.get(&function).and_then(Decision::entry_ptr)
     }
 
@@ -286,15 +309,76 @@ impl HookTable {
     /// `ExceptionUnwindFunctionEnter`: an exception starts unwinding `function`'s frame.
     pub fn unwind_enter(&self, function: FunctionID) {
         let entry = self.lookup(function).unwrap_or(core::ptr::null());
-        UNWINDING.with(|stack| stack.borrow_mut().push(entry));
+        UNWINDING.with(|state| state.borrow_mut().frames.push(entry));
     }
 
     /// `ExceptionUnwindFunctionLeave`: the frame of the last `unwind_enter` is gone:
-    /// its subscribers get [`HookSubscriber::unwound`].
+    /// its subscribers get [`HookSubscriber::unwound`], at once, or when the filter it
+    /// is unwound in ends (see [`filter_leave`](Self::filter_leave)).
     pub fn unwind_leave(&self) {
-        let Some(entry) = UNWINDING.with(|stack| stack.borrow_mut().pop()) else {
+        let ready = UNWINDING.with(|state| {
+            let mut state = state.borrow_mut();
+            let entry = state.frames.pop()?;
+            if entry.is_null() {
+                return None;
+            }
+            // SAFETY: see `deliver_unwound`.
+            let function = unsafe { &*entry }.function;
+            match state.filters.last_mut() {
+                Some(scope) if scope.function == function => {
+                    scope.pending.push(entry);
+                    None
+                }
+                _ => Some(entry),
+            }
+        });
+        if let Some(entry) = ready {
+            self.deliver_unwound(entry);
+        }
+    }
+
+    /// `ExceptionSearchFilterEnter`: a filter of `function` starts running.
+    pub fn filter_enter(&self, function: FunctionID) {
+        UNWINDING.with(|state| {
+            state.borrow_mut().filters.push(FilterScope {
+                function,
+                pending: Vec::new(),
+            });
+        });
+    }
+
+    /// `ExceptionSearchFilterLeave`: the filter ended. If an exception escaped it (the
+    /// runtime swallows it), the last unwind of its function inside it was the filter
+    /// funclet's, not a frame's: dropped; the earlier ones are delivered.
+    pub fn filter_leave(&self) {
+        let Some(mut scope) = UNWINDING.with(|state| state.borrow_mut().filters.pop()) else {
             return;
         };
+        scope.pending.pop();
+        for entry in scope.pending {
+            self.deliver_unwound(entry);
+        }
+    }
+
+    /// `ExceptionCatcherEnter`: an exception was caught. Inside a filter, the unwinds of
+    /// the filter's function so far were frames called from the filter (the funclet
+    /// itself is not unwound by an exception caught inside it): delivered.
+    pub fn catcher_enter(&self) {
+        let caught = UNWINDING.with(|state| {
+            state
+                .borrow_mut()
+                .filters
+                .last_mut()
+                .map(|scope| std::mem::take(&mut scope.pending))
+                .unwrap_or_default()
+        });
+        for entry in caught {
+            self.deliver_unwound(entry);
+        }
+    }
+
+    /// Delivers [`HookSubscriber::unwound`] for a hooked function's frame.
+    fn deliver_unwound(&self, entry: *const HookedFunction) {
         // SAFETY: non-null entries come from `lookup`, which hands out the address of a
         // boxed `HookedFunction` held by the decision map; the map drops an entry only
         // when its module unloads or its id is reused by another function, neither of
@@ -376,7 +460,10 @@ pub(crate) fn register(
     // which the static `TABLE` keeps for the rest of the process.
     unsafe { info.set_function_id_mapper2(map_function, data)? };
     match path {
-        #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+        #[cfg(any(
+            all(target_arch = "x86_64", any(target_os = "linux", windows)),
+            all(target_arch = "aarch64", target_os = "linux")
+        ))]
         HookPath::Fast => {
             super::set_handler(fast_handler).map_err(|_| HookError::AlreadyRegistered)?;
             // SAFETY: the stubs keep the fast-path contract's registers (checked by
@@ -386,9 +473,16 @@ pub(crate) fn register(
                 info.set_enter_leave_hooks3(super::enter3(), super::leave3(), super::tailcall3())?;
             }
         }
-        #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+        #[cfg(not(any(
+            all(target_arch = "x86_64", any(target_os = "linux", windows)),
+            all(target_arch = "aarch64", target_os = "linux")
+        )))]
         HookPath::Fast => return Err(HookError::Unsupported),
-        #[cfg(all(feature = "elt-test-modes", target_arch = "x86_64", target_os = "linux"))]
+        #[cfg(all(
+            feature = "elt-test-modes",
+            target_arch = "x86_64",
+            target_os = "linux"
+        ))]
         HookPath::NegativeControl => {
             super::set_handler(fast_handler).map_err(|_| HookError::AlreadyRegistered)?;
             let (enter, leave, tailcall) = super::trampolines::broken_stubs();
@@ -398,7 +492,10 @@ pub(crate) fn register(
             // the tests that use it), and documented as for tests only.
             unsafe { info.set_enter_leave_hooks3(enter, leave, tailcall)? };
         }
-        #[cfg(all(feature = "elt-test-modes", not(all(target_arch = "x86_64", target_os = "linux"))))]
+        #[cfg(all(
+            feature = "elt-test-modes",
+            not(all(target_arch = "x86_64", target_os = "linux"))
+        ))]
         HookPath::NegativeControl => return Err(HookError::Unsupported),
         HookPath::RuntimeWithInfo => {
             // SAFETY: C-ABI functions the runtime's wrappers call with the mapper's ids;
@@ -443,7 +540,10 @@ unsafe extern "system" fn map_function(
     id
 }
 
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[cfg(any(
+    all(target_arch = "x86_64", any(target_os = "linux", windows)),
+    all(target_arch = "aarch64", target_os = "linux")
+))]
 /// The fast path's handler: `id` is what `map_function` returned with hooks on.
 fn fast_handler(kind: HookKind, id: usize, frame: &EltFrame) {
     let Some(table) = TABLE.get() else {
@@ -599,6 +699,7 @@ mod tests {
     /// not stop the others, and an unwind notifies the function's subscribers once per
     /// frame (frames of unhooked functions are skipped).
     #[test]
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
     fn calls_and_unwinds_reach_the_function_s_subscribers() {
         let even = Arc::new(Even::default());
         let other = Arc::new(Even::default());
@@ -613,7 +714,7 @@ mod tests {
             facts: facts(1, 2),
             subscribers: 0b011, // Panics and even, not other
         };
-        let frame = EltFrame::enter([0; 6], [[0; 16]; 8], 0);
+        let frame = crate::clr::hooks::frame::EltFrame::enter([0; 6], [[0; 16]; 8], 0);
         let call = Call {
             function: &function,
             frame: Some(&frame),
@@ -640,6 +741,33 @@ mod tests {
         assert_eq!(even.unwound.load(Relaxed), 3);
         assert_eq!(other.unwound.load(Relaxed), 3);
         assert_eq!(table.counts.unwound.load(Relaxed), 3);
+
+        // An exception escaping a filter of 0x3000: the funclet's unwind is not a frame.
+        table.filter_enter(0x3000);
+        table.unwind_enter(0x5000); // the thrower, not hooked
+        table.unwind_leave();
+        table.unwind_enter(0x3000); // the funclet
+        table.unwind_leave();
+        table.filter_leave();
+        assert_eq!(even.unwound.load(Relaxed), 3);
+        // The filter calls 0x3000 (recursion), which throws and is caught inside the
+        // filter: that frame was unwound; then the filter returns normally.
+        table.filter_enter(0x3000);
+        table.unwind_enter(0x3000);
+        table.unwind_leave();
+        table.catcher_enter();
+        table.filter_leave();
+        assert_eq!(even.unwound.load(Relaxed), 4);
+        // The filter calls 0x3000, whose exception escapes the filter: the recursive
+        // frame and then the funclet are unwound; only the frame is.
+        table.filter_enter(0x3000);
+        table.unwind_enter(0x3000);
+        table.unwind_leave();
+        table.unwind_enter(0x3000);
+        table.unwind_leave();
+        table.filter_leave();
+        assert_eq!(even.unwound.load(Relaxed), 5);
+        assert_eq!(table.counts.unwound.load(Relaxed), 5);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::OnceLock;
 
-use super::frame::{EltFrame, HookKind};
+use super::{EltFrame, HookKind};
 
 #[cfg(test)]
 #[path = "tests.rs"]
@@ -57,12 +57,21 @@ mod stubs {
     // own section; a stub writes only below its own stack pointer, calls `dispatch` with
     // its declared C signature on a 16-byte aligned stack, and returns with the registers
     // of its contract (module documentation) restored, checked by tests/hooks_native.rs.
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
     std::arch::global_asm!(
         ".set ILREWRITE_ELT_BROKEN, 0",
         ".set ILREWRITE_ELT_RENAMED, 0",
         include_str!("x86_64_sysv.s"),
         dispatch = sym super::dispatch
     );
+    // SAFETY: as above, for the arm64 contract (x0-x8, q0-q7, fp kept; tests/hooks_cross.rs
+    // under qemu).
+    #[cfg(all(target_arch = "aarch64", target_os = "linux"))]
+    std::arch::global_asm!(include_str!("aarch64_linux.s"), dispatch = sym super::dispatch);
+    // SAFETY: as above, for the Windows x64 contract (RAX XMM0 kept at leave, with SEH
+    // unwind information; checked only by assembling, tests/hooks_cross.rs).
+    #[cfg(all(target_arch = "x86_64", windows))]
+    std::arch::global_asm!(include_str!("x86_64_windows.s"), dispatch = sym super::dispatch);
 
     // The negative control (feature `elt-test-modes`): the same source assembled with
     // the enter stub not keeping XMM3 and the leave stub not keeping RDX, under other
@@ -70,7 +79,11 @@ mod stubs {
     // SAFETY: as above, except that these stubs break the register contract on purpose:
     // they are registered only through `HookPath::NegativeControl`, whose documentation
     // says so, by tests that show a broken trampoline changes what a program computes.
-    #[cfg(feature = "elt-test-modes")]
+    #[cfg(all(
+        feature = "elt-test-modes",
+        target_arch = "x86_64",
+        target_os = "linux"
+    ))]
     std::arch::global_asm!(
         ".set ILREWRITE_ELT_BROKEN, 1",
         ".set ILREWRITE_ELT_RENAMED, 1",
@@ -87,7 +100,11 @@ mod stubs {
         pub(super) fn ilrewrite_elt_tailcall3(function_id_or_client_id: FunctionIDOrClientID);
     }
 
-    #[cfg(feature = "elt-test-modes")]
+    #[cfg(all(
+        feature = "elt-test-modes",
+        target_arch = "x86_64",
+        target_os = "linux"
+    ))]
     unsafe extern "system" {
         pub(super) fn ilrewrite_elt_broken_enter3(function_id_or_client_id: FunctionIDOrClientID);
         pub(super) fn ilrewrite_elt_broken_leave3(function_id_or_client_id: FunctionIDOrClientID);
@@ -98,7 +115,11 @@ mod stubs {
 }
 
 /// The negative control's stubs (enter forgets XMM3, leave forgets RDX).
-#[cfg(feature = "elt-test-modes")]
+#[cfg(all(
+    feature = "elt-test-modes",
+    target_arch = "x86_64",
+    target_os = "linux"
+))]
 pub(crate) fn broken_stubs() -> (FunctionEnter3, FunctionLeave3, FunctionTailcall3) {
     (
         stubs::ilrewrite_elt_broken_enter3,
@@ -113,7 +134,11 @@ pub(crate) fn broken_stubs() -> (FunctionEnter3, FunctionLeave3, FunctionTailcal
 /// for tests: a subscriber calling it at every hook shows that the trampolines give the
 /// JIT back every register it keeps live, and that the registers they leave free are
 /// free indeed.
-#[cfg(feature = "elt-test-modes")]
+#[cfg(all(
+    feature = "elt-test-modes",
+    target_arch = "x86_64",
+    target_os = "linux"
+))]
 #[inline(never)]
 #[allow(unsafe_code)]
 pub fn clobber_caller_saved_registers() {

@@ -4,7 +4,9 @@ use core::cell::RefCell;
 use core::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, OnceLock};
+#[cfg(unix)]
+use std::sync::{Mutex, PoisonError};
 
 use super::super::rejit::{IlTarget, MethodKey};
 use super::hosting::Hosting;
@@ -679,6 +681,13 @@ impl Manager {
         answer
     }
 
+    /// Runs `f` on the hooks' table, if any.
+    fn with_hooks(&self, f: impl FnOnce(&HookTable)) {
+        if let Some(hooks) = self.running.get().and_then(|r| r.hooks.as_ref()) {
+            f(hooks);
+        }
+    }
+
     fn on_exception_unwind_function_enter(&self, function: FunctionID) -> Result<(), HResult> {
         if let Some(hooks) = self.running.get().and_then(|r| r.hooks.as_ref()) {
             hooks.unwind_enter(function);
@@ -927,6 +936,18 @@ macro_rules! manager_callback {
     ($self:ident, ExceptionUnwindFunctionLeave, exception_unwind_function_leave, ()) => {
         $self.on_exception_unwind_function_leave()
     };
+    ($self:ident, ExceptionSearchFilterEnter, exception_search_filter_enter, ($($a:ident),*)) => {{
+        $self.with_hooks(|hooks| hooks.filter_enter($($a),*));
+        $self.forward(Callback::ExceptionSearchFilterEnter, |m| m.exception_search_filter_enter($($a),*))
+    }};
+    ($self:ident, ExceptionSearchFilterLeave, exception_search_filter_leave, ()) => {{
+        $self.with_hooks(|hooks| hooks.filter_leave());
+        $self.forward(Callback::ExceptionSearchFilterLeave, |m| m.exception_search_filter_leave())
+    }};
+    ($self:ident, ExceptionCatcherEnter, exception_catcher_enter, ($($a:ident),*)) => {{
+        $self.with_hooks(|hooks| hooks.catcher_enter());
+        $self.forward(Callback::ExceptionCatcherEnter, |m| m.exception_catcher_enter($($a),*))
+    }};
     ($self:ident, JITInlining, jit_inlining, ($($a:ident),*)) => { $self.on_jit_inlining($($a),*) };
     ($self:ident, GetReJITParameters, get_rejit_parameters, ($($a:ident),*)) => {
         $self.on_get_rejit_parameters($($a),*)
