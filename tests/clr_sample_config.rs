@@ -59,12 +59,24 @@ fn refused(env: &[(&str, &OsStr)], error: &str) {
 fn an_unknown_mode_rewrites_nothing() {
     refused(
         &[("ILREWRITE_MODE", OsStr::new("bogus"))],
-        "unknown ILREWRITE_MODE \"bogus\" (expected count, identity, decode or wrap)",
+        "unknown ILREWRITE_MODE \"bogus\" (expected count, identity, decode, wrap, elt, elt-values, elt-slow or elt-empty)",
     );
     // A mode named with different case is not a mode either.
     refused(
         &[("ILREWRITE_MODE", OsStr::new("Wrap"))],
-        "unknown ILREWRITE_MODE \"Wrap\" (expected count, identity, decode or wrap)",
+        "unknown ILREWRITE_MODE \"Wrap\" (expected count, identity, decode, wrap, elt, elt-values, elt-slow or elt-empty)",
+    );
+}
+
+/// An unknown hook test mode is refused: the hooks would run otherwise than asked.
+#[test]
+fn an_unknown_hook_test_mode_rewrites_nothing() {
+    refused(
+        &[
+            ("ILREWRITE_MODE", OsStr::new("elt")),
+            ("ILREWRITE_ELT_TEST", OsStr::new("clobbers")),
+        ],
+        "unknown ILREWRITE_ELT_TEST \"clobbers\" (expected clobber or negative-control)",
     );
 }
 

@@ -1,8 +1,9 @@
-//! `elt`, `elt-values` and `elt-slow`: no IL edit; a subscriber to the enter/leave/tailcall
+//! `elt`, `elt-values`, `elt-slow` and `elt-empty`: no IL edit; a subscriber to the enter/leave/tailcall
 //! hooks that counts, per kind, the calls of the functions that pass the filter (every
 //! function without one). `elt-values` also reads every argument at enter and the return
 //! value at leave (folded into a checksum so the reads cannot be optimized away);
-//! `elt-slow` runs on the runtime's own slow path (a measurement).
+//! `elt-slow` runs on the runtime's own slow path, and `elt-empty` counts nothing (both
+//! measurements).
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -72,6 +73,8 @@ impl Counters {
 /// What the subscriber reads at each call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reads {
+    /// Nothing, and counts nothing either (`elt-empty`: what the hooks alone cost).
+    Empty,
     /// Nothing: counts only.
     Nothing,
     /// Every argument and return value.
@@ -148,6 +151,9 @@ impl HookSubscriber for EltSubscriber {
     }
 
     fn enter(&self, call: &Call<'_>) {
+        if self.reads == Reads::Empty {
+            return;
+        }
         self.counters.add(Kind::Enter);
         if self.reads == Reads::Values {
             self.fold(call);
@@ -158,6 +164,9 @@ impl HookSubscriber for EltSubscriber {
     }
 
     fn leave(&self, call: &Call<'_>) {
+        if self.reads == Reads::Empty {
+            return;
+        }
         self.counters.add(Kind::Leave);
         if self.reads == Reads::Values {
             self.fold(call);
@@ -168,6 +177,9 @@ impl HookSubscriber for EltSubscriber {
     }
 
     fn tailcall(&self, _: &Call<'_>) {
+        if self.reads == Reads::Empty {
+            return;
+        }
         self.counters.add(Kind::Tailcall);
         if self.clobbers {
             clobber();
@@ -175,6 +187,9 @@ impl HookSubscriber for EltSubscriber {
     }
 
     fn unwound(&self, _: &HookedFunction) {
+        if self.reads == Reads::Empty {
+            return;
+        }
         self.counters.add(Kind::Unwound);
     }
 }

@@ -34,6 +34,15 @@
 //!   function, a transition frame per call; `none`, a finally that stores a byte). Tail
 //!   calls stay tail calls; a method whose tail call cannot be kept, or with `jmp`, is
 //!   refused and keeps its original IL;
+//! * `elt`: edits nothing; subscribes to the enter/leave/tailcall hooks (our fast
+//!   trampolines) of the functions the filter passes (every one without a filter) and
+//!   counts enters, leaves, tailcalls and unwinds; `elt-values` also reads every
+//!   argument and return value; `elt-slow` the same as `elt` on the runtime's slow path,
+//!   `elt-empty` counts nothing (measurements). With the feature `elt-test-modes`,
+//!   `ILREWRITE_ELT_TEST=clobber` makes every hook overwrite every register a function
+//!   may change, and `negative-control` does so through trampolines that forget XMM3 at
+//!   enter and RDX at leave. These modes print one line at shutdown,
+//!   `ilrewrite: mode M enters N leaves N tailcalls N unwinds N`;
 //!
 //! and, from a configuration file only:
 //!
@@ -127,7 +136,7 @@ use returns::{Arithmetic, Faulty};
 use wrap::{ENTERS, EXITS, ITEMS_DROPPED, Probes, Wrap};
 
 /// The modes `ILREWRITE_MODE` may name.
-const MODES: [&str; 7] = [
+const MODES: [&str; 8] = [
     "count",
     "identity",
     "decode",
@@ -135,6 +144,7 @@ const MODES: [&str; 7] = [
     "elt",
     "elt-values",
     "elt-slow",
+    "elt-empty",
 ];
 
 /// What the environment asks for.
@@ -177,7 +187,7 @@ fn settings() -> Result<Settings, String> {
         Some(name) => Some(MODES.into_iter().find(|m| *m == name).ok_or_else(|| {
             format!(
                 "unknown ILREWRITE_MODE {name:?} (expected count, identity, decode, wrap, elt, \
-                 elt-values or elt-slow)"
+                 elt-values, elt-slow or elt-empty)"
             )
         })?),
     };
@@ -247,8 +257,8 @@ struct Offered {
     helper: Arc<Helper>,
     facts: Arc<Facts>,
     listeners: [Arc<Listener>; 2],
-    /// `elt`, `elt-values`, `elt-slow`.
-    elts: [Arc<Elt>; 3],
+    /// `elt`, `elt-values`, `elt-slow`, `elt-empty`.
+    elts: [Arc<Elt>; 4],
     all: Vec<Arc<dyn InstrumentationMethod>>,
 }
 
@@ -290,6 +300,12 @@ impl Offered {
                 Reads::Nothing,
                 settings.elt_test,
             )),
+            Arc::new(Elt::new(
+                "elt-empty",
+                settings.filter.clone(),
+                Reads::Empty,
+                settings.elt_test,
+            )),
         ];
         let mut all: Vec<Arc<dyn InstrumentationMethod>> = vec![
             count.clone(),
@@ -309,6 +325,7 @@ impl Offered {
             elts[0].clone(),
             elts[1].clone(),
             elts[2].clone(),
+            elts[3].clone(),
         ];
         for name in Nop::NAMES {
             all.push(Arc::new(EveryMethod {

@@ -59,6 +59,7 @@ pub const PROGRAMS: &[(&str, i32)] = &[
     ("HostileTail", 44),
     ("EltCalls", 45),
     ("EltValues", 46),
+    ("EltBench", 47),
 ];
 
 /// The number of calls of methods of `CallTree.Work` (its constructor included) that
