@@ -126,7 +126,10 @@ fn main() -> ExitCode {
     let none = medians[0];
     println!("{rounds} rounds of {calls} calls of EltBench.Target::Work, median ns per call:");
     for ((name, _, _), ns) in CONFIGS.iter().zip(&medians) {
-        println!("  {name:<11} {ns:7.2} ns   (+{:.2} ns over none)", ns - none);
+        println!(
+            "  {name:<11} {ns:7.2} ns   (+{:.2} ns over none)",
+            ns - none
+        );
     }
     let at = |name: &str| {
         CONFIGS

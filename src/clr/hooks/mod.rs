@@ -128,4 +128,4 @@ pub use trampolines::stub_addresses;
     all(target_arch = "x86_64", any(target_os = "linux", windows)),
     all(target_arch = "aarch64", target_os = "linux")
 ))]
-pub(crate) use trampolines::{enter3, leave3, set_handler, tailcall3};
+pub(crate) use trampolines::{enter3, leave3, tailcall3};

@@ -285,23 +285,33 @@ impl HookTable {
         }
     }
 
-    /// Delivers one hook call to the function's subscribers, in order, each inside its
-    /// own panic guard.
+    /// Delivers one hook call to the function's subscribers, in order. One panic guard
+    /// covers them all (a guard is a call the optimizer cannot remove); a subscriber
+    /// that panics is skipped and the delivery resumes with the next one.
+    #[inline]
     fn deliver(&self, kind: HookKind, call: &Call<'_>) {
-        let mut mask = call.function.subscribers;
-        while mask != 0 {
-            let i = mask.trailing_zeros() as usize;
-            mask &= mask - 1;
-            let Some(subscriber) = self.subscribers.get(i) else {
-                return;
-            };
-            let delivered = catch_unwind(AssertUnwindSafe(|| match kind {
-                HookKind::Enter => subscriber.enter(call),
-                HookKind::Leave => subscriber.leave(call),
-                HookKind::Tailcall => subscriber.tailcall(call),
+        let mut pending = call.function.subscribers;
+        let mut current = 0;
+        while pending != 0 {
+            let delivered = catch_unwind(AssertUnwindSafe(|| {
+                while pending != 0 {
+                    let i = pending.trailing_zeros() as usize;
+                    // Cleared before the call: after a panic, delivery resumes past it.
+                    pending &= pending - 1;
+                    current = i;
+                    let Some(subscriber) = self.subscribers.get(i) else {
+                        return;
+                    };
+                    match kind {
+                        HookKind::Enter => subscriber.enter(call),
+                        HookKind::Leave => subscriber.leave(call),
+                        HookKind::Tailcall => subscriber.tailcall(call),
+                    }
+                }
             }));
             if let Err(payload) = delivered {
-                contain(subscriber.name(), kind.name(), payload);
+                let name = self.subscribers.get(current).map_or("?", |s| s.name());
+                contain(name, kind.name(), payload);
             }
         }
     }
@@ -465,10 +475,10 @@ pub(crate) fn register(
             all(target_arch = "aarch64", target_os = "linux")
         ))]
         HookPath::Fast => {
-            super::set_handler(fast_handler).map_err(|_| HookError::AlreadyRegistered)?;
             // SAFETY: the stubs keep the fast-path contract's registers (checked by
-            // tests/hooks_native.rs) and call `fast_handler`, which accepts exactly the
-            // ids `map_function` returns with hooks on; they live in the crate's code.
+            // tests/hooks_native.rs) and their dispatcher calls `fast_call` with the
+            // registered table, which accepts exactly the ids `map_function` returns with
+            // hooks on; they live in the crate's code.
             unsafe {
                 info.set_enter_leave_hooks3(super::enter3(), super::leave3(), super::tailcall3())?;
             }
@@ -484,7 +494,6 @@ pub(crate) fn register(
             target_os = "linux"
         ))]
         HookPath::NegativeControl => {
-            super::set_handler(fast_handler).map_err(|_| HookError::AlreadyRegistered)?;
             let (enter, leave, tailcall) = super::trampolines::broken_stubs();
             // SAFETY: as for the fast path, except the registers these stubs forget on
             // purpose (XMM3 at enter, RDX at leave): memory-safe for the runtime (a
@@ -540,15 +549,14 @@ unsafe extern "system" fn map_function(
     id
 }
 
+/// The fast path, from the stubs' dispatcher: `id` is what `map_function` returned with
+/// hooks on.
 #[cfg(any(
     all(target_arch = "x86_64", any(target_os = "linux", windows)),
     all(target_arch = "aarch64", target_os = "linux")
 ))]
-/// The fast path's handler: `id` is what `map_function` returned with hooks on.
-fn fast_handler(kind: HookKind, id: usize, frame: &EltFrame) {
-    let Some(table) = TABLE.get() else {
-        return;
-    };
+#[inline]
+pub(crate) fn fast_call(table: &HookTable, kind: HookKind, id: usize, frame: &EltFrame) {
     // SAFETY: the runtime calls the hooks only for functions the mapper hooked, with the
     // id it returned: the address of a boxed `HookedFunction` the table keeps until the
     // function's module unloads or its id names another function, after which no code of
@@ -571,7 +579,7 @@ fn slow(kind: HookKind, id: usize, elt_info: CorPrfEltInfo) {
     let Some(table) = TABLE.get() else {
         return;
     };
-    // SAFETY: as in `fast_handler`: the runtime's wrappers pass the mapper's id.
+    // SAFETY: as in `fast_call`: the runtime's wrappers pass the mapper's id.
     let Some(function) = (unsafe { (id as *const HookedFunction).as_ref() }) else {
         return;
     };

@@ -22,12 +22,13 @@ pub(crate) type Handler = fn(HookKind, usize, &EltFrame);
 /// The handler, installed once.
 static HANDLER: OnceLock<Handler> = OnceLock::new();
 
-/// Installs the handler the hooks call, once per process (the registered
-/// [`HookTable`]'s, or a unit test's).
+/// Installs the handler the hooks call when no [`HookTable`](super::HookTable) is
+/// registered, once per process: the unit tests' way to see the stubs' calls.
 ///
 /// # Errors
 ///
 /// [`HandlerAlreadySet`] if a handler was installed before (it stays).
+#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn set_handler(handler: Handler) -> Result<(), HandlerAlreadySet> {
     HANDLER.set(handler).map_err(|_| HandlerAlreadySet)
 }
@@ -222,23 +223,29 @@ pub fn stub_addresses() -> [(&'static str, *const u8); 3] {
 /// `kind` field says (as the stubs and `EltFrame`'s constructors make it).
 #[allow(unsafe_code)]
 unsafe extern "C" fn dispatch(kind: u32, id: usize, frame: *const EltFrame) {
-    let Some(&handler) = HANDLER.get() else {
-        return;
-    };
     let Some(hook) = HookKind::from_raw(kind) else {
         return;
     };
     // SAFETY: by the function's contract: the stubs pass the address of the `EltFrame`
-    // they built on their own stack (16-byte aligned, 208 bytes, the layout checked
-    // against `EltFrame`'s offsets), which lives until the dispatcher returns, every
-    // byte `EltFrame`'s accessors read for the frame's `kind` written before the call;
-    // the reference does not outlive this call (the handler gets it for its call only).
+    // they built on their own stack (16-byte aligned, the layout checked against
+    // `EltFrame`'s offsets), which lives until the dispatcher returns, every byte
+    // `EltFrame`'s accessors read for the frame's `kind` written before the call; the
+    // reference does not outlive this call (the handler gets it for its call only).
     let Some(frame) = (unsafe { frame.as_ref() }) else {
         return;
     };
     if frame.raw_kind() != kind {
         return;
     }
+    // The registered table first: the runtime's path, one call to the subscribers
+    // (each subscriber's panic is contained there).
+    if let Some(table) = super::table::registered() {
+        super::table::fast_call(table, hook, id, frame);
+        return;
+    }
+    let Some(&handler) = HANDLER.get() else {
+        return;
+    };
     if let Err(payload) = catch_unwind(AssertUnwindSafe(|| handler(hook, id, frame))) {
         contain_panic(hook, payload);
     }
