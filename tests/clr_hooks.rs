@@ -225,3 +225,50 @@ fn trampolines_that_forget_a_live_register_change_the_results() {
         .collect();
     assert_eq!(changed, ["Floats", "Mixed", "LL", "FFFF"], "{}", out.stdout);
 }
+
+/// The values the hooks read at enter and leave equal what `EltValues.exe` passed and
+/// returned, call by call: its `trace` run prints them (`enter Calls::NAME ARGS`,
+/// `leave Calls::NAME RESULT`), and `elt-values` writes what it read
+/// (`ILREWRITE_ELT_TRACE`). That covers int, long, float, double, more than six integer
+/// and eight float arguments (some on the caller's stack), every two-register struct
+/// return class (RAX:RDX, RAX:XMM0, XMM0:RAX, XMM0:XMM1, four floats), a struct in one
+/// register, a 24-byte struct passed on the stack and returned through a buffer, `this`
+/// and a string. The constructor, which the program does not trace, is left out.
+#[test]
+fn values_read_at_enter_and_leave_are_what_the_program_passed_and_returned() {
+    for env in [TIERING_OFF, TIERING_EAGER] {
+        let trace = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("elt-values-trace-{}.txt", std::process::id()));
+        let _ = std::fs::remove_file(&trace);
+        let mut cmd = command_for(&program("EltValues"));
+        profile(&mut cmd, &sample_profiler(), SAMPLE);
+        cmd.arg("trace")
+            .env("ILREWRITE_MODE", "elt-values")
+            .env("ILREWRITE_FILTER", "EltValues.Calls::")
+            .env("ILREWRITE_ELT_TRACE", &trace)
+            .envs(env.iter().copied());
+        let out = run_command(cmd);
+        assert_eq!(out.code(), exit_code("EltValues"), "{}", out.stderr);
+        let [enters, leaves, _, _] = counts("elt-values", &out);
+        let passed: Vec<&str> = out
+            .stdout
+            .lines()
+            .filter(|l| l.starts_with("enter ") || l.starts_with("leave "))
+            .collect();
+        assert_eq!(passed.len(), 46, "{}", out.stdout);
+        let read = std::fs::read_to_string(&trace).expect("the trace was written");
+        let read: Vec<&str> = read
+            .lines()
+            .filter(|l| !l.contains("Calls::.ctor"))
+            .collect();
+        assert_eq!(
+            read, passed,
+            "{env:?}: the hooks read (left), the program passed (right)"
+        );
+        assert_eq!(
+            (enters, leaves),
+            (24, 24),
+            "23 traced calls and the constructor"
+        );
+    }
+}

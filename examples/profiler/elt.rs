@@ -10,8 +10,11 @@ use std::sync::Arc;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
+use ilrewrite::clr::hooks::values::Value;
 use ilrewrite::clr::hooks::{Call, HookCandidate, HookInterest, HookSubscriber, HookedFunction};
 use ilrewrite::clr::{Candidate, InstrumentationMethod, Interest, MethodEdit, Profiler};
+use std::collections::HashMap;
+use std::sync::Mutex;
 
 /// Counter shards: each thread adds to its own cache line.
 const SHARDS: usize = 64;
@@ -121,11 +124,21 @@ fn clobber() {
     ilrewrite::clr::hooks::clobber_caller_saved_registers();
 }
 
+/// `ILREWRITE_ELT_TRACE`: every call's values as text lines (`elt-values`), for tests.
+#[derive(Default)]
+struct Trace {
+    /// The hooked functions' names (`Type::Method`, the type without its namespace),
+    /// recorded when they are decided (a synchronous context).
+    names: Mutex<HashMap<usize, String>>,
+    lines: Mutex<Vec<String>>,
+}
+
 /// The hooks' subscriber.
 pub struct EltSubscriber {
     filter: Option<String>,
     reads: Reads,
     clobbers: bool,
+    trace: Option<(std::path::PathBuf, Trace)>,
     counters: Counters,
     /// A fold of the values read (`elt-values`).
     checksum: AtomicU64,
@@ -137,16 +150,25 @@ impl HookSubscriber for EltSubscriber {
     }
 
     fn wants(&self, function: &HookCandidate<'_>) -> HookInterest {
+        let name = function.name();
         let wanted = match &self.filter {
             None => true,
-            Some(filter) => function
-                .name()
+            Some(filter) => name
+                .as_ref()
                 .is_some_and(|name| format!("{}::{}", name.owner, name.name).contains(filter)),
         };
-        if wanted {
-            HookInterest::Calls
-        } else {
-            HookInterest::No
+        if !wanted {
+            return HookInterest::No;
+        }
+        if let (Some((_, trace)), Some(name)) = (&self.trace, &name) {
+            let owner = name.owner.rsplit('.').next().unwrap_or(&name.owner);
+            if let Ok(mut names) = trace.names.lock() {
+                names.insert(function.function(), format!("{owner}::{}", name.name));
+            }
+        }
+        match self.reads {
+            Reads::Values => HookInterest::Values,
+            _ => HookInterest::Calls,
         }
     }
 
@@ -156,7 +178,7 @@ impl HookSubscriber for EltSubscriber {
         }
         self.counters.add(Kind::Enter);
         if self.reads == Reads::Values {
-            self.fold(call);
+            self.fold(call, true);
         }
         if self.clobbers {
             clobber();
@@ -169,7 +191,7 @@ impl HookSubscriber for EltSubscriber {
         }
         self.counters.add(Kind::Leave);
         if self.reads == Reads::Values {
-            self.fold(call);
+            self.fold(call, false);
         }
         if self.clobbers {
             clobber();
@@ -195,19 +217,75 @@ impl HookSubscriber for EltSubscriber {
 }
 
 impl EltSubscriber {
-    /// Folds what the call's frame holds into the checksum.
-    fn fold(&self, call: &Call<'_>) {
-        let Some(frame) = call.frame() else { return };
+    /// Reads the call's values (the arguments at enter, the return value at leave),
+    /// folds them into the checksum, and traces them when asked.
+    fn fold(&self, call: &Call<'_>, entering: bool) {
         let mut sum = 0u64;
-        if let Some(args) = frame.args() {
-            for a in args {
-                sum = sum.rotate_left(5) ^ a;
+        let mut text = self.trace.as_ref().map(|_| String::new());
+        let mut add = |value: Value<'_>| {
+            sum = sum.rotate_left(5) ^ bits(&value);
+            if let Some(text) = &mut text {
+                text.push(' ');
+                text.push_str(&traced(&value));
+            }
+        };
+        let kind = if entering {
+            if let Some(args) = call.args() {
+                args.for_each(&mut add);
+            }
+            "enter"
+        } else {
+            if let Some(value) = call.ret() {
+                add(value);
+            }
+            "leave"
+        };
+        self.checksum.fetch_add(sum, Relaxed);
+        if let (Some((_, trace)), Some(text)) = (&self.trace, text) {
+            let name = trace
+                .names
+                .lock()
+                .ok()
+                .and_then(|names| names.get(&call.function().function()).cloned())
+                .unwrap_or_default();
+            if let Ok(mut lines) = trace.lines.lock() {
+                lines.push(format!("{kind} {name}{text}"));
             }
         }
-        if let Some(rax) = frame.return_rax() {
-            sum ^= rax;
+    }
+}
+
+/// A value's bits, for the checksum.
+fn bits(value: &Value<'_>) -> u64 {
+    match *value {
+        Value::I32(v) => v as u64,
+        Value::I64(v) => v as u64,
+        Value::F32(v) => u64::from(v.to_bits()),
+        Value::F64(v) => v.to_bits(),
+        Value::Object(v) | Value::ByRef(v) | Value::Pointer(v) => v as u64,
+        Value::Struct(ref bytes) => bytes
+            .as_bytes()
+            .iter()
+            .fold(0u64, |acc, b| acc.rotate_left(8) ^ u64::from(*b)),
+        _ => 0,
+    }
+}
+
+/// A value as EltValues.exe's trace writes it: integers in decimal, `f32:`/`f64:` and
+/// the bits in hex, `struct:` and the bytes in hex, `obj` for a reference.
+fn traced(value: &Value<'_>) -> String {
+    match value {
+        Value::F32(v) => format!("f32:{:08x}", v.to_bits()),
+        Value::F64(v) => format!("f64:{:016x}", v.to_bits()),
+        Value::Object(_) => "obj".to_owned(),
+        Value::Struct(bytes) => {
+            let mut text = "struct:".to_owned();
+            for b in bytes.as_bytes() {
+                text.push_str(&format!("{b:02x}"));
+            }
+            text
         }
-        self.checksum.fetch_add(sum, Relaxed);
+        other => other.to_string(),
     }
 }
 
@@ -219,17 +297,34 @@ pub struct Elt {
 }
 
 impl Elt {
-    pub fn new(name: &'static str, filter: Option<String>, reads: Reads, test: EltTest) -> Elt {
+    pub fn new(
+        name: &'static str,
+        filter: Option<String>,
+        reads: Reads,
+        test: EltTest,
+        trace: Option<std::path::PathBuf>,
+    ) -> Elt {
         Elt {
             name,
             subscriber: Arc::new(EltSubscriber {
                 filter,
                 reads,
                 clobbers: test != EltTest::Off,
+                trace: trace.map(|path| (path, Trace::default())),
                 counters: Counters::new(),
                 checksum: AtomicU64::new(0),
             }),
             started: OnceLock::new(),
+        }
+    }
+
+    /// Writes the trace file, if one was asked for (`ILREWRITE_ELT_TRACE`).
+    pub fn write_trace(&self) {
+        if let Some((path, trace)) = &self.subscriber.trace {
+            let lines = trace.lines.lock().map(|l| l.join("\n")).unwrap_or_default();
+            if let Err(e) = std::fs::write(path, lines + "\n") {
+                eprintln!("ilrewrite: error: {}: {e}", path.display());
+            }
         }
     }
 

@@ -41,7 +41,9 @@
 //!   `elt-empty` counts nothing (measurements). With the feature `elt-test-modes`,
 //!   `ILREWRITE_ELT_TEST=clobber` makes every hook overwrite every register a function
 //!   may change, and `negative-control` does so through trampolines that forget XMM3 at
-//!   enter and RDX at leave. These modes print one line at shutdown,
+//!   enter and RDX at leave. `ILREWRITE_ELT_TRACE=FILE` makes `elt-values` write
+//!   every call's values to FILE at shutdown (`enter Type::Method ARGS`,
+//!   `leave Type::Method RESULT`). These modes print one line at shutdown,
 //!   `ilrewrite: mode M enters N leaves N tailcalls N unwinds N`;
 //!
 //! and, from a configuration file only:
@@ -166,6 +168,8 @@ struct Settings {
     callers: InliningCallers,
     /// `ILREWRITE_ELT_TEST`: the hooks' test modes (feature `elt-test-modes`).
     elt_test: EltTest,
+    /// `ILREWRITE_ELT_TRACE`: where `elt-values` writes every call's values.
+    elt_trace: Option<std::path::PathBuf>,
 }
 
 /// Reads the [`Settings`] from the environment.
@@ -228,6 +232,11 @@ fn settings() -> Result<Settings, String> {
         None => EltTest::Off,
         Some(value) => EltTest::parse(&value)?,
     };
+    let elt_trace = match std::env::var_os("ILREWRITE_ELT_TRACE") {
+        None => None,
+        Some(path) if path.is_empty() => return Err("ILREWRITE_ELT_TRACE is empty".to_owned()),
+        Some(path) => Some(std::path::PathBuf::from(path)),
+    };
     let probes = match text("ILREWRITE_PROBES")? {
         None => Probes::Managed,
         Some(name) => Probes::parse(&name).ok_or_else(|| {
@@ -246,6 +255,7 @@ fn settings() -> Result<Settings, String> {
         dial,
         callers,
         elt_test,
+        elt_trace,
     })
 }
 
@@ -287,24 +297,28 @@ impl Offered {
                 settings.filter.clone(),
                 Reads::Nothing,
                 settings.elt_test,
+                None,
             )),
             Arc::new(Elt::new(
                 "elt-values",
                 settings.filter.clone(),
                 Reads::Values,
                 settings.elt_test,
+                settings.elt_trace.clone(),
             )),
             Arc::new(Elt::new(
                 "elt-slow",
                 settings.filter.clone(),
                 Reads::Nothing,
                 settings.elt_test,
+                None,
             )),
             Arc::new(Elt::new(
                 "elt-empty",
                 settings.filter.clone(),
                 Reads::Empty,
                 settings.elt_test,
+                None,
             )),
         ];
         let mut all: Vec<Arc<dyn InstrumentationMethod>> = vec![
@@ -396,6 +410,7 @@ fn sample() -> Manager {
                 dial: None,
                 callers: InliningCallers::Recompile,
                 elt_test: EltTest::Off,
+                elt_trace: None,
             };
             (
                 Manager::new(),
@@ -422,6 +437,7 @@ fn report(manager: &Manager, offered: &Offered, mode: &str) {
         "off"
     };
     if let Some(elt) = offered.elts.iter().find(|e| e.name() == mode) {
+        elt.write_trace();
         // The hook modes: exactly one line.
         let [enters, leaves, tailcalls, unwinds] = elt.counts();
         eprintln!(

@@ -68,9 +68,9 @@ pub use rewrite::{
 };
 pub use runtime::guard;
 pub use runtime::{
-    AssemblyInfo, AssemblyName, AssemblyReferenceProvider, ClrError, ClrResult, CodegenFlags,
-    CodegenFlagsError, FunctionControl, FunctionInfo, InfoVtbl, InlinerIl, MethodReference,
-    ModuleFacts, ModuleInfo, ModuleMetadata, ProfilerInfo,
+    AssemblyInfo, AssemblyName, AssemblyReferenceProvider, ClassInfo, ClrError, ClrResult,
+    CodegenFlags, CodegenFlagsError, FieldOffset, FunctionControl, FunctionInfo, InfoVtbl,
+    InlinerIl, MethodReference, ModuleFacts, ModuleInfo, ModuleMetadata, ProfilerInfo,
 };
 pub use sys::{
     AppDomainID, AssemblyID, ClassID, ComVtable, CorPrfHighMonitor, CorPrfMonitor, FreeThreaded,

@@ -1,16 +1,17 @@
 //! Floor 4, beside `profiler`: the enter/leave/tailcall hooks the runtime calls from
 //! JIT-compiled code (`FunctionEnter3`, `FunctionLeave3`, `FunctionTailcall3`, the fast
-//! path without `WithInfo`), for x86_64 System V (Linux) for now.
+//! path without `WithInfo`), shared by several subscribers.
 //!
 //! The runtime calls these hooks from a method's prolog and epilogs
 //! (`movabs r11, cell; call [r11]`), not with the C calling convention: the hook must give
-//! back the registers the JIT keeps live across the call. [`enter3`], [`leave3`] and
-//! [`tailcall3`] are assembler stubs (`x86_64_sysv.s`) that save those registers in an
-//! [`EltFrame`] on their stack, call the dispatcher with the C ABI, restore them and
-//! return. The dispatcher calls the [`Handler`] installed by [`set_handler`]:
+//! back the registers the JIT keeps live across the call. The stubs are assembler
+//! (`x86_64_sysv.s`, and `aarch64_linux.s`, `x86_64_windows.s` for the other targets):
+//! each saves those registers in an [`EltFrame`] on its stack, calls the dispatcher with
+//! the C ABI, restores them and returns. The dispatcher hands the call to the registered
+//! [`HookTable`], which calls the subscribers of the function:
 //!
 //! ```text
-//! JIT code --call--> ilrewrite_elt_enter3 (asm) --C ABI--> dispatch --> handler(kind, id, &frame)
+//! JIT code --call--> ilrewrite_elt_enter3 (asm) --C ABI--> dispatch --> table --> subscribers
 //! ```
 //!
 //! # The register contract
@@ -42,16 +43,26 @@
 //! and the caller's SP (R15); at leave and tailcall the return registers (RAX RDX, XMM0
 //! XMM1) and RSI. The frame is valid for the handler's call only.
 //!
-//! # The handler
+//! # The dispatcher
 //!
-//! [`set_handler`] installs one `fn(HookKind, usize, &EltFrame)`, once per process. The
-//! dispatcher never allocates on its way to the handler (one atomic load, then the
-//! call) and never unwinds into the runtime: a panicking handler's panic is caught,
-//! logged once per process (later ones counted, see [`log::throttled`]) and dropped, and
-//! the hook returns normally (this needs `panic = "unwind"`, the default). Without a
-//! handler the dispatcher returns at once. A handler runs inside managed code's prolog
-//! or epilog, on the method's thread, in cooperative GC mode: it must be short, must not
-//! block, and must not call back into managed code.
+//! The dispatcher never allocates on its way to the subscribers and never unwinds into
+//! the runtime: a subscriber's panic is caught, logged once per process (later ones
+//! counted, see [`crate::clr::log::throttled`]) and dropped, the other subscribers still
+//! get the call, and the hook returns normally (this needs `panic = "unwind"`, the
+//! default). A subscriber runs inside managed code's prolog or epilog, on the method's
+//! thread, in cooperative GC mode: it must be short, must not block, and must not call
+//! back into managed code.
+//!
+//! # Values
+//!
+//! A subscriber that answers [`HookInterest::Values`] gets typed arguments at enter and
+//! the return value at leave ([`Call::args`], [`Call::ret`]; x86_64 System V), read from
+//! the registers the stubs saved and the caller's stack, by a [`values::ValuePlan`] made
+//! once per function from its signature and the runtime's layouts: exact where the 3.1
+//! runtime's slow path is not (float arguments 3-8 survive a subscriber that uses
+//! XMM2-7, structs returned in two registers come back whole). What cannot be known (a
+//! value type of another module, shared generic code) is
+//! [`Value::Unavailable`](values::Value::Unavailable), never a guess.
 //!
 //! # Subscribers
 //!
@@ -73,9 +84,12 @@
 //! `Initialize`, after checking the event mask ([`check_flags`]: fast hooks refuse the
 //! `ENABLE_FUNCTION_*` flags, the runtime's slow path needs them).
 //!
-//! # Not here yet
+//! # Platforms
 //!
-//! The other platforms (aarch64, Windows x64).
+//! x86_64 Linux runs inside CoreCLR in the tests; aarch64 Linux (.NET 5 and later: the
+//! 3.1 JIT emits no hook calls there) is checked under qemu against the contract read
+//! from the runtime's sources; Windows x64 only by assembling. Values are x86_64 System V
+//! only.
 mod flags;
 // HookKind for every platform; the x86_64 System V frame record.
 #[cfg_attr(
@@ -88,6 +102,9 @@ mod frame_aarch64;
 #[cfg(all(target_arch = "x86_64", windows))]
 mod frame_windows_x64;
 mod subscriber;
+// Values are read from the x86_64 System V frame record.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+pub mod values;
 // The mapper and the handlers turn the runtime's client ids back into entries.
 #[allow(unsafe_code)]
 mod table;

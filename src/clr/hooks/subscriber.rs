@@ -18,6 +18,9 @@ pub enum HookInterest {
     No,
     /// Its enter, leave, tailcall and unwound calls.
     Calls,
+    /// Its calls, with their argument and return values ([`Call::args`],
+    /// [`Call::ret`]): the function's value plan is made once, when it is decided.
+    Values,
 }
 
 /// A function the runtime is about to compile (or asks about inlining), for
@@ -73,6 +76,10 @@ pub struct HookedFunction {
     pub(crate) facts: FunctionInfo,
     /// Bit `i`: subscriber `i` wants its calls.
     pub(crate) subscribers: u64,
+    /// Where its arguments and return value are, when a subscriber wants values and a
+    /// plan could be made.
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    pub(crate) values: Option<super::values::ValuePlan>,
 }
 
 impl HookedFunction {
@@ -94,6 +101,13 @@ impl HookedFunction {
     /// Its MethodDef token.
     pub fn token(&self) -> mdToken {
         self.facts.token
+    }
+
+    /// Its value plan, when a subscriber asked for values ([`HookInterest::Values`])
+    /// and its signature could be read.
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    pub fn values(&self) -> Option<&super::values::ValuePlan> {
+        self.values.as_ref()
     }
 }
 
@@ -120,6 +134,37 @@ impl<'a> Call<'a> {
     /// during this call (`None` on the fast path).
     pub fn elt_info(&self) -> Option<CorPrfEltInfo> {
         (self.frame.is_none()).then_some(self.elt_info)
+    }
+}
+
+// Reading the caller's stack and the return buffer the hook's registers point to.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[allow(unsafe_code)]
+impl<'a> Call<'a> {
+    /// The arguments at enter (`this` first), typed by the function's signature; `None`
+    /// without a value plan (no subscriber asked for values, or the signature could not
+    /// be read) or on the slow path. An argument whose place or type is not known is
+    /// [`Value::Unavailable`](super::values::Value::Unavailable). Does not allocate.
+    pub fn args(&self) -> Option<super::values::Args<'a>> {
+        let plan = self.function.values.as_ref()?;
+        let frame = self.frame?;
+        // SAFETY: `frame` is the frame the enter stub handed the dispatcher for a call of
+        // this function (a `Call` with a frame is made only by the fast path, from the
+        // runtime's hook, with the entry the mapper made for it, whose plan is this
+        // function's), and the slice lives no longer than `'a`, the hook's call.
+        let stack = unsafe { plan.caller_stack(frame) };
+        Some(plan.args(frame, stack))
+    }
+
+    /// The return value at leave; `None` for a `void` function, without a value plan,
+    /// or on the slow path. Read from the registers the leave stub saved, or from the
+    /// return buffer whose address RAX holds.
+    pub fn ret(&self) -> Option<super::values::Value<'a>> {
+        let plan = self.function.values.as_ref()?;
+        let frame = self.frame?;
+        // SAFETY: as in `args`, for the leave stub's frame.
+        let buffer = unsafe { plan.return_buffer(frame) };
+        plan.ret(frame, buffer)
     }
 }
 

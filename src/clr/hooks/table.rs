@@ -180,11 +180,15 @@ impl HookTable {
             }
         };
         self.decide_with(function, facts, |candidate| {
-            self.ask(&HookCandidate {
+            let (mask, values) = self.ask(&HookCandidate {
                 function,
                 facts: candidate,
                 info,
-            })
+            });
+            (
+                mask,
+                values.then(|| plan_values(info, &candidate)).flatten(),
+            )
         })
     }
 
@@ -194,7 +198,7 @@ impl HookTable {
         &self,
         function: FunctionID,
         facts: FunctionInfo,
-        ask: impl FnOnce(FunctionInfo) -> u64,
+        ask: impl FnOnce(FunctionInfo) -> (u64, Option<Plan>),
     ) -> Option<*const HookedFunction> {
         let shard = self.shard(function);
         {
@@ -205,13 +209,17 @@ impl HookTable {
                 return decision.entry_ptr();
             }
         }
-        let mask = ask(facts);
+        let (mask, plan) = ask(facts);
         self.counts.decided.fetch_add(1, Relaxed);
+        #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+        let _: Option<Plan> = plan;
         let entry = (mask != 0).then(|| {
             Box::new(HookedFunction {
                 function,
                 facts,
                 subscribers: mask,
+                #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+                values: plan,
             })
         });
         let mut map = shard.lock().unwrap_or_else(PoisonError::into_inner);
@@ -238,14 +246,20 @@ impl HookTable {
         }
     }
 
-    /// The subscribers' mask for a candidate: bit `i` if subscriber `i` wants it. A
-    /// subscriber that panics does not want it (logged once).
-    fn ask(&self, candidate: &HookCandidate<'_>) -> u64 {
+    /// The subscribers' mask for a candidate (bit `i` if subscriber `i` wants it), and
+    /// whether one wants values. A subscriber that panics does not want it (logged
+    /// once).
+    fn ask(&self, candidate: &HookCandidate<'_>) -> (u64, bool) {
         let mut mask = 0;
+        let mut values = false;
         for (i, subscriber) in self.subscribers.iter().enumerate() {
             match catch_unwind(AssertUnwindSafe(|| subscriber.wants(candidate))) {
                 Ok(HookInterest::No) => {}
                 Ok(HookInterest::Calls) => mask |= 1 << i,
+                Ok(HookInterest::Values) => {
+                    mask |= 1 << i;
+                    values = true;
+                }
                 Err(payload) => {
                     log::throttled("hooks: a subscriber's wants panicked", || {
                         format!(
@@ -257,7 +271,7 @@ impl HookTable {
                 }
             }
         }
-        mask
+        (mask, values)
     }
 
     /// Whether `function` has hooks on, from its decision (none made yet: `false`).
@@ -409,6 +423,43 @@ impl HookTable {
             }
         }
     }
+}
+
+/// A function's value plan (x86_64 System V only; elsewhere nothing).
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+type Plan = super::values::ValuePlan;
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+type Plan = ();
+
+/// The value plan of a function, from its signature and the runtime's layouts; `None`
+/// (logged once) when the signature cannot be read.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+fn plan_values(info: &ProfilerInfo, facts: &FunctionInfo) -> Option<Plan> {
+    use super::values::{RuntimeLayouts, ValuePlan, hidden_args};
+    use crate::clr::runtime::ModuleMetadata;
+    use crate::metadata::MetadataSource;
+    let made = (|| -> Result<Plan, String> {
+        let metadata = ModuleMetadata::open(info, facts.module).map_err(|e| e.to_string())?;
+        let blob = metadata.signature(facts.token).map_err(|e| e.to_string())?;
+        let sig = crate::sig::MethodSig::parse(blob).map_err(|e| e.to_string())?;
+        let hidden = hidden_args(info, &metadata, facts, &sig);
+        let layouts = RuntimeLayouts::new(info, facts.module, &metadata);
+        ValuePlan::new(&sig, hidden, &layouts).map_err(|e| e.to_string())
+    })();
+    match made {
+        Ok(plan) => Some(plan),
+        Err(e) => {
+            log::throttled("hooks: no value plan", || {
+                format!("hooks: no value plan for token {:#x}: {e}", facts.token)
+            });
+            None
+        }
+    }
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+fn plan_values(_: &ProfilerInfo, _: &FunctionInfo) -> Option<Plan> {
+    None
 }
 
 /// Whether two decisions are about the same function (a reused id names another).
@@ -674,7 +725,7 @@ mod tests {
                         mask |= 1 << i;
                     }
                 }
-                mask
+                (mask, None)
             })
             .map(|p| p as usize)
     }
@@ -721,6 +772,7 @@ mod tests {
             function: 0x1000,
             facts: facts(1, 2),
             subscribers: 0b011, // Panics and even, not other
+            values: None,
         };
         let frame = crate::clr::hooks::frame::EltFrame::enter([0; 6], [[0; 16]; 8], 0);
         let call = Call {

@@ -204,7 +204,7 @@ pub(crate) fn tailcall3() -> FunctionTailcall3 {
 
 /// The code addresses of the three stubs (enter, leave, tailcall), with their symbol
 /// names: to compare the crate's machine code with the assembler's (the stubs can only
-/// be registered through a [`HookTable`]).
+/// be registered through a [`HookTable`](super::HookTable)).
 pub fn stub_addresses() -> [(&'static str, *const u8); 3] {
     [
         ("ilrewrite_elt_enter3", enter3() as *const u8),

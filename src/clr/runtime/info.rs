@@ -16,10 +16,12 @@ use crate::clr::sys::{
 };
 use crate::ilmap::IlMap;
 
+mod classes;
 mod hooks;
 mod names;
 mod rejit;
 
+pub use classes::{ClassInfo, FieldOffset};
 pub use names::AssemblyInfo;
 pub use rejit::InlinerIl;
 

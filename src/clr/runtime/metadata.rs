@@ -183,6 +183,34 @@ impl ModuleMetadata {
         }
     }
 
+    /// A TypeDef's flags (`CorTypeAttr`: visibility, layout, semantics), from
+    /// `GetTypeDefProps`.
+    ///
+    /// # Errors
+    /// [`ClrError::Failed`] for a token the module does not define.
+    pub fn type_def_flags(&self, type_def: mdToken) -> ClrResult<u32> {
+        let (v, this) = self.import();
+        let (mut needed, mut flags) = (0u32, 0u32);
+        // SAFETY: a live import; no name buffer (a null buffer of 0 units is allowed, the
+        // needed length goes to `needed`), `flags` a valid out-pointer, extends null.
+        let hr = unsafe {
+            (v.base.GetTypeDefProps)(
+                this,
+                type_def,
+                core::ptr::null_mut(),
+                0,
+                &mut needed,
+                &mut flags,
+                core::ptr::null_mut(),
+            )
+        };
+        // CLDB_S_TRUNCATION: the name did not fit the empty buffer, the rest is read.
+        if hr.as_u32() != 0x0013_1106 {
+            check("GetTypeDefProps", hr)?;
+        }
+        Ok(flags)
+    }
+
     /// Whether the module's metadata has been opened for writing.
     pub fn is_writable(&self) -> bool {
         matches!(self.0.write.get(), Some(Ok(_)))

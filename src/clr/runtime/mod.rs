@@ -15,6 +15,9 @@ mod provider;
 pub use error::{ClrError, ClrResult};
 pub use facts::ModuleFacts;
 pub use function_control::{CodegenFlags, CodegenFlagsError, FunctionControl};
-pub use info::{AssemblyInfo, FunctionInfo, InfoVtbl, InlinerIl, ModuleInfo, ProfilerInfo};
+pub use info::{
+    AssemblyInfo, ClassInfo, FieldOffset, FunctionInfo, InfoVtbl, InlinerIl, ModuleInfo,
+    ProfilerInfo,
+};
 pub use metadata::{AssemblyName, MethodReference, ModuleMetadata};
 pub use provider::AssemblyReferenceProvider;
