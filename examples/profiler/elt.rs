@@ -32,6 +32,8 @@ enum Kind {
 #[derive(Default)]
 struct Shard {
     counts: [AtomicU64; 4],
+    /// A fold of the values read (`elt-values`), so the reads cannot be optimized away.
+    checksum: AtomicU64,
 }
 
 /// Counts per kind, sharded by thread.
@@ -52,8 +54,9 @@ impl Counters {
         }
     }
 
+    /// This thread's shard.
     #[inline]
-    fn add(&self, kind: Kind) {
+    fn mine(&self) -> &Shard {
         let shard = SHARD.with(|s| {
             let mut i = s.get();
             if i == usize::MAX {
@@ -62,7 +65,20 @@ impl Counters {
             }
             i
         });
-        self.shards[shard].counts[kind as usize].fetch_add(1, Relaxed);
+        &self.shards[shard]
+    }
+
+    #[inline]
+    fn add(&self, kind: Kind) {
+        self.mine().counts[kind as usize].fetch_add(1, Relaxed);
+    }
+
+    /// Folds `sum` into this thread's checksum (a plain store: only this thread writes
+    /// its shard's checksum in practice, and a lost update changes nothing counted).
+    #[inline]
+    fn fold(&self, sum: u64) {
+        let checksum = &self.mine().checksum;
+        checksum.store(checksum.load(Relaxed) ^ sum, Relaxed);
     }
 
     fn total(&self, kind: Kind) -> u64 {
@@ -140,8 +156,6 @@ pub struct EltSubscriber {
     clobbers: bool,
     trace: Option<(std::path::PathBuf, Trace)>,
     counters: Counters,
-    /// A fold of the values read (`elt-values`).
-    checksum: AtomicU64,
 }
 
 impl HookSubscriber for EltSubscriber {
@@ -217,17 +231,36 @@ impl HookSubscriber for EltSubscriber {
 }
 
 impl EltSubscriber {
-    /// Reads the call's values (the arguments at enter, the return value at leave),
-    /// folds them into the checksum, and traces them when asked.
+    /// Reads the call's values (the arguments at enter, the return value at leave) and
+    /// folds their bits into this thread's checksum; traces them when asked.
+    #[inline]
     fn fold(&self, call: &Call<'_>, entering: bool) {
+        if self.trace.is_some() {
+            return self.fold_traced(call, entering);
+        }
         let mut sum = 0u64;
-        let mut text = self.trace.as_ref().map(|_| String::new());
-        let mut add = |value: Value<'_>| {
-            sum = sum.rotate_left(5) ^ bits(&value);
-            if let Some(text) = &mut text {
-                text.push(' ');
-                text.push_str(&traced(&value));
+        if entering {
+            if let Some(args) = call.args() {
+                for value in args {
+                    sum = sum.rotate_left(5) ^ bits(&value);
+                }
             }
+        } else if let Some(value) = call.ret() {
+            sum = bits(&value);
+        }
+        self.counters.fold(sum);
+    }
+
+    /// [`fold`](Self::fold) writing each call's values as a trace line.
+    #[cold]
+    fn fold_traced(&self, call: &Call<'_>, entering: bool) {
+        let Some((_, trace)) = &self.trace else {
+            return;
+        };
+        let mut text = String::new();
+        let mut add = |value: Value<'_>| {
+            text.push(' ');
+            text.push_str(&traced(&value));
         };
         let kind = if entering {
             if let Some(args) = call.args() {
@@ -240,22 +273,20 @@ impl EltSubscriber {
             }
             "leave"
         };
-        self.checksum.fetch_add(sum, Relaxed);
-        if let (Some((_, trace)), Some(text)) = (&self.trace, text) {
-            let name = trace
-                .names
-                .lock()
-                .ok()
-                .and_then(|names| names.get(&call.function().function()).cloned())
-                .unwrap_or_default();
-            if let Ok(mut lines) = trace.lines.lock() {
-                lines.push(format!("{kind} {name}{text}"));
-            }
+        let name = trace
+            .names
+            .lock()
+            .ok()
+            .and_then(|names| names.get(&call.function().function()).cloned())
+            .unwrap_or_default();
+        if let Ok(mut lines) = trace.lines.lock() {
+            lines.push(format!("{kind} {name}{text}"));
         }
     }
 }
 
 /// A value's bits, for the checksum.
+#[inline]
 fn bits(value: &Value<'_>) -> u64 {
     match *value {
         Value::I32(v) => v as u64,
@@ -312,7 +343,6 @@ impl Elt {
                 clobbers: test != EltTest::Off,
                 trace: trace.map(|path| (path, Trace::default())),
                 counters: Counters::new(),
-                checksum: AtomicU64::new(0),
             }),
             started: OnceLock::new(),
         }

@@ -18,6 +18,7 @@ pub enum HookKind {
 
 impl HookKind {
     /// The kind the stubs pass as `kind` (0 enter, 1 leave, 2 tailcall), if valid.
+    #[inline]
     pub const fn from_raw(raw: u32) -> Option<Self> {
         match raw {
             0 => Some(Self::Enter),
@@ -28,6 +29,7 @@ impl HookKind {
     }
 
     /// The hook's name: `enter`, `leave` or `tailcall`.
+    #[inline]
     pub const fn name(self) -> &'static str {
         match self {
             Self::Enter => "enter",
@@ -103,6 +105,7 @@ impl EltFrame {
 
     /// An enter frame, as the enter stub makes it: `args` RDI RSI RDX RCX R8 R9, `xmm`
     /// XMM0 .. XMM7, `sp` R15 (for testing handlers).
+    #[inline]
     pub const fn enter(args: [u64; 6], xmm: [[u8; 16]; 8], sp: u64) -> Self {
         let mut frame = Self::empty(HookKind::Enter, sp);
         let mut i = 0;
@@ -120,11 +123,13 @@ impl EltFrame {
 
     /// A leave frame, as the leave stub makes it: the return registers RAX RDX XMM0 XMM1,
     /// `sp` RSI (for testing handlers).
+    #[inline]
     pub const fn leave(rax: u64, rdx: u64, xmm0: [u8; 16], xmm1: [u8; 16], sp: u64) -> Self {
         Self::returning(HookKind::Leave, rax, rdx, xmm0, xmm1, sp)
     }
 
     /// A tailcall frame, as the tailcall stub makes it (see [`leave`](Self::leave)).
+    #[inline]
     pub const fn tailcall(rax: u64, rdx: u64, xmm0: [u8; 16], xmm1: [u8; 16], sp: u64) -> Self {
         Self::returning(HookKind::Tailcall, rax, rdx, xmm0, xmm1, sp)
     }
@@ -156,6 +161,7 @@ impl EltFrame {
     }
 
     /// The hook that made the frame.
+    #[inline]
     pub const fn kind(&self) -> HookKind {
         match HookKind::from_raw(self.kind) {
             Some(kind) => kind,
@@ -166,6 +172,7 @@ impl EltFrame {
     }
 
     /// The raw `kind` field (what the dispatcher compares with the stub's `kind`).
+    #[inline]
     pub(super) const fn raw_kind(&self) -> u32 {
         self.kind
     }
@@ -173,6 +180,7 @@ impl EltFrame {
     /// The caller's stack pointer as the JIT passed it: R15 at enter, RSI at leave and
     /// tailcall. (Measured at enter and leave; at tailcall the JIT's shared leave path
     /// sets RSI too, not verified against a runtime.)
+    #[inline]
     pub const fn sp(&self) -> u64 {
         self.sp
     }
@@ -180,6 +188,7 @@ impl EltFrame {
     /// Argument register `i` at enter (0 RDI, 1 RSI, 2 RDX, 3 RCX, 4 R8, 5 R9); `None` at
     /// leave and tailcall, or when `i >= 6`.
     #[allow(unsafe_code)]
+    #[inline]
     pub fn arg(&self, i: usize) -> Option<u64> {
         if self.kind != HookKind::Enter as u32 {
             return None;
@@ -193,6 +202,7 @@ impl EltFrame {
 
     /// The six argument registers at enter (RDI RSI RDX RCX R8 R9); `None` at leave and
     /// tailcall.
+    #[inline]
     pub fn args(&self) -> Option<[u64; 6]> {
         let mut args = [0; 6];
         for (i, arg) in args.iter_mut().enumerate() {
@@ -204,6 +214,7 @@ impl EltFrame {
     /// XMM register `i`'s 16 bytes: at enter `i` in 0 .. 8 (the floating-point
     /// arguments), at leave and tailcall `i` in 0 .. 2 (the return value); else `None`.
     #[allow(unsafe_code)]
+    #[inline]
     pub fn xmm(&self, i: usize) -> Option<[u8; 16]> {
         let saved = match HookKind::from_raw(self.kind)? {
             HookKind::Enter => Self::ENTER_XMM,
@@ -217,6 +228,7 @@ impl EltFrame {
     }
 
     /// XMM register `i`'s low 8 bytes as an `f64` (a `double` argument or return value).
+    #[inline]
     pub fn xmm_f64(&self, i: usize) -> Option<f64> {
         let bytes = self.xmm(i)?;
         let mut low = [0; 8];
@@ -225,6 +237,7 @@ impl EltFrame {
     }
 
     /// XMM register `i`'s low 4 bytes as an `f32` (a `float` argument or return value).
+    #[inline]
     pub fn xmm_f32(&self, i: usize) -> Option<f32> {
         let bytes = self.xmm(i)?;
         let mut low = [0; 4];
@@ -234,24 +247,28 @@ impl EltFrame {
 
     /// RAX at leave and tailcall (an integer, reference or pointer return value, or the
     /// first eightbyte of a struct); `None` at enter.
+    #[inline]
     pub fn return_rax(&self) -> Option<u64> {
         self.ret(0)
     }
 
     /// RDX at leave and tailcall (the second eightbyte of a 16-byte struct returned in
     /// two integer registers); `None` at enter.
+    #[inline]
     pub fn return_rdx(&self) -> Option<u64> {
         self.ret(1)
     }
 
     /// XMM0 at leave and tailcall (a `float`/`double` return value); `None` at enter
     /// (where [`xmm(0)`](Self::xmm) is the first floating-point argument).
+    #[inline]
     pub fn return_xmm0(&self) -> Option<[u8; 16]> {
         self.returns().then(|| self.xmm(0)).flatten()
     }
 
     /// XMM1 at leave and tailcall (the second eightbyte of a struct returned in two
     /// vector registers); `None` at enter.
+    #[inline]
     pub fn return_xmm1(&self) -> Option<[u8; 16]> {
         self.returns().then(|| self.xmm(1)).flatten()
     }

@@ -145,6 +145,7 @@ impl<'a> Call<'a> {
     /// without a value plan (no subscriber asked for values, or the signature could not
     /// be read) or on the slow path. An argument whose place or type is not known is
     /// [`Value::Unavailable`](super::values::Value::Unavailable). Does not allocate.
+    #[inline]
     pub fn args(&self) -> Option<super::values::Args<'a>> {
         let plan = self.function.values.as_ref()?;
         let frame = self.frame?;
@@ -159,6 +160,7 @@ impl<'a> Call<'a> {
     /// The return value at leave; `None` for a `void` function, without a value plan,
     /// or on the slow path. Read from the registers the leave stub saved, or from the
     /// return buffer whose address RAX holds.
+    #[inline]
     pub fn ret(&self) -> Option<super::values::Value<'a>> {
         let plan = self.function.values.as_ref()?;
         let frame = self.frame?;

@@ -83,6 +83,7 @@ pub enum Value<'a> {
 }
 
 /// A scalar from the low bytes of `raw` (little-endian).
+#[inline(always)]
 fn scalar(s: Scalar, raw: [u8; 8]) -> Value<'static> {
     let [b0, b1, b2, b3, ..] = raw;
     match s {
@@ -103,12 +104,14 @@ fn scalar(s: Scalar, raw: [u8; 8]) -> Value<'static> {
     }
 }
 
+#[inline(always)]
 fn usize_of(raw: [u8; 8]) -> usize {
     // x86_64: usize is 64 bits (the hooks module is built for x86_64 only).
     u64::from_le_bytes(raw) as usize
 }
 
 /// A register's low 8 bytes, if the frame holds it.
+#[inline(always)]
 fn register(frame: &EltFrame, r: Register) -> Option<[u8; 8]> {
     let from_xmm = |i: u8| {
         let x = frame.xmm(usize::from(i))?;
@@ -125,6 +128,7 @@ fn register(frame: &EltFrame, r: Register) -> Option<[u8; 8]> {
 }
 
 /// A scalar or reference decoded from 8 raw bytes.
+#[inline(always)]
 fn decode_raw(decode: Decode, raw: [u8; 8]) -> Value<'static> {
     match decode {
         Decode::Scalar(s) => scalar(s, raw),
@@ -143,6 +147,7 @@ fn decode_raw(decode: Decode, raw: [u8; 8]) -> Value<'static> {
 }
 
 /// A struct assembled from its eightbytes' registers.
+#[inline(always)]
 fn from_parts<'a>(frame: &EltFrame, parts: &[Part], size: u32) -> Value<'a> {
     let mut bytes = [0; 16];
     for (i, part) in parts.iter().enumerate() {
@@ -160,6 +165,7 @@ fn from_parts<'a>(frame: &EltFrame, parts: &[Part], size: u32) -> Value<'a> {
 
 /// The value of `slot`, with `memory` the bytes its `Stack` offsets or return buffer
 /// index.
+#[inline(always)]
 fn read<'a>(frame: &EltFrame, slot: Slot, memory: &'a [u8], at: usize) -> Value<'a> {
     let size = slot.decode.size() as usize;
     let in_memory = || memory.get(at..at.checked_add(size)?);
@@ -194,6 +200,7 @@ pub struct Args<'a> {
 impl<'a> Iterator for Args<'a> {
     type Item = Value<'a>;
 
+    #[inline(always)]
     fn next(&mut self) -> Option<Value<'a>> {
         let &(_, slot) = self.slots.next()?;
         if self.frame.kind() != HookKind::Enter {
@@ -220,6 +227,7 @@ impl ValuePlan {
     /// ([`caller_stack`](ValuePlan::caller_stack)); a stack argument beyond it is
     /// [`Unavailable::NotInFrame`], as is every argument of a leave or tailcall frame.
     /// Does not allocate.
+    #[inline(always)]
     pub fn args<'a>(&'a self, frame: &'a EltFrame, stack: &'a [u8]) -> Args<'a> {
         Args {
             slots: self.args_raw().iter(),
@@ -232,6 +240,7 @@ impl ValuePlan {
     /// buffer's bytes when the value is returned in memory
     /// ([`return_buffer`](ValuePlan::return_buffer)), else is ignored. At enter or
     /// tailcall the value is [`Unavailable::NotInFrame`].
+    #[inline(always)]
     pub fn ret<'a>(&'a self, frame: &'a EltFrame, buffer: &'a [u8]) -> Option<Value<'a>> {
         let slot = self.ret_slot()?;
         if frame.kind() != HookKind::Leave {
@@ -254,6 +263,7 @@ impl ValuePlan {
     /// the call and does not pop them until the callee returns, and the callee's prolog,
     /// which the hook runs in, has not written them yet.
     #[allow(unsafe_code)]
+    #[inline(always)]
     pub unsafe fn caller_stack<'a>(&self, frame: &'a EltFrame) -> &'a [u8] {
         let len = self.stack_bytes() as usize;
         if len == 0 || frame.kind() != HookKind::Enter || frame.sp() == 0 {
@@ -277,6 +287,7 @@ impl ValuePlan {
     /// documents), which the caller owns and keeps until the call returns, and the
     /// callee has written the value into it before its epilog.
     #[allow(unsafe_code)]
+    #[inline(always)]
     pub unsafe fn return_buffer<'a>(&self, frame: &'a EltFrame) -> &'a [u8] {
         let Some(slot) = self.ret_slot() else {
             return &[];
