@@ -107,6 +107,8 @@ mod subscriber;
 pub mod values;
 // The mapper and the handlers turn the runtime's client ids back into entries.
 #[allow(unsafe_code)]
+mod register;
+#[allow(unsafe_code)]
 mod table;
 // The stubs and their dispatcher: x86_64 System V (run in CoreCLR), aarch64 Linux and
 // x86_64 Windows (checked by harnesses, see the module documentation).
@@ -127,8 +129,8 @@ pub use frame::HookKind;
 pub use frame_aarch64::EltFrame;
 #[cfg(all(target_arch = "x86_64", windows))]
 pub use frame_windows_x64::EltFrame;
+pub(crate) use register::register;
 pub use subscriber::{Call, HookCandidate, HookInterest, HookSubscriber, HookedFunction};
-pub(crate) use table::register;
 pub use table::{HookCounts, HookError, HookTable, MAX_SUBSCRIBERS, registered};
 #[cfg(all(
     feature = "elt-test-modes",
@@ -141,8 +143,3 @@ pub use trampolines::clobber_caller_saved_registers;
     all(target_arch = "aarch64", target_os = "linux")
 ))]
 pub use trampolines::stub_addresses;
-#[cfg(any(
-    all(target_arch = "x86_64", any(target_os = "linux", windows)),
-    all(target_arch = "aarch64", target_os = "linux")
-))]
-pub(crate) use trampolines::{enter3, leave3, tailcall3};

@@ -9,7 +9,6 @@
 //!                                                --> each subscriber whose bit is set
 //! ```
 
-use core::ffi::c_void;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -17,16 +16,12 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use super::flags::{HookFlagsError, HookPath, check_flags};
+use super::flags::{HookFlagsError, HookPath};
 use super::subscriber::{Call, HookCandidate, HookInterest, HookSubscriber, HookedFunction};
 use super::{EltFrame, HookKind};
 use crate::clr::log;
-use crate::clr::runtime::guard::CallbackScope;
 use crate::clr::runtime::{ClrError, FunctionInfo, ProfilerInfo};
-use crate::clr::sys::{
-    CorPrfEltInfo, CorPrfMonitor, FunctionEnter3WithInfo, FunctionID, FunctionIDOrClientID,
-    FunctionLeave3WithInfo, FunctionTailcall3WithInfo, ModuleID,
-};
+use crate::clr::sys::{CorPrfMonitor, FunctionID, ModuleID};
 
 /// The most subscribers one table takes (a function's subscribers are one `u64` mask).
 pub const MAX_SUBSCRIBERS: usize = 64;
@@ -134,7 +129,7 @@ thread_local! {
 }
 
 impl HookTable {
-    fn new(
+    pub(crate) fn new(
         path: HookPath,
         info: Option<ProfilerInfo>,
         subscribers: Vec<Arc<dyn HookSubscriber>>,
@@ -303,7 +298,7 @@ impl HookTable {
     /// covers them all (a guard is a call the optimizer cannot remove); a subscriber
     /// that panics is skipped and the delivery resumes with the next one.
     #[inline]
-    fn deliver(&self, kind: HookKind, call: &Call<'_>) {
+    pub(crate) fn deliver(&self, kind: HookKind, call: &Call<'_>) {
         let mut pending = call.function.subscribers;
         let mut current = 0;
         while pending != 0 {
@@ -492,112 +487,12 @@ pub fn registered() -> Option<&'static Arc<HookTable>> {
     TABLE.get()
 }
 
-/// Registers `subscribers` on `path` with the runtime: the mapper and the three hooks.
-/// Only during `Initialize`, after the event mask was set with `path`'s
-/// [`events`](HookPath::events) (checked here, read back from the runtime, before any
-/// hook is set).
+/// Makes `table` the process's registered table (once).
 ///
 /// # Errors
-/// [`HookError`]; nothing is hooked then (the mapper may be set: without hooks the
-/// runtime calls nothing).
-pub(crate) fn register(
-    info: &ProfilerInfo,
-    path: HookPath,
-    subscribers: Vec<Arc<dyn HookSubscriber>>,
-) -> Result<Arc<HookTable>, HookError> {
-    let (low, _) = info.event_mask()?;
-    check_flags(path, low)?;
-    let missing = path.events() - low;
-    if !missing.is_empty() {
-        return Err(HookError::MissingEvents(missing));
-    }
-    let table = Arc::new(HookTable::new(path, Some(info.clone()), subscribers)?);
-    TABLE
-        .set(table.clone())
-        .map_err(|_| HookError::AlreadyRegistered)?;
-    let data = Arc::as_ptr(&table).cast_mut().cast::<c_void>();
-    // SAFETY: `map_function` never unwinds and answers with the address of an entry the
-    // table keeps (or the function's own id with hooks off); `data` points to the table,
-    // which the static `TABLE` keeps for the rest of the process.
-    unsafe { info.set_function_id_mapper2(map_function, data)? };
-    match path {
-        #[cfg(any(
-            all(target_arch = "x86_64", any(target_os = "linux", windows)),
-            all(target_arch = "aarch64", target_os = "linux")
-        ))]
-        HookPath::Fast => {
-            // SAFETY: the stubs keep the fast-path contract's registers (checked by
-            // tests/hooks_native.rs) and their dispatcher calls `fast_call` with the
-            // registered table, which accepts exactly the ids `map_function` returns with
-            // hooks on; they live in the crate's code.
-            unsafe {
-                info.set_enter_leave_hooks3(super::enter3(), super::leave3(), super::tailcall3())?;
-            }
-        }
-        #[cfg(not(any(
-            all(target_arch = "x86_64", any(target_os = "linux", windows)),
-            all(target_arch = "aarch64", target_os = "linux")
-        )))]
-        HookPath::Fast => return Err(HookError::Unsupported),
-        #[cfg(all(
-            feature = "elt-test-modes",
-            target_arch = "x86_64",
-            target_os = "linux"
-        ))]
-        HookPath::NegativeControl => {
-            let (enter, leave, tailcall) = super::trampolines::broken_stubs();
-            // SAFETY: as for the fast path, except the registers these stubs forget on
-            // purpose (XMM3 at enter, RDX at leave): memory-safe for the runtime (a
-            // wrong float or integer value, not a wrong pointer the runtime follows, in
-            // the tests that use it), and documented as for tests only.
-            unsafe { info.set_enter_leave_hooks3(enter, leave, tailcall)? };
-        }
-        #[cfg(all(
-            feature = "elt-test-modes",
-            not(all(target_arch = "x86_64", target_os = "linux"))
-        ))]
-        HookPath::NegativeControl => return Err(HookError::Unsupported),
-        HookPath::RuntimeWithInfo => {
-            // SAFETY: C-ABI functions the runtime's wrappers call with the mapper's ids;
-            // they never unwind.
-            unsafe {
-                info.set_enter_leave_hooks3_with_info(
-                    slow_enter as FunctionEnter3WithInfo,
-                    slow_leave as FunctionLeave3WithInfo,
-                    slow_tailcall as FunctionTailcall3WithInfo,
-                )?;
-            }
-        }
-    }
-    Ok(table)
-}
-
-/// The `FunctionIDMapper2` the runtime calls once per JIT compilation.
-///
-/// # Safety
-/// `data` is the registered table's address; `hook` is null or writable.
-unsafe extern "system" fn map_function(
-    function: FunctionID,
-    data: *mut c_void,
-    hook: *mut i32,
-) -> usize {
-    // The runtime calls the mapper from a JIT compilation: a synchronous context.
-    let _scope = CallbackScope::enter();
-    // SAFETY: `register` passes the table's address, kept alive by `TABLE`.
-    let table = unsafe { data.cast::<HookTable>().cast_const().as_ref() };
-    let decided = table.and_then(|table| {
-        table.counts.mapped.fetch_add(1, Relaxed);
-        catch_unwind(AssertUnwindSafe(|| table.decide(function))).unwrap_or(None)
-    });
-    let (on, id) = match decided {
-        Some(entry) => (1, entry as usize),
-        None => (0, function),
-    };
-    // SAFETY: the runtime passes a writable BOOL.
-    if let Some(hook) = unsafe { hook.as_mut() } {
-        *hook = on;
-    }
-    id
+/// [`HookError::AlreadyRegistered`] if one was.
+pub(crate) fn install(table: Arc<HookTable>) -> Result<(), HookError> {
+    TABLE.set(table).map_err(|_| HookError::AlreadyRegistered)
 }
 
 /// The fast path, from the stubs' dispatcher: `id` is what `map_function` returned with
@@ -623,39 +518,6 @@ pub(crate) fn fast_call(table: &HookTable, kind: HookKind, id: usize, frame: &El
             elt_info: 0,
         },
     );
-}
-
-/// The slow path's common body.
-fn slow(kind: HookKind, id: usize, elt_info: CorPrfEltInfo) {
-    let Some(table) = TABLE.get() else {
-        return;
-    };
-    // SAFETY: as in `fast_call`: the runtime's wrappers pass the mapper's id.
-    let Some(function) = (unsafe { (id as *const HookedFunction).as_ref() }) else {
-        return;
-    };
-    let call = Call {
-        function,
-        frame: None,
-        elt_info,
-    };
-    // `deliver` contains each subscriber's panic; nothing else here can panic.
-    table.deliver(kind, &call);
-}
-
-unsafe extern "system" fn slow_enter(id: FunctionIDOrClientID, elt_info: CorPrfEltInfo) {
-    // SAFETY: both fields are `usize`: every bit pattern is a valid value of either.
-    slow(HookKind::Enter, unsafe { id.client_id }, elt_info);
-}
-
-unsafe extern "system" fn slow_leave(id: FunctionIDOrClientID, elt_info: CorPrfEltInfo) {
-    // SAFETY: both fields are `usize`: every bit pattern is a valid value of either.
-    slow(HookKind::Leave, unsafe { id.client_id }, elt_info);
-}
-
-unsafe extern "system" fn slow_tailcall(id: FunctionIDOrClientID, elt_info: CorPrfEltInfo) {
-    // SAFETY: both fields are `usize`: every bit pattern is a valid value of either.
-    slow(HookKind::Tailcall, unsafe { id.client_id }, elt_info);
 }
 
 #[cfg(test)]
