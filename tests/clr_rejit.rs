@@ -477,8 +477,9 @@ fn a_version_that_cannot_be_built_keeps_the_previous_il() {
         let mut program = start_with(&name, &config, &socket, tiering, &[]);
         let mut dial = Dial::connect(&socket);
         assert_eq!(program.answer("round"), CONFIGURED_ROUND);
-        dial.ok("instrument Dial.Values::Plain faulty");
-        dial.ok("instrument Dial.Values::Branches faulty");
+        // A request's options replace the configured ones: they say where faulty fails.
+        dial.ok("instrument Dial.Values::Plain faulty error_on=Plain");
+        dial.ok("instrument Dial.Values::Branches faulty panic_on=Branches");
         dial.ok("instrument Dial.Values::Configured faulty");
         let round = program.answer("round");
         assert_eq!(
@@ -486,10 +487,13 @@ fn a_version_that_cannot_be_built_keeps_the_previous_il() {
             ["Plain 10", "Branches 40", "Configured 1040", "Caller 106"],
             "tiering {tiering}"
         );
-        for method in ["Plain", "Branches"] {
+        for (method, option) in [
+            ("Plain", "error_on=Plain"),
+            ("Branches", "panic_on=Branches"),
+        ] {
             let state = dial.state_of(&format!("Dial.Values::{method}"));
             assert!(
-                state.contains("wants=faulty() default=file stage=active")
+                state.contains(&format!("wants=faulty({option}) default=file stage=active"))
                     && state.contains("(file); wanted IL not built, status=0x80004005"),
                 "{state}"
             );

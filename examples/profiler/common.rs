@@ -47,7 +47,9 @@ pub fn returns_int32(method: &MethodRewrite<'_>) -> bool {
         .is_some_and(|sig| sig.return_type == TypeSig::I4)
 }
 
-/// Inserts `code` before every `ret` of `body`; whether there was one.
+/// Inserts `code` before every `ret` of `body`, on every path to it (a branch to the
+/// `ret` now reaches the code first: `Incoming::Redirect` for the first instruction);
+/// whether there was one.
 pub fn before_rets(body: &mut MethodBody, code: &[Instruction]) -> ilrewrite::Result<bool> {
     let rets: Vec<_> = body
         .instrs
@@ -56,8 +58,13 @@ pub fn before_rets(body: &mut MethodBody, code: &[Instruction]) -> ilrewrite::Re
         .map(|(id, _)| id)
         .collect();
     for &ret in &rets {
-        for &instr in code {
-            body.insert_before(ret, instr, Incoming::Keep)?;
+        for (i, &instr) in code.iter().enumerate() {
+            let incoming = if i == 0 {
+                Incoming::Redirect
+            } else {
+                Incoming::Keep
+            };
+            body.insert_before(ret, instr, incoming)?;
         }
     }
     Ok(!rets.is_empty())

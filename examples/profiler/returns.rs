@@ -2,8 +2,6 @@
 //! and isolation of several edits on one method: `scale` and `offset` change an `int32`
 //! result; `faulty` changes it and then fails on some methods.
 
-use std::sync::OnceLock;
-
 use ilrewrite::clr::Options;
 
 use ilrewrite::body::MethodBody;
@@ -158,8 +156,6 @@ impl InstrumentationMethod for Arithmetic {
 #[derive(Debug, Default)]
 pub struct Faulty {
     filter: Filtered,
-    panic_on: OnceLock<Option<String>>,
-    error_on: OnceLock<Option<String>>,
 }
 
 impl Profiler for Faulty {}
@@ -180,9 +176,6 @@ impl InstrumentationMethod for Faulty {
         &OPTIONS
     }
     fn start(&self, start: &Start<'_>) -> Result<(), String> {
-        let text = |key| start.options().string(key).map(str::to_owned);
-        let _ = self.panic_on.set(text("panic_on"));
-        let _ = self.error_on.set(text("error_on"));
         required_filter(start, &self.filter, "faulty", false)
     }
     fn wants(&self, method: &Candidate<'_>) -> Interest {
@@ -200,17 +193,16 @@ impl InstrumentationMethod for Faulty {
             body,
             &[Instruction::ldc_i4(1000), Instruction::simple(OpCode::Add)],
         )?;
+        // The edit's own options: the configured ones, or a dial request's.
+        let option = |key| method.options().string(key).map(str::to_owned);
+        let (panic_on, error_on) = (option("panic_on"), option("error_on"));
         let rewrite = method.method();
         let name = method_name(rewrite.module.metadata(), rewrite.token).to_string();
-        let hit = |on: &OnceLock<Option<String>>| {
-            on.get()
-                .and_then(Option::as_deref)
-                .is_some_and(|part| name.contains(part))
-        };
-        if hit(&self.panic_on) {
+        let hit = |on: &Option<String>| on.as_deref().is_some_and(|part| name.contains(part));
+        if hit(&panic_on) {
             panic!("faulty panics on {name}, as configured");
         }
-        if hit(&self.error_on) {
+        if hit(&error_on) {
             return Err(ilrewrite::Error::Unencodable {
                 what: "faulty returns an error here, as configured",
             });

@@ -232,13 +232,17 @@ impl InstrumentationMethod for Wrap {
         Ok(())
     }
     fn wants(&self, method: &Candidate<'_>) -> Interest {
-        let own = method
-            .module_item::<ModuleProbes>()
-            .is_some_and(|p| p.own.contains(&method.token()));
-        match !own && self.filter.passes(method) {
+        match !self.refuses(method) && self.filter.passes(method) {
             true => Interest::Edit,
             false => Interest::No,
         }
+    }
+    /// The methods the probes call: wrapped, they would call themselves (also when a
+    /// dial request names them).
+    fn refuses(&self, method: &Candidate<'_>) -> bool {
+        method
+            .module_item::<ModuleProbes>()
+            .is_some_and(|p| p.own.contains(&method.token()))
     }
     fn edit(
         &self,

@@ -599,7 +599,12 @@ impl Manager {
             select,
             |(configured, request), body, rewrite| {
                 self.counts.decoded.fetch_add(1, Relaxed);
-                let wanted = hosting.wanted(&configured, request.as_deref());
+                let wanted = hosting.wanted(
+                    rewrite.module,
+                    rewrite.token,
+                    &configured,
+                    request.as_deref(),
+                );
                 hosting.edit(&wanted, body, rewrite)
             },
         );

@@ -16,6 +16,7 @@ use super::method::{Candidate, InstrumentationMethod, Interest, Owner};
 use super::plan::Request;
 use super::report::{ManagerCounts, guarded, log_rollback};
 use crate::body::MethodBody;
+use crate::clr::log;
 use crate::clr::profiler::Callback;
 use crate::clr::sys::mdToken;
 use std::sync::atomic::Ordering::Relaxed;
@@ -65,13 +66,53 @@ impl Hosting {
             .collect()
     }
 
-    /// The edits `configured` and `request` make ([`merge`]).
+    /// The edits `configured` and `request` make ([`merge`]) on MethodDef `token` of
+    /// `module`; a request whose instrumentation method
+    /// [`refuses`](InstrumentationMethod::refuses) the method is left out (the
+    /// configured edits stay).
     pub(crate) fn wanted<'a>(
         &'a self,
+        module: &ModuleState,
+        token: mdToken,
         configured: &[(usize, Interest)],
         request: Option<&'a Request>,
     ) -> SmallVec<[Wanted<'a>; 4]> {
+        let request = request.filter(|r| !self.refuses(module, token, r.index));
         merge(&self.options, configured, request)
+    }
+
+    /// Whether instrumentation method `index` refuses MethodDef `token` of `module`
+    /// (a panic counts as a refusal).
+    fn refuses(&self, module: &ModuleState, token: mdToken, index: usize) -> bool {
+        let Some(method) = self.methods.get(index) else {
+            return true;
+        };
+        let candidate = Candidate {
+            module,
+            token,
+            compiling: true,
+            owner: Owner {
+                index,
+                count: self.methods.len(),
+            },
+            containers: &self.containers,
+        };
+        let refused = guarded(&**method, Callback::GetReJITParameters, || {
+            method.refuses(&candidate)
+        })
+        .unwrap_or(true);
+        if refused {
+            log::throttled(
+                "a request names a method its instrumentation method refuses",
+                || {
+                    format!(
+                        "instrumentation method {} refuses method {token:#010x}: the request's edit is left out",
+                        method.name()
+                    )
+                },
+            );
+        }
+        refused
     }
 
     /// Runs the `wanted` edits on `body` (rolled back one by one when they fail, logged).

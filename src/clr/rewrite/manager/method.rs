@@ -143,6 +143,16 @@ pub trait InstrumentationMethod<M = ModuleMetadata>: Profiler {
     /// cheaply. A method already rewritten is not edited again whatever it answers.
     fn wants(&self, method: &Candidate<'_, M>) -> Interest;
 
+    /// Whether it must never edit the method, not even when a ReJIT request (the live
+    /// dial's `instrument`) names it explicitly: e.g. the helpers its own injected code
+    /// calls, whose instrumentation would recurse. Default: none. `wants` answering
+    /// `No` only says the method is not among those it selects by itself; a request
+    /// overrides that, never this.
+    fn refuses(&self, method: &Candidate<'_, M>) -> bool {
+        let _ = method;
+        false
+    }
+
     /// Edits the method's shared body, which the instrumentation methods before it in
     /// priority order have edited already; returns whether it changed anything.
     ///

@@ -48,7 +48,8 @@
 //!         // Assumes an int32 result (MethodEdit::method().signature() tells).
 //!         let rets: Vec<_> = body.instrs.opcodes().filter(|(_, op)| *op == OpCode::Ret).collect();
 //!         for &(ret, _) in &rets {
-//!             body.insert_before(ret, Instruction::ldc_i4(2), Incoming::Keep)?;
+//!             // Redirect: a branch to the `ret` runs the multiplication too.
+//!             body.insert_before(ret, Instruction::ldc_i4(2), Incoming::Redirect)?;
 //!             body.insert_before(ret, Instruction::simple(OpCode::Mul), Incoming::Keep)?;
 //!         }
 //!         Ok(!rets.is_empty())

@@ -484,7 +484,12 @@ impl ReJitController {
                         true => self.hosting.wanting(rewrite.module, token, true),
                         false => SmallVec::new(),
                     };
-                    let wanted = self.hosting.wanted(&configured, plan.request.as_deref());
+                    let wanted = self.hosting.wanted(
+                        rewrite.module,
+                        token,
+                        &configured,
+                        plan.request.as_deref(),
+                    );
                     if wanted.is_empty() {
                         return Ok(false);
                     }
