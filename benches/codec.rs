@@ -1,4 +1,5 @@
-//! Codec throughput over every distinct method body of System.Private.CoreLib 3.1.23.
+//! Codec throughput over every distinct method body of System.Private.CoreLib of the default
+//! runtime (.NET 8.0.4; see `ilrewrite_corpus::default_runtime`).
 //!
 //! Each iteration processes all 17,490 bodies. `scan` (the length-only walk of
 //! `body::scan_body`) is the baseline the other stages are judged against (the targets in
@@ -49,7 +50,9 @@ fn distinct_methods<'a>(asm: &Assembly<'a>) -> Vec<Method<'a>> {
 }
 
 fn codec(c: &mut Criterion) {
-    let path = ilrewrite_corpus::corelib().expect("a .NET 3.1 runtime");
+    let path = ilrewrite_corpus::default_runtime()
+        .map(ilrewrite_corpus::Runtime::corelib)
+        .expect("a .NET runtime");
     let data = std::fs::read(&path).expect("CoreLib is readable");
     let asm = Assembly::parse(&data).expect("assembly parses");
     let methods = distinct_methods(&asm);

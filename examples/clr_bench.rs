@@ -92,7 +92,9 @@ struct Profilers {
 
 fn run_once(program: &Path, mode: &str, how: &How, profilers: &Profilers) -> Result<Run, String> {
     // Through bash's `time` keyword, for the child's CPU time.
-    let dotnet = ilrewrite_corpus::dotnet_command().map_err(|e| e.to_string())?;
+    let dotnet = ilrewrite_corpus::default_runtime()
+        .map_err(|e| e.to_string())?
+        .command();
     let mut cmd = Command::new("bash");
     cmd.envs(dotnet.get_envs().filter_map(|(k, v)| Some((k, v?))))
         .env("TIMEFORMAT", "ilrewrite-bench-cpu %3U %3S")

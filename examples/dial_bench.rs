@@ -163,7 +163,9 @@ fn run(cycles: usize, tiering: &str, configured: bool) -> Result<(), String> {
     // The dial's own directory, made by the profiler (mode 0700).
     let socket = scratch.join("dial").join("dial.sock");
     let stderr_file = scratch.join("stderr.txt");
-    let dotnet = ilrewrite_corpus::dotnet_command().map_err(|e| e.to_string())?;
+    let dotnet = ilrewrite_corpus::default_runtime()
+        .map_err(|e| e.to_string())?
+        .command();
     let mut cmd = Command::new(dotnet.get_program());
     cmd.args(dotnet.get_args())
         .envs(dotnet.get_envs().filter_map(|(k, v)| Some((k, v?))))

@@ -12,7 +12,8 @@
 //! * `Name`: every method of that name;
 //! * a MethodDef token: `0x06000123`.
 //!
-//! Defaults: System.Private.CoreLib of the provisioned .NET Core 3.1.23 runtime and
+//! Defaults: System.Private.CoreLib of the default runtime (.NET 8.0.4, provisioned on
+//! first use; see `ilrewrite_corpus::default_runtime`) and
 //! `System.Text.StringBuilder::ToString()`. A single argument is the METHOD when it is
 //! not an existing file and looks like one (has `::` or starts with `0x`).
 //!
@@ -157,7 +158,7 @@ fn main() -> ExitCode {
     };
     let path = match path {
         Some(path) => path,
-        None => match ilrewrite_corpus::corelib() {
+        None => match ilrewrite_corpus::default_runtime().map(ilrewrite_corpus::Runtime::corelib) {
             Ok(path) => path,
             Err(e) => {
                 eprintln!("disasm: no default assembly: {e}");

@@ -52,7 +52,9 @@ fn sample_profiler() -> Option<PathBuf> {
 fn run(profiler: &Path, mode: Option<&str>, filter: &str, calls: u64) -> Result<f64, String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let program = root.join("tests/programs/bin/EltBench.exe");
-    let dotnet = ilrewrite_corpus::dotnet_command().map_err(|e| e.to_string())?;
+    let dotnet = ilrewrite_corpus::default_runtime()
+        .map_err(|e| e.to_string())?
+        .command();
     let mut cmd = Command::new(dotnet.get_program());
     cmd.args(dotnet.get_args())
         .envs(dotnet.get_envs().filter_map(|(k, v)| Some((k, v?))))

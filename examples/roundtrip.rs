@@ -4,8 +4,8 @@
 //! cargo run --release --features pe --example roundtrip -- [PATH...]
 //! ```
 //! Each PATH is an assembly or a directory (searched recursively for .dll/.exe files that
-//! are managed). Default: the .NET Core 3.1.23 shared framework (provisioned on first
-//! use).
+//! are managed). Default: the shared framework of the default runtime (.NET 8.0.4,
+//! provisioned on first use; see `ilrewrite_corpus::default_runtime`).
 //!
 //! A PATH that does not exist, or a file named on the command line that is not a .NET
 //! assembly, is an error (exit status 1, the path named); in a directory, files that are
@@ -74,7 +74,9 @@ fn main() -> ExitCode {
         }
     }
     let files = if args.is_empty() {
-        match ilrewrite_corpus::framework_assemblies() {
+        match ilrewrite_corpus::default_runtime()
+            .and_then(ilrewrite_corpus::Runtime::framework_assemblies)
+        {
             Ok(files) => files.into_iter().map(|f| (f, false)).collect(),
             Err(e) => {
                 eprintln!("roundtrip: no default assemblies: {e}");

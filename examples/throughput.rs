@@ -5,8 +5,8 @@
 //! cargo run --release --features pe --example throughput [ASSEMBLY] [-n RUNS] [--only STAGE]
 //! ```
 //!
-//! `ASSEMBLY` defaults to System.Private.CoreLib of the provisioned .NET Core 3.1.23
-//! runtime, `RUNS` to 20. Every distinct method body (by RVA) is processed once per run
+//! `ASSEMBLY` defaults to System.Private.CoreLib of the default runtime (.NET 8.0.4,
+//! provisioned on first use), `RUNS` to 20. Every distinct method body (by RVA) is processed once per run
 //! by each stage; the stages take turns within a run, so a change in machine load hits
 //! them alike. For each stage the table shows the median and best time of a run, the
 //! median over runs of the stage's time divided by the scan's time in that run (the
@@ -330,7 +330,9 @@ fn check_round_trip(corpus: &Corpus<'_>) -> Result<(), String> {
 fn run(args: &Args) -> Result<(), String> {
     let path = match &args.path {
         Some(path) => path.clone(),
-        None => ilrewrite_corpus::corelib().map_err(|e| format!("no default assembly: {e}"))?,
+        None => ilrewrite_corpus::default_runtime()
+            .map(ilrewrite_corpus::Runtime::corelib)
+            .map_err(|e| format!("no default assembly: {e}"))?,
     };
     let data = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let asm = Assembly::parse(&data)

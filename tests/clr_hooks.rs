@@ -14,7 +14,10 @@
 
 mod clr_support;
 
-use clr_support::{Output, command_for, exit_code, profile, program, run_command, sample_profiler};
+use clr_support::{
+    Output, RUNTIME_LINE, Runtime, command_for, exit_code, for_each_runtime, profile, program,
+    run_command, sample_profiler,
+};
 
 /// The sample profiler's CLSID.
 const SAMPLE: &str = "{8C1E2D4F-3B6A-4E59-A7C2-1F0D9B3E6A51}";
@@ -33,7 +36,7 @@ fn counts(mode: &str, out: &Output) -> [u64; 4] {
     let lines: Vec<&str> = out
         .stderr
         .lines()
-        .filter(|l| l.starts_with("ilrewrite:"))
+        .filter(|l| l.starts_with("ilrewrite:") && !l.starts_with(RUNTIME_LINE))
         .collect();
     assert_eq!(
         lines.len(),
@@ -64,8 +67,8 @@ fn counts(mode: &str, out: &Output) -> [u64; 4] {
 }
 
 /// Runs `EltCalls.exe THREADS REPEATS DEPTH` under the sample profiler in `mode`.
-fn run_elt_calls(mode: &str, args: [u64; 3], env: &[(&str, &str)]) -> Output {
-    let mut cmd = command_for(&program("EltCalls"));
+fn run_elt_calls(rt: &Runtime, mode: &str, args: [u64; 3], env: &[(&str, &str)]) -> Output {
+    let mut cmd = command_for(rt, &program("EltCalls"));
     profile(&mut cmd, &sample_profiler(), SAMPLE);
     cmd.args(args.map(|a| a.to_string()))
         .env("ILREWRITE_MODE", mode)
@@ -86,8 +89,8 @@ fn expected_stdout([threads, repeats, depth]: [u64; 3]) -> String {
 }
 
 /// Runs and checks everything: exit code, output, the one report line, exact counts.
-fn check_exact(mode: &str, args: [u64; 3], env: &[(&str, &str)]) {
-    let out = run_elt_calls(mode, args, env);
+fn check_exact(rt: &Runtime, mode: &str, args: [u64; 3], env: &[(&str, &str)]) {
+    let out = run_elt_calls(rt, mode, args, env);
     assert_eq!(
         out.code(),
         exit_code("EltCalls"),
@@ -121,26 +124,34 @@ const TIERING_EAGER: Env = &[
 
 #[test]
 fn fast_hooks_count_a_known_call_tree_exactly_with_tail_calls_a_million_deep() {
-    for env in [TIERING_OFF, TIERING_EAGER] {
-        check_exact("elt", [0, 1, 1_000_000], env);
-    }
+    for_each_runtime(|rt| {
+        for env in [TIERING_OFF, TIERING_EAGER] {
+            check_exact(rt, "elt", [0, 1, 1_000_000], env);
+        }
+    })
 }
 
 #[test]
 fn fast_hooks_count_exactly_on_8_threads_while_methods_tier_up() {
-    for env in [TIERING_OFF, TIERING_EAGER] {
-        check_exact("elt", [8, 40, 20_000], env);
-    }
+    for_each_runtime(|rt| {
+        for env in [TIERING_OFF, TIERING_EAGER] {
+            check_exact(rt, "elt", [8, 40, 20_000], env);
+        }
+    })
 }
 
 #[test]
 fn reading_values_changes_no_count() {
-    check_exact("elt-values", [8, 10, 20_000], TIERING_EAGER);
+    for_each_runtime(|rt| {
+        check_exact(rt, "elt-values", [8, 10, 20_000], TIERING_EAGER);
+    })
 }
 
 #[test]
 fn the_runtime_s_slow_path_counts_the_same() {
-    check_exact("elt-slow", [8, 10, 20_000], TIERING_EAGER);
+    for_each_runtime(|rt| {
+        check_exact(rt, "elt-slow", [8, 10, 20_000], TIERING_EAGER);
+    })
 }
 
 /// Runs `program` (no arguments) under the sample profiler in mode `elt` with
@@ -148,12 +159,13 @@ fn the_runtime_s_slow_path_counts_the_same() {
 /// without one).
 #[cfg(feature = "elt-test-modes")]
 fn run_tested(
+    rt: &Runtime,
     program_name: &str,
     test: &str,
     filter: Option<&str>,
     env: &[(&str, &str)],
 ) -> Output {
-    let mut cmd = command_for(&program(program_name));
+    let mut cmd = command_for(rt, &program(program_name));
     profile(&mut cmd, &sample_profiler(), SAMPLE);
     cmd.env("ILREWRITE_MODE", "elt")
         .env("ILREWRITE_ELT_TEST", test)
@@ -173,32 +185,34 @@ fn run_tested(
 #[test]
 #[cfg(feature = "elt-test-modes")]
 fn a_subscriber_that_clobbers_every_free_register_changes_no_result() {
-    let runs: [(&str, Option<&str>, Env); 4] = [
-        ("EltValues", Some("EltValues.Calls::"), TIERING_OFF),
-        ("EltValues", None, TIERING_EAGER),
-        ("Features", None, TIERING_OFF),
-        ("Threads", None, TIERING_EAGER),
-    ];
-    for (name, filter, env) in runs {
-        let out = run_tested(name, "clobber", filter, env);
-        assert_eq!(
-            out.code(),
-            exit_code(name),
-            "{name} {filter:?}\n{}",
-            out.stderr
-        );
-        assert_eq!(
-            out.stdout,
-            clr_support::expected_stdout(name),
-            "{name} {filter:?}"
-        );
-        let [enters, leaves, tailcalls, unwinds] = counts("elt", &out);
-        assert!(
-            enters > 0 && enters >= leaves + tailcalls + unwinds,
-            "{name}: {}",
-            out.stderr
-        );
-    }
+    for_each_runtime(|rt| {
+        let runs: [(&str, Option<&str>, Env); 4] = [
+            ("EltValues", Some("EltValues.Calls::"), TIERING_OFF),
+            ("EltValues", None, TIERING_EAGER),
+            ("Features", None, TIERING_OFF),
+            ("Threads", None, TIERING_EAGER),
+        ];
+        for (name, filter, env) in runs {
+            let out = run_tested(rt, name, "clobber", filter, env);
+            assert_eq!(
+                out.code(),
+                exit_code(name),
+                "{name} {filter:?}\n{}",
+                out.stderr
+            );
+            assert_eq!(
+                out.stdout,
+                clr_support::expected_stdout(name),
+                "{name} {filter:?}"
+            );
+            let [enters, leaves, tailcalls, unwinds] = counts("elt", &out);
+            assert!(
+                enters > 0 && enters >= leaves + tailcalls + unwinds,
+                "{name}: {}",
+                out.stderr
+            );
+        }
+    })
 }
 
 /// The negative control: the same run through trampolines that forget XMM3 at enter
@@ -208,22 +222,25 @@ fn a_subscriber_that_clobbers_every_free_register_changes_no_result() {
 #[test]
 #[cfg(feature = "elt-test-modes")]
 fn trampolines_that_forget_a_live_register_change_the_results() {
-    let out = run_tested(
-        "EltValues",
-        "negative-control",
-        Some("EltValues.Calls::"),
-        TIERING_OFF,
-    );
-    assert_eq!(out.code(), exit_code("EltValues"), "{}", out.stderr);
-    let expected = clr_support::expected_stdout("EltValues");
-    let changed: Vec<&str> = out
-        .stdout
-        .lines()
-        .zip(expected.lines())
-        .filter(|(got, want)| got != want)
-        .map(|(_, want)| want.split_whitespace().next().unwrap_or(""))
-        .collect();
-    assert_eq!(changed, ["Floats", "Mixed", "LL", "FFFF"], "{}", out.stdout);
+    for_each_runtime(|rt| {
+        let out = run_tested(
+            rt,
+            "EltValues",
+            "negative-control",
+            Some("EltValues.Calls::"),
+            TIERING_OFF,
+        );
+        assert_eq!(out.code(), exit_code("EltValues"), "{}", out.stderr);
+        let expected = clr_support::expected_stdout("EltValues");
+        let changed: Vec<&str> = out
+            .stdout
+            .lines()
+            .zip(expected.lines())
+            .filter(|(got, want)| got != want)
+            .map(|(_, want)| want.split_whitespace().next().unwrap_or(""))
+            .collect();
+        assert_eq!(changed, ["Floats", "Mixed", "LL", "FFFF"], "{}", out.stdout);
+    })
 }
 
 /// The values the hooks read at enter and leave equal what `EltValues.exe` passed and
@@ -236,39 +253,41 @@ fn trampolines_that_forget_a_live_register_change_the_results() {
 /// and a string. The constructor, which the program does not trace, is left out.
 #[test]
 fn values_read_at_enter_and_leave_are_what_the_program_passed_and_returned() {
-    for env in [TIERING_OFF, TIERING_EAGER] {
-        let trace = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("elt-values-trace-{}.txt", std::process::id()));
-        let _ = std::fs::remove_file(&trace);
-        let mut cmd = command_for(&program("EltValues"));
-        profile(&mut cmd, &sample_profiler(), SAMPLE);
-        cmd.arg("trace")
-            .env("ILREWRITE_MODE", "elt-values")
-            .env("ILREWRITE_FILTER", "EltValues.Calls::")
-            .env("ILREWRITE_ELT_TRACE", &trace)
-            .envs(env.iter().copied());
-        let out = run_command(cmd);
-        assert_eq!(out.code(), exit_code("EltValues"), "{}", out.stderr);
-        let [enters, leaves, _, _] = counts("elt-values", &out);
-        let passed: Vec<&str> = out
-            .stdout
-            .lines()
-            .filter(|l| l.starts_with("enter ") || l.starts_with("leave "))
-            .collect();
-        assert_eq!(passed.len(), 46, "{}", out.stdout);
-        let read = std::fs::read_to_string(&trace).expect("the trace was written");
-        let read: Vec<&str> = read
-            .lines()
-            .filter(|l| !l.contains("Calls::.ctor"))
-            .collect();
-        assert_eq!(
-            read, passed,
-            "{env:?}: the hooks read (left), the program passed (right)"
-        );
-        assert_eq!(
-            (enters, leaves),
-            (24, 24),
-            "23 traced calls and the constructor"
-        );
-    }
+    for_each_runtime(|rt| {
+        for env in [TIERING_OFF, TIERING_EAGER] {
+            let trace = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+                .join(format!("elt-values-trace-{}.txt", std::process::id()));
+            let _ = std::fs::remove_file(&trace);
+            let mut cmd = command_for(rt, &program("EltValues"));
+            profile(&mut cmd, &sample_profiler(), SAMPLE);
+            cmd.arg("trace")
+                .env("ILREWRITE_MODE", "elt-values")
+                .env("ILREWRITE_FILTER", "EltValues.Calls::")
+                .env("ILREWRITE_ELT_TRACE", &trace)
+                .envs(env.iter().copied());
+            let out = run_command(cmd);
+            assert_eq!(out.code(), exit_code("EltValues"), "{}", out.stderr);
+            let [enters, leaves, _, _] = counts("elt-values", &out);
+            let passed: Vec<&str> = out
+                .stdout
+                .lines()
+                .filter(|l| l.starts_with("enter ") || l.starts_with("leave "))
+                .collect();
+            assert_eq!(passed.len(), 46, "{}", out.stdout);
+            let read = std::fs::read_to_string(&trace).expect("the trace was written");
+            let read: Vec<&str> = read
+                .lines()
+                .filter(|l| !l.contains("Calls::.ctor"))
+                .collect();
+            assert_eq!(
+                read, passed,
+                "{env:?}: the hooks read (left), the program passed (right)"
+            );
+            assert_eq!(
+                (enters, leaves),
+                (24, 24),
+                "23 traced calls and the constructor"
+            );
+        }
+    })
 }

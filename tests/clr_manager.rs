@@ -12,13 +12,13 @@
 //! from every method of an assembly through metadata defined at its load; the module
 //! facts tell the framework, ReadyToRun and collectible modules apart; assembly data
 //! items are dropped with their assemblies.
-#![cfg(feature = "clr")]
+#![cfg(all(feature = "clr", feature = "pe"))]
 
 mod clr_support;
 
 use clr_support::{
-    Output, RETURNS_CALLS, Summary, UNLOAD_CYCLES, config_file, exit_code, expected_stdout,
-    named_count, named_counts, run_profiled, sample_profiler,
+    Output, RETURNS_CALLS, Runtime, Summary, UNLOAD_CYCLES, config_file, exit_code,
+    expected_stdout, for_each_runtime, named_count, named_counts, run_profiled, sample_profiler,
 };
 
 /// The sample profiler's CLSID.
@@ -26,7 +26,13 @@ const SAMPLE: &str = "{8C1E2D4F-3B6A-4E59-A7C2-1F0D9B3E6A51}";
 
 /// Runs `program` under the sample profiler configured by `text`, with `env`; checks
 /// that the profiler attached (its summary is there) and returns the run.
-fn configured(program: &str, name: &str, text: &str, env: &[(&str, &str)]) -> (Output, Summary) {
+fn configured(
+    rt: &Runtime,
+    program: &str,
+    name: &str,
+    text: &str,
+    env: &[(&str, &str)],
+) -> (Output, Summary) {
     let path = config_file(&format!("manager-{name}"), text);
     let path = path.to_str().expect("a UTF-8 temporary directory");
     let mut all = vec![
@@ -34,7 +40,7 @@ fn configured(program: &str, name: &str, text: &str, env: &[(&str, &str)]) -> (O
         ("COMPlus_TieredCompilation", "0"),
     ];
     all.extend_from_slice(env);
-    let out = run_profiled(program, &sample_profiler(), SAMPLE, &all);
+    let out = run_profiled(rt, program, &sample_profiler(), SAMPLE, &all);
     let summary = Summary::parse(&out.stderr)
         .unwrap_or_else(|e| panic!("the profiler did not report: {e}\n{}", out.stderr));
     (out, summary)
@@ -54,30 +60,32 @@ fn answer_config(scale: i32, offset: i32) -> String {
 /// (84); stdout and the exit code both show it.
 #[test]
 fn two_edits_of_one_method_run_in_the_configured_priority_order() {
-    for (scale, offset, expected) in [(20, 10, 83), (10, 20, 84)] {
-        let (out, s) = configured("Answer", "answer", &answer_config(scale, offset), &[]);
-        assert_eq!(
-            (out.stdout.as_str(), out.code()),
-            (format!("answer {expected}\n").as_str(), expected),
-            "scale {scale}, offset {offset}: {}",
-            out.stderr
-        );
-        let order = if scale > offset {
-            "scale+offset"
-        } else {
-            "offset+scale"
-        };
-        assert_eq!(s.mode, order, "{s:?}");
-        // One method wanted, decoded once and rewritten once, whatever the number of
-        // edits; every other compilation not even decoded.
-        assert_eq!((s.jitted, s.rewritten, s.failed), (1, 1, 0), "{s:?}");
-        let decoded = named_count(&out.stderr, "manager", "decoded");
-        let compilations = named_count(&out.stderr, "manager", "compilations");
-        let not_decoded = named_count(&out.stderr, "manager", "not-decoded");
-        assert_eq!(decoded, 1, "{}", out.stderr);
-        assert_eq!(not_decoded, compilations - 1, "{}", out.stderr);
-        assert!(compilations > 100, "{}", out.stderr);
-    }
+    for_each_runtime(|rt| {
+        for (scale, offset, expected) in [(20, 10, 83), (10, 20, 84)] {
+            let (out, s) = configured(rt, "Answer", "answer", &answer_config(scale, offset), &[]);
+            assert_eq!(
+                (out.stdout.as_str(), out.code()),
+                (format!("answer {expected}\n").as_str(), expected),
+                "scale {scale}, offset {offset}: {}",
+                out.stderr
+            );
+            let order = if scale > offset {
+                "scale+offset"
+            } else {
+                "offset+scale"
+            };
+            assert_eq!(s.mode, order, "{s:?}");
+            // One method wanted, decoded once and rewritten once, whatever the number of
+            // edits; every other compilation not even decoded.
+            assert_eq!((s.jitted, s.rewritten, s.failed), (1, 1, 0), "{s:?}");
+            let decoded = named_count(&out.stderr, "manager", "decoded");
+            let compilations = named_count(&out.stderr, "manager", "compilations");
+            let not_decoded = named_count(&out.stderr, "manager", "not-decoded");
+            assert_eq!(decoded, 1, "{}", out.stderr);
+            assert_eq!(not_decoded, compilations - 1, "{}", out.stderr);
+            assert!(compilations > 100, "{}", out.stderr);
+        }
+    })
 }
 
 /// `Returns.exe` under `scale` (priority 20), `faulty` (10) and `offset` (5) on
@@ -89,54 +97,56 @@ fn two_edits_of_one_method_run_in_the_configured_priority_order() {
 /// though each method runs three times.
 #[test]
 fn a_failing_instrumentation_method_is_rolled_back_alone() {
-    let text = "[[method]]\nname = \"wrap\"\noptions = { filter = \"Returns.\" }\n\n\
+    for_each_runtime(|rt| {
+        let text = "[[method]]\nname = \"wrap\"\noptions = { filter = \"Returns.\" }\n\n\
                 [[method]]\nname = \"scale\"\npriority = 20\n[method.options]\nfilter = \
                 \"Values::\"\nfactor = 2\n\n[[method]]\nname = \"faulty\"\npriority = 10\n\
                 [method.options]\nfilter = \"Values::\"\npanic_on = \"PanicHere\"\n\
                 error_on = \"ErrorHere\"\n\n[[method]]\nname = \"offset\"\npriority = 5\n\
                 options = { filter = \"Values::\", addend = 1 }\n";
-    let (out, s) = configured("Returns", "isolation", text, &[]);
-    assert_eq!(out.code(), exit_code("Returns"), "{}", out.stderr);
-    let expected: String = expected_stdout("Returns")
-        .lines()
-        .map(|line| {
-            let (name, value) = line.rsplit_once(' ').expect("NAME VALUE");
-            let v: i64 = value.parse().expect("a number");
-            let changed = match name {
-                "Wide" => v,
-                "PanicHere" | "ErrorHere" => 2 * v + 1,
-                _ => 2 * v + 1000 + 1,
-            };
-            format!("{name} {changed}\n")
-        })
-        .collect();
-    assert_eq!(out.stdout, expected, "{}", out.stderr);
-    assert_eq!((s.enters, s.exits), (RETURNS_CALLS, RETURNS_CALLS), "{s:?}");
-    assert_eq!((s.refused, s.failed), (0, 0), "{s:?}");
-    assert_eq!(s.rewritten, s.jitted, "{s:?}");
-    assert_eq!(named_count(&out.stderr, "manager", "rolled-back"), 2);
-    for method in ["PanicHere", "ErrorHere"] {
-        let logged: Vec<&str> = out
-            .stderr
+        let (out, s) = configured(rt, "Returns", "isolation", text, &[]);
+        assert_eq!(out.code(), exit_code("Returns"), "{}", out.stderr);
+        let expected: String = expected_stdout("Returns")
             .lines()
-            .filter(|l| {
-                l.contains("instrumentation method faulty: ")
-                    && l.contains(&format!("Values::{method}"))
+            .map(|line| {
+                let (name, value) = line.rsplit_once(' ').expect("NAME VALUE");
+                let v: i64 = value.parse().expect("a number");
+                let changed = match name {
+                    "Wide" => v,
+                    "PanicHere" | "ErrorHere" => 2 * v + 1,
+                    _ => 2 * v + 1000 + 1,
+                };
+                format!("{name} {changed}\n")
             })
             .collect();
-        assert_eq!(logged.len(), 1, "{method}: {}", out.stderr);
-        assert!(
-            logged[0].contains("rolled back, the others' kept"),
-            "{}",
-            logged[0]
-        );
-    }
-    let rollbacks = out
-        .stderr
-        .lines()
-        .filter(|l| l.contains("rolled back, the others' kept"))
-        .count();
-    assert_eq!(rollbacks, 2, "{}", out.stderr);
+        assert_eq!(out.stdout, expected, "{}", out.stderr);
+        assert_eq!((s.enters, s.exits), (RETURNS_CALLS, RETURNS_CALLS), "{s:?}");
+        assert_eq!((s.refused, s.failed), (0, 0), "{s:?}");
+        assert_eq!(s.rewritten, s.jitted, "{s:?}");
+        assert_eq!(named_count(&out.stderr, "manager", "rolled-back"), 2);
+        for method in ["PanicHere", "ErrorHere"] {
+            let logged: Vec<&str> = out
+                .stderr
+                .lines()
+                .filter(|l| {
+                    l.contains("instrumentation method faulty: ")
+                        && l.contains(&format!("Values::{method}"))
+                })
+                .collect();
+            assert_eq!(logged.len(), 1, "{method}: {}", out.stderr);
+            assert!(
+                logged[0].contains("rolled back, the others' kept"),
+                "{}",
+                logged[0]
+            );
+        }
+        let rollbacks = out
+            .stderr
+            .lines()
+            .filter(|l| l.contains("rolled back, the others' kept"))
+            .count();
+        assert_eq!(rollbacks, 2, "{}", out.stderr);
+    })
 }
 
 /// The lines `ilrewrite: NAME CALLBACK subscribed|unsubscribed N` of one listener.
@@ -166,42 +176,44 @@ fn received(stderr: &str, listener: &str) -> Vec<(String, bool, u64)> {
 /// class loads for the second listener. Neither wants a method: none is decoded.
 #[test]
 fn each_instrumentation_method_receives_only_the_callbacks_it_subscribed_to() {
-    let text = "[[method]]\nname = \"listener\"\noptions = { callbacks = \
+    for_each_runtime(|rt| {
+        let text = "[[method]]\nname = \"listener\"\noptions = { callbacks = \
                 [\"ModuleLoadFinished\"] }\n\n[[method]]\nname = \"listener2\"\n\
                 options = { callbacks = [\"JITCompilationStarted\", \"ClassLoadFinished\"] }\n";
-    let (out, _) = configured("CallTree", "listeners", text, &[]);
-    assert_eq!(out.stdout, expected_stdout("CallTree"), "{}", out.stderr);
-    assert_eq!(out.code(), exit_code("CallTree"));
-    let manager = named_counts(&out.stderr, "manager");
-    let count = |name: &str| manager.iter().find(|(n, _)| n == name).unwrap().1;
-    let first = received(&out.stderr, "listener");
-    assert_eq!(
-        first,
-        [("ModuleLoadFinished".to_owned(), true, count("module-loads"))],
-        "{}",
-        out.stderr
-    );
-    let second = received(&out.stderr, "listener2");
-    assert_eq!(second.len(), 2, "{second:?}");
-    assert_eq!(
-        second[0],
-        ("ClassLoadFinished".to_owned(), true, second[0].2),
-        "{second:?}"
-    );
-    assert!(second[0].2 > 100, "class loads delivered: {second:?}");
-    assert_eq!(
-        second[1],
-        (
-            "JITCompilationStarted".to_owned(),
-            true,
-            count("compilations")
-        ),
-        "{second:?}"
-    );
-    // ReadyToRun code stays in use (no listener asks to disable it): few compilations.
-    assert!(count("compilations") > 0, "{manager:?}");
-    assert_eq!(count("not-decoded"), count("compilations"), "{manager:?}");
-    assert_eq!(count("decoded"), 0, "{manager:?}");
+        let (out, _) = configured(rt, "CallTree", "listeners", text, &[]);
+        assert_eq!(out.stdout, expected_stdout("CallTree"), "{}", out.stderr);
+        assert_eq!(out.code(), exit_code("CallTree"));
+        let manager = named_counts(&out.stderr, "manager");
+        let count = |name: &str| manager.iter().find(|(n, _)| n == name).unwrap().1;
+        let first = received(&out.stderr, "listener");
+        assert_eq!(
+            first,
+            [("ModuleLoadFinished".to_owned(), true, count("module-loads"))],
+            "{}",
+            out.stderr
+        );
+        let second = received(&out.stderr, "listener2");
+        assert_eq!(second.len(), 2, "{second:?}");
+        assert_eq!(
+            second[0],
+            ("ClassLoadFinished".to_owned(), true, second[0].2),
+            "{second:?}"
+        );
+        assert!(second[0].2 > 100, "class loads delivered: {second:?}");
+        assert_eq!(
+            second[1],
+            (
+                "JITCompilationStarted".to_owned(),
+                true,
+                count("compilations")
+            ),
+            "{second:?}"
+        );
+        // ReadyToRun code stays in use (no listener asks to disable it): few compilations.
+        assert!(count("compilations") > 0, "{manager:?}");
+        assert_eq!(count("not-decoded"), count("compilations"), "{manager:?}");
+        assert_eq!(count("decoded"), 0, "{manager:?}");
+    })
 }
 
 /// `count`'s data item on a method counts its compilations: `Generic.Gen.Show<T>` is
@@ -210,34 +222,38 @@ fn each_instrumentation_method_receives_only_the_callbacks_it_subscribed_to() {
 /// compilations.
 #[test]
 fn a_method_data_item_outlives_its_compilations() {
-    let text = "[[method]]\nname = \"count\"\noptions = { filter = \"Generic.\" }\n";
-    let (out, s) = configured("Generic", "count", text, &[]);
-    assert_eq!(out.stdout, expected_stdout("Generic"), "{}", out.stderr);
-    let methods = named_count(&out.stderr, "count", "methods");
-    let most = named_count(&out.stderr, "count", "most");
-    assert_eq!(most, 6, "{}", out.stderr);
-    assert!(methods < s.jitted, "{methods} methods, {s:?}");
-    assert_eq!(s.rewritten, 0, "{s:?}");
+    for_each_runtime(|rt| {
+        let text = "[[method]]\nname = \"count\"\noptions = { filter = \"Generic.\" }\n";
+        let (out, s) = configured(rt, "Generic", "count", text, &[]);
+        assert_eq!(out.stdout, expected_stdout("Generic"), "{}", out.stderr);
+        let methods = named_count(&out.stderr, "count", "methods");
+        let most = named_count(&out.stderr, "count", "most");
+        assert_eq!(most, 6, "{}", out.stderr);
+        assert!(methods < s.jitted, "{methods} methods, {s:?}");
+        assert_eq!(s.rewritten, 0, "{s:?}");
+    })
 }
 
 /// The README's configuration file, run as it is: `answer 83`.
 #[test]
 fn the_readme_configuration_does_what_it_says() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("the README");
-    let start = readme
-        .find("```toml\n")
-        .expect("a TOML block in the README")
-        + 8;
-    let text = &readme[start..start + readme[start..].find("```").expect("its end")];
-    let (out, s) = configured("Answer", "readme", text, &[]);
-    assert_eq!(
-        (out.stdout.as_str(), out.code()),
-        ("answer 83\n", 83),
-        "{}",
-        out.stderr
-    );
-    assert_eq!(s.mode, "scale+offset", "{s:?}");
+    for_each_runtime(|rt| {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+            .expect("the README");
+        let start = readme
+            .find("```toml\n")
+            .expect("a TOML block in the README")
+            + 8;
+        let text = &readme[start..start + readme[start..].find("```").expect("its end")];
+        let (out, s) = configured(rt, "Answer", "readme", text, &[]);
+        assert_eq!(
+            (out.stdout.as_str(), out.code()),
+            ("answer 83\n", 83),
+            "{}",
+            out.stderr
+        );
+        assert_eq!(s.mode, "scale+offset", "{s:?}");
+    })
 }
 
 /// `helper` with `via = "managed"` on `Returns`: each of its 22 calls runs the entry
@@ -248,21 +264,23 @@ fn the_readme_configuration_does_what_it_says() {
 /// output is unchanged, followed by the helper's own line counting 22 of each.
 #[test]
 fn a_managed_helper_assembly_is_called_from_every_method() {
-    let config = "[[method]]\nname = \"helper\"\noptions = { assembly = \"Returns\" }\n";
-    let (out, s) = configured("Returns", "helper-managed", config, &[]);
-    let expected = format!(
-        "{}helper: Returns entered {RETURNS_CALLS} touched {RETURNS_CALLS} hit {RETURNS_CALLS}\n",
-        expected_stdout("Returns")
-    );
-    assert_eq!(out.stdout, expected, "{}", out.stderr);
-    assert_eq!(out.code(), exit_code("Returns"), "{}", out.stderr);
-    assert_eq!(named_count(&out.stderr, "helper", "modules"), 1);
-    // Every method of Returns (7) compiled once (tiering off) and rewritten.
-    assert_eq!(
-        (s.jitted, s.rewritten, s.refused, s.failed),
-        (7, 7, 0, 0),
-        "{s:?}"
-    );
+    for_each_runtime(|rt| {
+        let config = "[[method]]\nname = \"helper\"\noptions = { assembly = \"Returns\" }\n";
+        let (out, s) = configured(rt, "Returns", "helper-managed", config, &[]);
+        let expected = format!(
+            "{}helper: Returns entered {RETURNS_CALLS} touched {RETURNS_CALLS} hit {RETURNS_CALLS}\n",
+            expected_stdout("Returns")
+        );
+        assert_eq!(out.stdout, expected, "{}", out.stderr);
+        assert_eq!(out.code(), exit_code("Returns"), "{}", out.stderr);
+        assert_eq!(named_count(&out.stderr, "helper", "modules"), 1);
+        // Every method of Returns (7) compiled once (tiering off) and rewritten.
+        assert_eq!(
+            (s.jitted, s.rewritten, s.refused, s.failed),
+            (7, 7, 0, 0),
+            "{s:?}"
+        );
+    })
 }
 
 /// `helper` with `via = "native"`: the entry code pushes the method's token and calls a
@@ -272,24 +290,25 @@ fn a_managed_helper_assembly_is_called_from_every_method() {
 /// MethodDef token.
 #[test]
 fn a_native_helper_is_called_through_calli() {
-    let config =
-        "[[method]]\nname = \"helper\"\noptions = { assembly = \"Returns\", via = \"native\" }\n";
-    let (out, s) = configured("Returns", "helper-native", config, &[]);
-    assert_eq!(out.stdout, expected_stdout("Returns"), "{}", out.stderr);
-    assert_eq!(out.code(), exit_code("Returns"), "{}", out.stderr);
-    assert_eq!(
-        named_counts(&out.stderr, "helper"),
-        [
-            ("modules".to_owned(), 1),
-            ("native-calls".to_owned(), RETURNS_CALLS),
-            ("method-defs".to_owned(), RETURNS_CALLS),
-        ]
-    );
-    assert_eq!(
-        (s.jitted, s.rewritten, s.refused, s.failed),
-        (7, 7, 0, 0),
-        "{s:?}"
-    );
+    for_each_runtime(|rt| {
+        let config = "[[method]]\nname = \"helper\"\noptions = { assembly = \"Returns\", via = \"native\" }\n";
+        let (out, s) = configured(rt, "Returns", "helper-native", config, &[]);
+        assert_eq!(out.stdout, expected_stdout("Returns"), "{}", out.stderr);
+        assert_eq!(out.code(), exit_code("Returns"), "{}", out.stderr);
+        assert_eq!(
+            named_counts(&out.stderr, "helper"),
+            [
+                ("modules".to_owned(), 1),
+                ("native-calls".to_owned(), RETURNS_CALLS),
+                ("method-defs".to_owned(), RETURNS_CALLS),
+            ]
+        );
+        assert_eq!(
+            (s.jitted, s.rewritten, s.refused, s.failed),
+            (7, 7, 0, 0),
+            "{s:?}"
+        );
+    })
 }
 
 /// The `facts` line of `assembly`.
@@ -309,40 +328,54 @@ fn fact<'a>(stderr: &'a str, assembly: &str) -> &'a str {
 /// shutdown, one per cycle.
 #[test]
 fn module_facts_and_assembly_items_follow_the_runtime() {
-    let config = "[[method]]\nname = \"facts\"\n";
-    let (out, _) = configured("Unload", "facts", config, &[]);
-    assert_eq!(out.stdout, expected_stdout("Unload"), "{}", out.stderr);
-    assert_eq!(out.code(), exit_code("Unload"), "{}", out.stderr);
-    let e = &out.stderr;
-    assert!(
-        fact(e, "System.Private.CoreLib")
-            .starts_with("framework=true ready-to-run=true dynamic=false collectible=false"),
-        "{e}"
-    );
-    assert_eq!(
-        fact(e, "System.Runtime"),
-        "framework=true ready-to-run=true dynamic=false collectible=false domain=clrhost"
-    );
-    assert_eq!(
-        fact(e, "Unload"),
-        "framework=false ready-to-run=false dynamic=false collectible=false domain=clrhost"
-    );
-    assert_eq!(
-        fact(e, "UnloadPlugin"),
-        "framework=false ready-to-run=false dynamic=false collectible=true domain=clrhost"
-    );
-    let counts = named_counts(e, "facts");
-    let count = |name: &str| counts.iter().find(|(n, _)| n == name).unwrap().1;
-    assert_eq!(count("unknown"), 0, "{e}");
-    assert_eq!(count("assembly-dropped"), UNLOAD_CYCLES, "{e}");
-    // Each plugin load is a new assembly, besides the program's and the framework's.
-    assert!(count("assembly-items") > UNLOAD_CYCLES, "{e}");
-    // One app domain, never shut down before the profiler is.
-    assert_eq!(
-        (count("domain-items"), count("domain-dropped")),
-        (1, 0),
-        "{e}"
-    );
+    for_each_runtime(|rt| {
+        let config = "[[method]]\nname = \"facts\"\n";
+        let (out, _) = configured(rt, "Unload", "facts", config, &[]);
+        assert_eq!(out.stdout, expected_stdout("Unload"), "{}", out.stderr);
+        assert_eq!(out.code(), exit_code("Unload"), "{}", out.stderr);
+        let e = &out.stderr;
+        assert!(
+            fact(e, "System.Private.CoreLib")
+                .starts_with("framework=true ready-to-run=true dynamic=false collectible=false"),
+            "{e}"
+        );
+        // System.Runtime is ReadyToRun in 3.1.23, a facade without ReadyToRun code in
+        // 8.0.4: the fact follows the file (pe's reader says what the file is).
+        let system_runtime = std::fs::read(rt.framework_dir().join("System.Runtime.dll")).unwrap();
+        let r2r = ilrewrite::pe::Assembly::parse(&system_runtime)
+            .unwrap()
+            .is_ready_to_run();
+        if let Some(f) = rt.facts() {
+            assert_eq!(r2r, f.system_runtime_is_ready_to_run, "{rt}");
+        }
+        assert_eq!(
+            fact(e, "System.Runtime"),
+            format!(
+                "framework=true ready-to-run={r2r} dynamic=false collectible=false \
+                 domain=clrhost"
+            )
+        );
+        assert_eq!(
+            fact(e, "Unload"),
+            "framework=false ready-to-run=false dynamic=false collectible=false domain=clrhost"
+        );
+        assert_eq!(
+            fact(e, "UnloadPlugin"),
+            "framework=false ready-to-run=false dynamic=false collectible=true domain=clrhost"
+        );
+        let counts = named_counts(e, "facts");
+        let count = |name: &str| counts.iter().find(|(n, _)| n == name).unwrap().1;
+        assert_eq!(count("unknown"), 0, "{e}");
+        assert_eq!(count("assembly-dropped"), UNLOAD_CYCLES, "{e}");
+        // Each plugin load is a new assembly, besides the program's and the framework's.
+        assert!(count("assembly-items") > UNLOAD_CYCLES, "{e}");
+        // One app domain, never shut down before the profiler is.
+        assert_eq!(
+            (count("domain-items"), count("domain-dropped")),
+            (1, 0),
+            "{e}"
+        );
+    })
 }
 
 /// A listener subscribed to `ClassLoadFinished` receives class loads from the start
@@ -353,21 +386,23 @@ fn module_facts_and_assembly_items_follow_the_runtime() {
 /// none it sees).
 #[test]
 fn an_instrumentation_method_turns_its_events_on_later() {
-    let run = |later: &str, name: &str| {
-        let config = format!(
-            "[[method]]\nname = \"listener\"\noptions = {{ callbacks = [\"ClassLoadFinished\"]{later} }}\n"
+    for_each_runtime(|rt| {
+        let run = |later: &str, name: &str| {
+            let config = format!(
+                "[[method]]\nname = \"listener\"\noptions = {{ callbacks = [\"ClassLoadFinished\"]{later} }}\n"
+            );
+            let (out, _) = configured(rt, "Returns", name, &config, &[]);
+            assert_eq!(out.stdout, expected_stdout("Returns"), "{}", out.stderr);
+            let got = received(&out.stderr, "listener");
+            assert_eq!(got.len(), 1, "{got:?}");
+            assert_eq!((got[0].0.as_str(), got[0].1), ("ClassLoadFinished", true));
+            got[0].2
+        };
+        let always = run("", "listener-always");
+        let later = run(", from_assembly = \"Returns\"", "listener-later");
+        assert!(
+            0 < later && later < always,
+            "later {later}, always {always}"
         );
-        let (out, _) = configured("Returns", name, &config, &[]);
-        assert_eq!(out.stdout, expected_stdout("Returns"), "{}", out.stderr);
-        let got = received(&out.stderr, "listener");
-        assert_eq!(got.len(), 1, "{got:?}");
-        assert_eq!((got[0].0.as_str(), got[0].1), ("ClassLoadFinished", true));
-        got[0].2
-    };
-    let always = run("", "listener-always");
-    let later = run(", from_assembly = \"Returns\"", "listener-later");
-    assert!(
-        0 < later && later < always,
-        "later {later}, always {always}"
-    );
+    })
 }

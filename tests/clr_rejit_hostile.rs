@@ -23,8 +23,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clr_support::{
-    Interactive, Output, command_for, config_file, expected_stdout, profile, program,
-    sample_profiler,
+    Interactive, Output, Runtime, command_for, config_file, expected_stdout, for_each_runtime,
+    profile, program, sample_profiler,
 };
 
 /// The sample profiler's CLSID (README and `examples/profiler/`).
@@ -73,6 +73,7 @@ fn socket_in(name: &str) -> PathBuf {
 /// The command running test program `name` with `args` under the sample profiler with
 /// configuration `config`, its dial at `socket`, tiering `tiering` and `env`.
 fn profiled(
+    rt: &Runtime,
     name: &str,
     args: &[&str],
     config: &str,
@@ -84,7 +85,7 @@ fn profiled(
         &format!("hostile-{}", socket.display().to_string().replace('/', "_")),
         config,
     );
-    let mut cmd = command_for(&program(name));
+    let mut cmd = command_for(rt, &program(name));
     profile(&mut cmd, &sample_profiler(), SAMPLE);
     cmd.args(args)
         .env("ILREWRITE_CONFIG", &config)
@@ -96,6 +97,7 @@ fn profiled(
 
 /// Test program `name` started as [`profiled`] says; returns once the dial listens.
 fn start_program(
+    rt: &Runtime,
     name: &str,
     args: &[&str],
     config: &str,
@@ -103,20 +105,20 @@ fn start_program(
     tiering: &str,
     env: &[(&str, &str)],
 ) -> Interactive {
-    let program = Interactive::start(profiled(name, args, config, socket, tiering, env));
+    let program = Interactive::start(profiled(rt, name, args, config, socket, tiering, env));
     let line = program.wait_stderr_line("ilrewrite: dial listening on ");
     assert!(line.ends_with(&socket.display().to_string()), "{line}");
     program
 }
 
 /// `Dial.exe` with `config` (see [`start_program`]).
-fn start_dial(config: &str, socket: &Path, tiering: &str) -> Interactive {
-    start_program("Dial", &[], config, socket, tiering, &[])
+fn start_dial(rt: &Runtime, config: &str, socket: &Path, tiering: &str) -> Interactive {
+    start_program(rt, "Dial", &[], config, socket, tiering, &[])
 }
 
 /// `HostileDial.exe` with `config` (see [`start_program`]).
-fn start_hostile(config: &str, socket: &Path, tiering: &str) -> Interactive {
-    start_program("HostileDial", &[], config, socket, tiering, &[])
+fn start_hostile(rt: &Runtime, config: &str, socket: &Path, tiering: &str) -> Interactive {
+    start_program(rt, "HostileDial", &[], config, socket, tiering, &[])
 }
 
 /// A connection to a dial.
@@ -255,76 +257,78 @@ impl Rng {
 /// line without `\n` is answered when the client shuts its side down.
 #[test]
 fn lines_at_the_protocol_limits_change_nothing_when_refused() {
-    let socket = socket_in("limits");
-    let mut program = start_dial(CONFIG, &socket, "1");
-    let mut dial = Dial::connect(&socket);
-    assert_eq!(program.answer("round"), CONFIGURED_ROUND);
+    for_each_runtime(|rt| {
+        let socket = socket_in("limits");
+        let mut program = start_dial(rt, CONFIG, &socket, "1");
+        let mut dial = Dial::connect(&socket);
+        assert_eq!(program.answer("round"), CONFIGURED_ROUND);
 
-    let command = "instrument Dial.Values::Plain scale factor=3";
-    let padded = format!("{command:<4096}");
-    assert_eq!(padded.len(), 4096);
-    assert_eq!(dial.ok(&padded), ["changed 1 method(s)"]);
-    assert_eq!(value(&program.answer("round"), "Plain"), 30);
-    let before = dial.ok("state");
+        let command = "instrument Dial.Values::Plain scale factor=3";
+        let padded = format!("{command:<4096}");
+        assert_eq!(padded.len(), 4096);
+        assert_eq!(dial.ok(&padded), ["changed 1 method(s)"]);
+        assert_eq!(value(&program.answer("round"), "Plain"), 30);
+        let before = dial.ok("state");
 
-    let four = |c: char| format!("instrument Dial.Values::Plain scale factor=4{c}");
-    let mut bad: Vec<Vec<u8>> = vec![
-        format!(
-            "{:<4096}\r\n",
-            "instrument Dial.Values::Plain scale factor=4"
-        )
-        .into_bytes(),
-        format!("{:<4097}\n", "instrument Dial.Values::Plain scale factor=4").into_bytes(),
-        format!("{}\n", "x".repeat(4096)).into_bytes(),
-        format!("{}\n", "state ".repeat(1 << 18)).into_bytes(),
-        b"instrument Dial.Values::Plain scale factor=\xff\n".to_vec(),
-        b"instrument Dial.Values::Plain scale factor=4\x00\n".to_vec(),
-        b"instrument Dial.Values::Plain scale factor=4\r\r\n".to_vec(),
-        b"instrument Dial.Values::Plain\rscale factor=4\n".to_vec(),
-        b"\xef\xbb\xbfstate\n".to_vec(),
-        "instrument Dial.Values::Plain\u{a0}scale factor=4\n".into(),
-        "instrument Dial.Values::Plain\u{2028}scale factor=4\n".into(),
-        "instrument Dial.Values::Plain\u{200b}scale factor=4\n".into(),
-        "instrument Dial.V\u{e4}lues::Plain scale factor=4\n".into(),
-        "instrument Dial.Values::Plain sc\u{e4}le factor=4\n".into(),
-        "instrument Dial.Values::Plain scale f\u{e4}ctor=4\n".into(),
-        "instrument Dial.Values::Plain scale factor=2147483648\n".into(),
-        "instrument Dial.Values::Plain scale factor=-2147483649\n".into(),
-        "instrument Dial.Values::Plain scale factor=0x4\n".into(),
-        "instrument Dial.Values::Plain scale factor=4 factor=4\n".into(),
-        "instrument Dial.Values::Plain scale factor=4 flags=none flags=none\n".into(),
-        "flags Dial.Values::Plain none,no-inlining\n".into(),
-        "flags Dial.Values::Plain no-inlining,\n".into(),
-        "INSTRUMENT Dial.Values::Plain scale factor=4\n".into(),
-        "instrument Dial.Values:::Plain scale factor=4\n".into(),
-        "instrument Dial.Values::Plain* scale factor=4\n".into(),
-        "instrument Dial.Values::.ctor scale factor=4\n".into(),
-        "\n".into(),
-        " \t \n".into(),
-    ];
-    bad.push(format!("{}\n", four('ä')).into_bytes());
-    for line in &bad {
-        let answer = dial.ask_raw(line);
-        assert!(
-            matches!(&answer, Err(e) if !e.starts_with("CLOSED")),
-            "{:?} was not refused with an error: {answer:?}",
-            String::from_utf8_lossy(&line[..line.len().min(80)])
-        );
-    }
-    assert_eq!(dial.ok("state"), before);
-    assert_eq!(value(&program.answer("round"), "Plain"), 30);
+        let four = |c: char| format!("instrument Dial.Values::Plain scale factor=4{c}");
+        let mut bad: Vec<Vec<u8>> = vec![
+            format!(
+                "{:<4096}\r\n",
+                "instrument Dial.Values::Plain scale factor=4"
+            )
+            .into_bytes(),
+            format!("{:<4097}\n", "instrument Dial.Values::Plain scale factor=4").into_bytes(),
+            format!("{}\n", "x".repeat(4096)).into_bytes(),
+            format!("{}\n", "state ".repeat(1 << 18)).into_bytes(),
+            b"instrument Dial.Values::Plain scale factor=\xff\n".to_vec(),
+            b"instrument Dial.Values::Plain scale factor=4\x00\n".to_vec(),
+            b"instrument Dial.Values::Plain scale factor=4\r\r\n".to_vec(),
+            b"instrument Dial.Values::Plain\rscale factor=4\n".to_vec(),
+            b"\xef\xbb\xbfstate\n".to_vec(),
+            "instrument Dial.Values::Plain\u{a0}scale factor=4\n".into(),
+            "instrument Dial.Values::Plain\u{2028}scale factor=4\n".into(),
+            "instrument Dial.Values::Plain\u{200b}scale factor=4\n".into(),
+            "instrument Dial.V\u{e4}lues::Plain scale factor=4\n".into(),
+            "instrument Dial.Values::Plain sc\u{e4}le factor=4\n".into(),
+            "instrument Dial.Values::Plain scale f\u{e4}ctor=4\n".into(),
+            "instrument Dial.Values::Plain scale factor=2147483648\n".into(),
+            "instrument Dial.Values::Plain scale factor=-2147483649\n".into(),
+            "instrument Dial.Values::Plain scale factor=0x4\n".into(),
+            "instrument Dial.Values::Plain scale factor=4 factor=4\n".into(),
+            "instrument Dial.Values::Plain scale factor=4 flags=none flags=none\n".into(),
+            "flags Dial.Values::Plain none,no-inlining\n".into(),
+            "flags Dial.Values::Plain no-inlining,\n".into(),
+            "INSTRUMENT Dial.Values::Plain scale factor=4\n".into(),
+            "instrument Dial.Values:::Plain scale factor=4\n".into(),
+            "instrument Dial.Values::Plain* scale factor=4\n".into(),
+            "instrument Dial.Values::.ctor scale factor=4\n".into(),
+            "\n".into(),
+            " \t \n".into(),
+        ];
+        bad.push(format!("{}\n", four('ä')).into_bytes());
+        for line in &bad {
+            let answer = dial.ask_raw(line);
+            assert!(
+                matches!(&answer, Err(e) if !e.starts_with("CLOSED")),
+                "{:?} was not refused with an error: {answer:?}",
+                String::from_utf8_lossy(&line[..line.len().min(80)])
+            );
+        }
+        assert_eq!(dial.ok("state"), before);
+        assert_eq!(value(&program.answer("round"), "Plain"), 30);
 
-    // A last line without its `\n`, the writing side shut down: answered, then the end.
-    let mut last = UnixStream::connect(&socket).expect("connect");
-    last.write_all(b"instrument Dial.Values::Plain scale factor=5")
-        .expect("sent");
-    last.shutdown(std::net::Shutdown::Write).expect("shutdown");
-    let mut answer = String::new();
-    last.read_to_string(&mut answer).expect("the answer");
-    assert_eq!(answer, "changed 1 method(s)\nok\n");
-    assert_eq!(value(&program.answer("round"), "Plain"), 50);
-    drop(dial);
-    finish_clean(program, 29);
+        // A last line without its `\n`, the writing side shut down: answered, then the end.
+        let mut last = UnixStream::connect(&socket).expect("connect");
+        last.write_all(b"instrument Dial.Values::Plain scale factor=5")
+            .expect("sent");
+        last.shutdown(std::net::Shutdown::Write).expect("shutdown");
+        let mut answer = String::new();
+        last.read_to_string(&mut answer).expect("the answer");
+        assert_eq!(answer, "changed 1 method(s)\nok\n");
+        assert_eq!(value(&program.answer("round"), "Plain"), 50);
+        drop(dial);
+        finish_clean(program, 29);
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -340,88 +344,90 @@ fn lines_at_the_protocol_limits_change_nothing_when_refused() {
 /// what those say.
 #[test]
 fn two_connections_fight_over_methods_while_eight_threads_call_them() {
-    const COMMANDS: [&str; 14] = [
-        "instrument Dial.Values::Plain scale factor=2",
-        "instrument Dial.Values::Plain scale factor=3",
-        "instrument Dial.Values::Plain offset addend=7",
-        "revert Dial.Values::Plain",
-        "original Dial.Values::Plain",
-        "flags Dial.Values::Plain no-inlining",
-        "flags Dial.Values::Plain none",
-        "flags Dial.Values::Plain no-optimizations,no-inlining",
-        "instrument Dial.Inline::Callee scale factor=3",
-        "instrument Dial.Inline::Callee scale factor=5 flags=no-optimizations",
-        "revert Dial.Inline::Callee",
-        "original Dial.Inline::Callee",
-        "instrument Dial.Inline::Callee offset addend=0",
-        "state",
-    ];
-    for tiering in ["1", "0"] {
-        let socket = socket_in(&format!("fight{tiering}"));
-        let mut program = start_dial(CONFIG, &socket, tiering);
-        assert_eq!(program.answer("round"), CONFIGURED_ROUND);
-        assert_eq!(program.answer("hot 1000"), ["hot 1000 sum 106000"]);
-        assert_eq!(program.answer("start 8"), ["started 8"]);
-        let fighters: Vec<_> = [1u64, 2]
-            .into_iter()
-            .map(|seed| {
-                let socket = socket.clone();
-                std::thread::spawn(move || {
-                    let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ seed);
-                    let mut dial = Dial::connect(&socket);
-                    let mut failures = Vec::new();
-                    for _ in 0..1500 {
-                        let command = COMMANDS[rng.below(COMMANDS.len())];
-                        if let Err(e) = dial.ask(command) {
-                            failures.push(format!("{command}: {e}"));
+    for_each_runtime(|rt| {
+        const COMMANDS: [&str; 14] = [
+            "instrument Dial.Values::Plain scale factor=2",
+            "instrument Dial.Values::Plain scale factor=3",
+            "instrument Dial.Values::Plain offset addend=7",
+            "revert Dial.Values::Plain",
+            "original Dial.Values::Plain",
+            "flags Dial.Values::Plain no-inlining",
+            "flags Dial.Values::Plain none",
+            "flags Dial.Values::Plain no-optimizations,no-inlining",
+            "instrument Dial.Inline::Callee scale factor=3",
+            "instrument Dial.Inline::Callee scale factor=5 flags=no-optimizations",
+            "revert Dial.Inline::Callee",
+            "original Dial.Inline::Callee",
+            "instrument Dial.Inline::Callee offset addend=0",
+            "state",
+        ];
+        for tiering in ["1", "0"] {
+            let socket = socket_in(&format!("fight{tiering}"));
+            let mut program = start_dial(rt, CONFIG, &socket, tiering);
+            assert_eq!(program.answer("round"), CONFIGURED_ROUND);
+            assert_eq!(program.answer("hot 1000"), ["hot 1000 sum 106000"]);
+            assert_eq!(program.answer("start 8"), ["started 8"]);
+            let fighters: Vec<_> = [1u64, 2]
+                .into_iter()
+                .map(|seed| {
+                    let socket = socket.clone();
+                    std::thread::spawn(move || {
+                        let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ seed);
+                        let mut dial = Dial::connect(&socket);
+                        let mut failures = Vec::new();
+                        for _ in 0..1500 {
+                            let command = COMMANDS[rng.below(COMMANDS.len())];
+                            if let Err(e) = dial.ask(command) {
+                                failures.push(format!("{command}: {e}"));
+                            }
                         }
-                    }
-                    failures
+                        failures
+                    })
                 })
-            })
-            .collect();
-        for fighter in fighters {
-            let failures = fighter.join().expect("a fighter panicked");
-            assert!(failures.is_empty(), "tiering {tiering}: {failures:#?}");
-        }
-        let stopped = program.answer("stop");
-        for line in &stopped[1..] {
-            let (seen, _) = line.rsplit_once(" count ").expect("seen ... count N");
-            let seen = seen.strip_prefix("seen ").expect("seen ...");
-            assert!(
-                [
-                    "Plain 10",
-                    "Plain 17",
-                    "Plain 20",
-                    "Plain 30",
-                    "Caller 106",
-                    "Caller 116",
-                    "Caller 126"
-                ]
-                .contains(&seen),
-                "tiering {tiering}: {seen} is no version's result: {stopped:?}"
+                .collect();
+            for fighter in fighters {
+                let failures = fighter.join().expect("a fighter panicked");
+                assert!(failures.is_empty(), "tiering {tiering}: {failures:#?}");
+            }
+            let stopped = program.answer("stop");
+            for line in &stopped[1..] {
+                let (seen, _) = line.rsplit_once(" count ").expect("seen ... count N");
+                let seen = seen.strip_prefix("seen ").expect("seen ...");
+                assert!(
+                    [
+                        "Plain 10",
+                        "Plain 17",
+                        "Plain 20",
+                        "Plain 30",
+                        "Caller 106",
+                        "Caller 116",
+                        "Caller 126"
+                    ]
+                    .contains(&seen),
+                    "tiering {tiering}: {seen} is no version's result: {stopped:?}"
+                );
+            }
+            let mut dial = Dial::connect(&socket);
+            dial.ok_in("instrument Dial.Values::Plain scale factor=3", &program);
+            dial.ok_in("instrument Dial.Inline::Callee offset addend=2", &program);
+            assert_eq!(
+                program.answer("round"),
+                ["Plain 30", "Branches 40", "Configured 40", "Caller 108"],
+                "tiering {tiering}"
             );
+            let plain = dial.state_of("Dial.Values::Plain");
+            assert!(
+                plain.contains("wants=scale(factor=3) default=file stage=active")
+                    && plain.ends_with("(scale(factor=3))"),
+                "{plain}"
+            );
+            let callee = dial.state_of("Dial.Inline::Callee");
+            assert!(callee.contains("wants=offset(addend=2) "), "{callee}");
+            assert_no_failure(&dial.ok("state"));
+            drop(dial);
+            finish_clean(program, 29);
         }
-        let mut dial = Dial::connect(&socket);
-        dial.ok_in("instrument Dial.Values::Plain scale factor=3", &program);
-        dial.ok_in("instrument Dial.Inline::Callee offset addend=2", &program);
-        assert_eq!(
-            program.answer("round"),
-            ["Plain 30", "Branches 40", "Configured 40", "Caller 108"],
-            "tiering {tiering}"
-        );
-        let plain = dial.state_of("Dial.Values::Plain");
-        assert!(
-            plain.contains("wants=scale(factor=3) default=file stage=active")
-                && plain.ends_with("(scale(factor=3))"),
-            "{plain}"
-        );
-        let callee = dial.state_of("Dial.Inline::Callee");
-        assert!(callee.contains("wants=offset(addend=2) "), "{callee}");
-        assert_no_failure(&dial.ok("state"));
-        drop(dial);
-        finish_clean(program, 29);
-    }
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -435,60 +441,62 @@ fn two_connections_fight_over_methods_while_eight_threads_call_them() {
 /// results throughout, no version fails or falls back.
 #[test]
 fn every_method_of_many_framework_types_changes_twice_and_comes_back() {
-    const TYPES: [&str; 16] = [
-        "System.Collections.Generic.List`1",
-        "System.Text.StringBuilder",
-        "System.IO.TextWriter",
-        "System.IO.StreamWriter",
-        "System.Threading.Monitor",
-        "System.Number",
-        "System.Func`1",
-        "System.Object",
-        "System.Threading.Interlocked",
-        "System.Buffer",
-        "System.SpanHelpers",
-        "System.Exception",
-        "System.Delegate",
-        "System.RuntimeType",
-        "System.Threading.Thread",
-        "System.Reflection.Emit.ILGenerator",
-    ];
-    let socket = socket_in("framework");
-    let mut program = start_dial(CONFIG, &socket, "0");
-    let mut dial = Dial::connect(&socket);
-    assert_eq!(program.answer("round"), CONFIGURED_ROUND);
-    let exercise = |program: &mut Interactive| {
+    for_each_runtime(|rt| {
+        const TYPES: [&str; 16] = [
+            "System.Collections.Generic.List`1",
+            "System.Text.StringBuilder",
+            "System.IO.TextWriter",
+            "System.IO.StreamWriter",
+            "System.Threading.Monitor",
+            "System.Number",
+            "System.Func`1",
+            "System.Object",
+            "System.Threading.Interlocked",
+            "System.Buffer",
+            "System.SpanHelpers",
+            "System.Exception",
+            "System.Delegate",
+            "System.RuntimeType",
+            "System.Threading.Thread",
+            "System.Reflection.Emit.ILGenerator",
+        ];
+        let socket = socket_in("framework");
+        let mut program = start_dial(rt, CONFIG, &socket, "0");
+        let mut dial = Dial::connect(&socket);
         assert_eq!(program.answer("round"), CONFIGURED_ROUND);
-        assert_eq!(program.answer("later"), ["Later 30"]);
-        assert_eq!(program.answer("dynamic"), ["Emitted 7"]);
-        assert_eq!(program.answer("hot 1000"), ["hot 1000 sum 106000"]);
-        assert_eq!(program.answer("start 4"), ["started 4"]);
-        let stopped = program.answer("stop");
-        assert_eq!(stopped.len(), 3, "{stopped:?}");
-        assert!(
-            stopped[1].starts_with("seen Caller 106 count "),
-            "{stopped:?}"
-        );
-        assert!(
-            stopped[2].starts_with("seen Plain 10 count "),
-            "{stopped:?}"
-        );
-        assert_eq!(program.answer("gc"), ["gc"]);
-    };
-    for method in ["nop", "identity"] {
+        let exercise = |program: &mut Interactive| {
+            assert_eq!(program.answer("round"), CONFIGURED_ROUND);
+            assert_eq!(program.answer("later"), ["Later 30"]);
+            assert_eq!(program.answer("dynamic"), ["Emitted 7"]);
+            assert_eq!(program.answer("hot 1000"), ["hot 1000 sum 106000"]);
+            assert_eq!(program.answer("start 4"), ["started 4"]);
+            let stopped = program.answer("stop");
+            assert_eq!(stopped.len(), 3, "{stopped:?}");
+            assert!(
+                stopped[1].starts_with("seen Caller 106 count "),
+                "{stopped:?}"
+            );
+            assert!(
+                stopped[2].starts_with("seen Plain 10 count "),
+                "{stopped:?}"
+            );
+            assert_eq!(program.answer("gc"), ["gc"]);
+        };
+        for method in ["nop", "identity"] {
+            for ty in TYPES {
+                dial.ok_in(&format!("instrument {ty}::* {method}"), &program);
+            }
+            exercise(&mut program);
+            assert_no_failure(&dial.ok("state"));
+        }
         for ty in TYPES {
-            dial.ok_in(&format!("instrument {ty}::* {method}"), &program);
+            dial.ok_in(&format!("original {ty}::*"), &program);
         }
         exercise(&mut program);
         assert_no_failure(&dial.ok("state"));
-    }
-    for ty in TYPES {
-        dial.ok_in(&format!("original {ty}::*"), &program);
-    }
-    exercise(&mut program);
-    assert_no_failure(&dial.ok("state"));
-    drop(dial);
-    finish_clean(program, 29);
+        drop(dial);
+        finish_clean(program, 29);
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -506,94 +514,96 @@ fn every_method_of_many_framework_types_changes_twice_and_comes_back() {
 /// next call the new one (300).
 #[test]
 fn hard_method_shapes_change_from_their_next_call() {
-    for tiering in ["1", "0"] {
-        let socket = socket_in(&format!("shapes{tiering}"));
-        let mut program = start_hostile(CONFIG, &socket, tiering);
-        let mut dial = Dial::connect(&socket);
-        assert_eq!(
-            program.answer("eh"),
-            ["Filter 20", "Finally 12", "Nested 141"]
-        );
-        let generic = program.answer("gen");
-        assert_eq!(
-            generic,
-            [
-                "Tag int 50",
-                "Tag string 50",
-                "Tag pair 50",
-                "Cell int 60",
-                "Cell long 60",
-                "Cell string 60",
-                "Pair 7"
-            ]
-        );
-        assert_eq!(program.answer("obj"), ["Obj 70"]);
-        assert_eq!(program.answer("virt"), ["Area 90", "IArea 90", "Sides 4"]);
+    for_each_runtime(|rt| {
+        for tiering in ["1", "0"] {
+            let socket = socket_in(&format!("shapes{tiering}"));
+            let mut program = start_hostile(rt, CONFIG, &socket, tiering);
+            let mut dial = Dial::connect(&socket);
+            assert_eq!(
+                program.answer("eh"),
+                ["Filter 20", "Finally 12", "Nested 141"]
+            );
+            let generic = program.answer("gen");
+            assert_eq!(
+                generic,
+                [
+                    "Tag int 50",
+                    "Tag string 50",
+                    "Tag pair 50",
+                    "Cell int 60",
+                    "Cell long 60",
+                    "Cell string 60",
+                    "Pair 7"
+                ]
+            );
+            assert_eq!(program.answer("obj"), ["Obj 70"]);
+            assert_eq!(program.answer("virt"), ["Area 90", "IArea 90", "Sides 4"]);
 
-        dial.ok_in("instrument HostileDial.Eh::* scale", &program);
-        assert_eq!(
-            program.answer("eh"),
-            ["Filter 40", "Finally 24", "Nested 282"],
-            "tiering {tiering}"
-        );
-        dial.ok_in("instrument HostileDial.Gen::Tag scale", &program);
-        dial.ok_in("instrument HostileDial.Cell`1::* scale factor=3", &program);
-        dial.ok_in("instrument HostileDial.Pair::* scale factor=5", &program);
-        assert_eq!(
-            program.answer("gen"),
-            [
-                "Tag int 100",
-                "Tag string 100",
-                "Tag pair 100",
-                "Cell int 180",
-                "Cell long 180",
-                "Cell string 180",
-                "Pair 35"
-            ],
-            "tiering {tiering}"
-        );
-        dial.ok_in("instrument HostileDial.Obj::* scale", &program);
-        assert_eq!(program.answer("obj"), ["Obj 140"]);
-        dial.ok_in("instrument HostileDial.Shape::* scale", &program);
-        dial.ok_in("instrument HostileDial.IArea::* scale", &program);
-        assert_eq!(program.answer("virt"), ["Area 90", "IArea 90", "Sides 4"]);
-        dial.ok_in("instrument HostileDial.Square::* scale factor=3", &program);
-        assert_eq!(
-            program.answer("virt"),
-            ["Area 270", "IArea 270", "Sides 12"]
-        );
+            dial.ok_in("instrument HostileDial.Eh::* scale", &program);
+            assert_eq!(
+                program.answer("eh"),
+                ["Filter 40", "Finally 24", "Nested 282"],
+                "tiering {tiering}"
+            );
+            dial.ok_in("instrument HostileDial.Gen::Tag scale", &program);
+            dial.ok_in("instrument HostileDial.Cell`1::* scale factor=3", &program);
+            dial.ok_in("instrument HostileDial.Pair::* scale factor=5", &program);
+            assert_eq!(
+                program.answer("gen"),
+                [
+                    "Tag int 100",
+                    "Tag string 100",
+                    "Tag pair 100",
+                    "Cell int 180",
+                    "Cell long 180",
+                    "Cell string 180",
+                    "Pair 35"
+                ],
+                "tiering {tiering}"
+            );
+            dial.ok_in("instrument HostileDial.Obj::* scale", &program);
+            assert_eq!(program.answer("obj"), ["Obj 140"]);
+            dial.ok_in("instrument HostileDial.Shape::* scale", &program);
+            dial.ok_in("instrument HostileDial.IArea::* scale", &program);
+            assert_eq!(program.answer("virt"), ["Area 90", "IArea 90", "Sides 4"]);
+            dial.ok_in("instrument HostileDial.Square::* scale factor=3", &program);
+            assert_eq!(
+                program.answer("virt"),
+                ["Area 270", "IArea 270", "Sides 12"]
+            );
 
-        assert_eq!(program.answer("hold 5000"), ["holding 5000"]);
-        dial.ok_in("instrument HostileDial.Rec::* offset addend=1", &program);
-        assert_eq!(program.answer("call 10"), ["Hold 22"]);
-        assert_eq!(program.answer("deep 10"), ["Deep 22"]);
-        assert_eq!(
-            program.answer("release"),
-            ["Held 5001"],
-            "tiering {tiering}"
-        );
-        assert_eq!(program.answer("call 10"), ["Hold 22"]);
+            assert_eq!(program.answer("hold 5000"), ["holding 5000"]);
+            dial.ok_in("instrument HostileDial.Rec::* offset addend=1", &program);
+            assert_eq!(program.answer("call 10"), ["Hold 22"]);
+            assert_eq!(program.answer("deep 10"), ["Deep 22"]);
+            assert_eq!(
+                program.answer("release"),
+                ["Held 5001"],
+                "tiering {tiering}"
+            );
+            assert_eq!(program.answer("call 10"), ["Hold 22"]);
 
-        assert_eq!(program.answer("spin"), ["spinning"]);
-        dial.ok_in("instrument HostileDial.Spin::Loop scale factor=3", &program);
-        assert_eq!(program.answer("unspin"), ["Spun 100"], "tiering {tiering}");
-        assert_eq!(program.answer("loop"), ["Loop 300"], "tiering {tiering}");
+            assert_eq!(program.answer("spin"), ["spinning"]);
+            dial.ok_in("instrument HostileDial.Spin::Loop scale factor=3", &program);
+            assert_eq!(program.answer("unspin"), ["Spun 100"], "tiering {tiering}");
+            assert_eq!(program.answer("loop"), ["Loop 300"], "tiering {tiering}");
 
-        dial.ok_in("revert HostileDial.Eh::*", &program);
-        assert_eq!(
-            program.answer("eh"),
-            ["Filter 20", "Finally 12", "Nested 141"]
-        );
-        dial.ok_in("original HostileDial.Gen::*", &program);
-        dial.ok_in("revert HostileDial.Cell`1::*", &program);
-        dial.ok_in("original HostileDial.Pair::*", &program);
-        assert_eq!(program.answer("gen"), generic);
-        dial.ok_in("revert HostileDial.Square::*", &program);
-        assert_eq!(program.answer("virt"), ["Area 90", "IArea 90", "Sides 4"]);
-        assert_no_failure(&dial.ok("state"));
-        drop(dial);
-        finish_clean(program, 43);
-    }
+            dial.ok_in("revert HostileDial.Eh::*", &program);
+            assert_eq!(
+                program.answer("eh"),
+                ["Filter 20", "Finally 12", "Nested 141"]
+            );
+            dial.ok_in("original HostileDial.Gen::*", &program);
+            dial.ok_in("revert HostileDial.Cell`1::*", &program);
+            dial.ok_in("original HostileDial.Pair::*", &program);
+            assert_eq!(program.answer("gen"), generic);
+            dial.ok_in("revert HostileDial.Square::*", &program);
+            assert_eq!(program.answer("virt"), ["Area 90", "IArea 90", "Sides 4"]);
+            assert_no_failure(&dial.ok("state"));
+            drop(dial);
+            finish_clean(program, 43);
+        }
+    })
 }
 
 /// 8 threads call a method with a filtered catch, a generic method over `int` and over
@@ -603,99 +613,101 @@ fn hard_method_shapes_change_from_their_next_call() {
 /// after four last commands new threads see only what those ask.
 #[test]
 fn eight_threads_call_hard_shapes_while_two_connections_change_them() {
-    const COMMANDS: [&str; 11] = [
-        "instrument HostileDial.Eh::Filter scale",
-        "revert HostileDial.Eh::Filter",
-        "instrument HostileDial.Gen::Tag scale",
-        "original HostileDial.Gen::Tag",
-        "instrument HostileDial.Cell`1::Get scale factor=3",
-        "revert HostileDial.Cell`1::*",
-        "instrument HostileDial.Square::Area scale factor=3",
-        "revert HostileDial.Square::Area",
-        "flags HostileDial.Gen::Tag no-optimizations",
-        "flags HostileDial.Eh::* no-inlining",
-        "state",
-    ];
-    for tiering in ["1", "0"] {
-        let socket = socket_in(&format!("shapes-threads{tiering}"));
-        let mut program = start_hostile(CONFIG, &socket, tiering);
-        assert_eq!(program.answer("start 8"), ["started 8"]);
-        let fighters: Vec<_> = [3u64, 4]
-            .into_iter()
-            .map(|seed| {
-                let socket = socket.clone();
-                std::thread::spawn(move || {
-                    let mut rng = Rng(0x2545_F491_4F6C_DD1D ^ seed);
-                    let mut dial = Dial::connect(&socket);
-                    let mut failures = Vec::new();
-                    for _ in 0..800 {
-                        let command = COMMANDS[rng.below(COMMANDS.len())];
-                        if let Err(e) = dial.ask(command) {
-                            failures.push(format!("{command}: {e}"));
-                        }
-                    }
-                    failures
-                })
-            })
-            .collect();
-        for fighter in fighters {
-            let failures = fighter.join().expect("a fighter panicked");
-            assert!(failures.is_empty(), "tiering {tiering}: {failures:#?}");
-        }
-        let valid = [
-            "Area 90",
-            "Area 270",
-            "Cell 60",
-            "Cell 180",
-            "Filter 20",
-            "Filter 40",
-            "TagInt 50",
-            "TagInt 100",
-            "TagString 50",
-            "TagString 100",
-        ];
-        let seen = |stopped: &[String]| -> Vec<String> {
-            stopped[1..]
-                .iter()
-                .map(|line| {
-                    let (seen, _) = line.rsplit_once(" count ").expect("seen ... count N");
-                    seen.strip_prefix("seen ").expect("seen ...").to_owned()
-                })
-                .collect()
-        };
-        let stopped = program.answer("stop");
-        for value in seen(&stopped) {
-            assert!(
-                valid.contains(&value.as_str()),
-                "tiering {tiering}: {value} is no version's result: {stopped:?}"
-            );
-        }
-        let mut dial = Dial::connect(&socket);
-        for command in [
+    for_each_runtime(|rt| {
+        const COMMANDS: [&str; 11] = [
             "instrument HostileDial.Eh::Filter scale",
+            "revert HostileDial.Eh::Filter",
             "instrument HostileDial.Gen::Tag scale",
+            "original HostileDial.Gen::Tag",
             "instrument HostileDial.Cell`1::Get scale factor=3",
+            "revert HostileDial.Cell`1::*",
             "instrument HostileDial.Square::Area scale factor=3",
-        ] {
-            dial.ok_in(command, &program);
-        }
-        assert_eq!(program.answer("start 2"), ["started 2"]);
-        let stopped = program.answer("stop");
-        assert_eq!(
-            seen(&stopped),
-            [
+            "revert HostileDial.Square::Area",
+            "flags HostileDial.Gen::Tag no-optimizations",
+            "flags HostileDial.Eh::* no-inlining",
+            "state",
+        ];
+        for tiering in ["1", "0"] {
+            let socket = socket_in(&format!("shapes-threads{tiering}"));
+            let mut program = start_hostile(rt, CONFIG, &socket, tiering);
+            assert_eq!(program.answer("start 8"), ["started 8"]);
+            let fighters: Vec<_> = [3u64, 4]
+                .into_iter()
+                .map(|seed| {
+                    let socket = socket.clone();
+                    std::thread::spawn(move || {
+                        let mut rng = Rng(0x2545_F491_4F6C_DD1D ^ seed);
+                        let mut dial = Dial::connect(&socket);
+                        let mut failures = Vec::new();
+                        for _ in 0..800 {
+                            let command = COMMANDS[rng.below(COMMANDS.len())];
+                            if let Err(e) = dial.ask(command) {
+                                failures.push(format!("{command}: {e}"));
+                            }
+                        }
+                        failures
+                    })
+                })
+                .collect();
+            for fighter in fighters {
+                let failures = fighter.join().expect("a fighter panicked");
+                assert!(failures.is_empty(), "tiering {tiering}: {failures:#?}");
+            }
+            let valid = [
+                "Area 90",
                 "Area 270",
+                "Cell 60",
                 "Cell 180",
+                "Filter 20",
                 "Filter 40",
+                "TagInt 50",
                 "TagInt 100",
-                "TagString 100"
-            ],
-            "tiering {tiering}"
-        );
-        assert_no_failure(&dial.ok("state"));
-        drop(dial);
-        finish_clean(program, 43);
-    }
+                "TagString 50",
+                "TagString 100",
+            ];
+            let seen = |stopped: &[String]| -> Vec<String> {
+                stopped[1..]
+                    .iter()
+                    .map(|line| {
+                        let (seen, _) = line.rsplit_once(" count ").expect("seen ... count N");
+                        seen.strip_prefix("seen ").expect("seen ...").to_owned()
+                    })
+                    .collect()
+            };
+            let stopped = program.answer("stop");
+            for value in seen(&stopped) {
+                assert!(
+                    valid.contains(&value.as_str()),
+                    "tiering {tiering}: {value} is no version's result: {stopped:?}"
+                );
+            }
+            let mut dial = Dial::connect(&socket);
+            for command in [
+                "instrument HostileDial.Eh::Filter scale",
+                "instrument HostileDial.Gen::Tag scale",
+                "instrument HostileDial.Cell`1::Get scale factor=3",
+                "instrument HostileDial.Square::Area scale factor=3",
+            ] {
+                dial.ok_in(command, &program);
+            }
+            assert_eq!(program.answer("start 2"), ["started 2"]);
+            let stopped = program.answer("stop");
+            assert_eq!(
+                seen(&stopped),
+                [
+                    "Area 270",
+                    "Cell 180",
+                    "Filter 40",
+                    "TagInt 100",
+                    "TagString 100"
+                ],
+                "tiering {tiering}"
+            );
+            assert_no_failure(&dial.ok("state"));
+            drop(dial);
+            finish_clean(program, 43);
+        }
+    })
 }
 
 /// Methods never run when the dial changes them: a generic method and a generic
@@ -705,65 +717,67 @@ fn eight_threads_call_hard_shapes_while_two_connections_change_them() {
 /// wanted later replaces it; tiering on and off.
 #[test]
 fn methods_never_run_get_what_was_wanted_at_their_first_call() {
-    for tiering in ["1", "0"] {
-        let socket = socket_in(&format!("first{tiering}"));
-        let mut program = start_hostile(CONFIG, &socket, tiering);
-        let mut dial = Dial::connect(&socket);
-        assert_eq!(program.answer("obj"), ["Obj 70"]);
-        dial.ok_in("instrument HostileDial.Gen::Tag scale", &program);
-        dial.ok_in(
-            "instrument HostileDial.Cell`1::Get scale factor=3",
-            &program,
-        );
-        dial.ok_in("instrument HostileDial.Lazy::.cctor identity", &program);
-        dial.ok_in(
-            "instrument HostileDial.Lazy::Compute offset addend=1",
-            &program,
-        );
-        let tags = |v: i64| {
-            [
-                format!("Tag int {v}"),
-                format!("Tag string {v}"),
-                format!("Tag pair {v}"),
-            ]
-        };
-        let cells = |v: i64| {
-            [
-                format!("Cell int {v}"),
-                format!("Cell long {v}"),
-                format!("Cell string {v}"),
-            ]
-        };
-        let generic = |program: &mut Interactive| program.answer("gen");
-        let expect = |tag: i64, cell: i64| {
-            let mut lines: Vec<String> = tags(tag).into();
-            lines.extend(cells(cell));
-            lines.push("Pair 7".to_owned());
-            lines
-        };
-        assert_eq!(generic(&mut program), expect(100, 180), "tiering {tiering}");
-        assert_eq!(program.answer("lazy"), ["Lazy 81"], "tiering {tiering}");
-        assert_eq!(generic(&mut program), expect(100, 180));
-        dial.ok_in("revert HostileDial.Gen::Tag", &program);
-        assert_eq!(generic(&mut program), expect(50, 180), "tiering {tiering}");
-        dial.ok_in("revert HostileDial.Cell`1::*", &program);
-        assert_eq!(generic(&mut program), expect(50, 60), "tiering {tiering}");
-        dial.ok_in("instrument HostileDial.Gen::Tag scale", &program);
-        assert_eq!(generic(&mut program), expect(100, 60));
-        dial.ok_in("original HostileDial.Gen::Tag", &program);
-        assert_eq!(generic(&mut program), expect(50, 60));
-        dial.ok_in(
-            "instrument HostileDial.Gen::Tag offset addend=-50",
-            &program,
-        );
-        assert_eq!(generic(&mut program), expect(0, 60));
-        // The type initializer ran once: changing it again changes nothing that runs.
-        dial.ok_in("original HostileDial.Lazy::*", &program);
-        assert_eq!(program.answer("lazy"), ["Lazy 81"]);
-        assert_no_failure(&dial.ok("state"));
-        drop(dial);
-        finish_clean(program, 43);
-    }
+    for_each_runtime(|rt| {
+        for tiering in ["1", "0"] {
+            let socket = socket_in(&format!("first{tiering}"));
+            let mut program = start_hostile(rt, CONFIG, &socket, tiering);
+            let mut dial = Dial::connect(&socket);
+            assert_eq!(program.answer("obj"), ["Obj 70"]);
+            dial.ok_in("instrument HostileDial.Gen::Tag scale", &program);
+            dial.ok_in(
+                "instrument HostileDial.Cell`1::Get scale factor=3",
+                &program,
+            );
+            dial.ok_in("instrument HostileDial.Lazy::.cctor identity", &program);
+            dial.ok_in(
+                "instrument HostileDial.Lazy::Compute offset addend=1",
+                &program,
+            );
+            let tags = |v: i64| {
+                [
+                    format!("Tag int {v}"),
+                    format!("Tag string {v}"),
+                    format!("Tag pair {v}"),
+                ]
+            };
+            let cells = |v: i64| {
+                [
+                    format!("Cell int {v}"),
+                    format!("Cell long {v}"),
+                    format!("Cell string {v}"),
+                ]
+            };
+            let generic = |program: &mut Interactive| program.answer("gen");
+            let expect = |tag: i64, cell: i64| {
+                let mut lines: Vec<String> = tags(tag).into();
+                lines.extend(cells(cell));
+                lines.push("Pair 7".to_owned());
+                lines
+            };
+            assert_eq!(generic(&mut program), expect(100, 180), "tiering {tiering}");
+            assert_eq!(program.answer("lazy"), ["Lazy 81"], "tiering {tiering}");
+            assert_eq!(generic(&mut program), expect(100, 180));
+            dial.ok_in("revert HostileDial.Gen::Tag", &program);
+            assert_eq!(generic(&mut program), expect(50, 180), "tiering {tiering}");
+            dial.ok_in("revert HostileDial.Cell`1::*", &program);
+            assert_eq!(generic(&mut program), expect(50, 60), "tiering {tiering}");
+            dial.ok_in("instrument HostileDial.Gen::Tag scale", &program);
+            assert_eq!(generic(&mut program), expect(100, 60));
+            dial.ok_in("original HostileDial.Gen::Tag", &program);
+            assert_eq!(generic(&mut program), expect(50, 60));
+            dial.ok_in(
+                "instrument HostileDial.Gen::Tag offset addend=-50",
+                &program,
+            );
+            assert_eq!(generic(&mut program), expect(0, 60));
+            // The type initializer ran once: changing it again changes nothing that runs.
+            dial.ok_in("original HostileDial.Lazy::*", &program);
+            assert_eq!(program.answer("lazy"), ["Lazy 81"]);
+            assert_no_failure(&dial.ok("state"));
+            drop(dial);
+            finish_clean(program, 43);
+        }
+    })
 }
 
 /// The first call of each of 64 methods never compiled races a request for it (the
@@ -772,42 +786,44 @@ fn methods_never_run_get_what_was_wanted_at_their_first_call() {
 /// every request is answered `ok`, and nothing hangs.
 #[test]
 fn first_calls_racing_requests_run_the_old_or_the_new_version() {
-    for tiering in ["0", "1"] {
-        let socket = socket_in(&format!("race{tiering}"));
-        let mut program = start_hostile(CONFIG, &socket, tiering);
-        assert_eq!(program.answer("obj"), ["Obj 70"]);
-        let mut dial = Dial::connect(&socket);
-        for i in 0..64 {
-            let (sender, answer) = std::sync::mpsc::channel();
-            let request = format!("instrument HostileDial.Fresh::M{i:02} scale factor=2");
-            let mut connection = Dial::connect(&socket);
-            let requester = std::thread::spawn(move || {
-                let _ = sender.send(connection.ask(&request));
-            });
-            std::thread::sleep(Duration::from_micros(150 * (i % 8)));
-            let first = program.answer(&format!("fresh {i:02}"));
-            let v = 1000 + i;
-            let answered = answer
-                .recv_timeout(Duration::from_secs(60))
-                .unwrap_or_else(|_| panic!("M{i:02}: the request was not answered"));
-            requester.join().expect("the requester");
-            assert!(answered.is_ok(), "M{i:02}: {answered:?}");
-            assert!(
-                first == [format!("Fresh {i:02} {v}")]
-                    || first == [format!("Fresh {i:02} {}", 2 * v)],
-                "tiering {tiering}: {first:?}"
-            );
-            assert_eq!(
-                program.answer(&format!("fresh {i:02}")),
-                [format!("Fresh {i:02} {}", 2 * v)],
-                "tiering {tiering}: {}",
-                dial.state_of(&format!("HostileDial.Fresh::M{i:02}"))
-            );
+    for_each_runtime(|rt| {
+        for tiering in ["0", "1"] {
+            let socket = socket_in(&format!("race{tiering}"));
+            let mut program = start_hostile(rt, CONFIG, &socket, tiering);
+            assert_eq!(program.answer("obj"), ["Obj 70"]);
+            let mut dial = Dial::connect(&socket);
+            for i in 0..64 {
+                let (sender, answer) = std::sync::mpsc::channel();
+                let request = format!("instrument HostileDial.Fresh::M{i:02} scale factor=2");
+                let mut connection = Dial::connect(&socket);
+                let requester = std::thread::spawn(move || {
+                    let _ = sender.send(connection.ask(&request));
+                });
+                std::thread::sleep(Duration::from_micros(150 * (i % 8)));
+                let first = program.answer(&format!("fresh {i:02}"));
+                let v = 1000 + i;
+                let answered = answer
+                    .recv_timeout(Duration::from_secs(60))
+                    .unwrap_or_else(|_| panic!("M{i:02}: the request was not answered"));
+                requester.join().expect("the requester");
+                assert!(answered.is_ok(), "M{i:02}: {answered:?}");
+                assert!(
+                    first == [format!("Fresh {i:02} {v}")]
+                        || first == [format!("Fresh {i:02} {}", 2 * v)],
+                    "tiering {tiering}: {first:?}"
+                );
+                assert_eq!(
+                    program.answer(&format!("fresh {i:02}")),
+                    [format!("Fresh {i:02} {}", 2 * v)],
+                    "tiering {tiering}: {}",
+                    dial.state_of(&format!("HostileDial.Fresh::M{i:02}"))
+                );
+            }
+            assert_no_failure(&dial.ok("state"));
+            drop(dial);
+            finish_clean(program, 43);
         }
-        assert_no_failure(&dial.ok("state"));
-        drop(dial);
-        finish_clean(program, 43);
-    }
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -817,8 +833,8 @@ fn first_calls_racing_requests_run_the_old_or_the_new_version() {
 /// Runs `Dial.exe` with `ILREWRITE_DIAL=socket` and checks that the dial did not listen:
 /// a clear start-up error containing `why`, nothing rewritten (the program computes
 /// its unprofiled results) and no socket made.
-fn refused_at_start(socket: &Path, why: &str) {
-    let mut program = Interactive::start(profiled("Dial", &[], CONFIG, socket, "1", &[]));
+fn refused_at_start(rt: &Runtime, socket: &Path, why: &str) {
+    let mut program = Interactive::start(profiled(rt, "Dial", &[], CONFIG, socket, "1", &[]));
     assert_eq!(
         program.answer("round"),
         UNPROFILED_ROUND,
@@ -847,63 +863,66 @@ fn refused_at_start(socket: &Path, why: &str) {
 /// each a clear start-up error, and the program runs unprofiled.
 #[test]
 fn socket_paths_at_their_limits_fail_closed() {
-    let base = socket_in("paths");
-    let base = base.parent().expect("a directory").to_path_buf();
-    std::fs::create_dir_all(&base).expect("the base directory");
-    std::fs::set_permissions(&base, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+    for_each_runtime(|rt| {
+        let base = socket_in("paths");
+        let base = base.parent().expect("a directory").to_path_buf();
+        std::fs::create_dir_all(&base).expect("the base directory");
+        std::fs::set_permissions(&base, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .expect("chmod");
+        let dir = base.join("d");
+        let at_length = |n: usize| {
+            let prefix = format!("{}/", dir.display());
+            assert!(
+                prefix.len() < n - 4,
+                "the target directory's path is too long"
+            );
+            PathBuf::from(format!("{prefix}{}", "s".repeat(n - prefix.len())))
+        };
+        // 107 bytes: listens.
+        let socket = at_length(107);
+        assert_eq!(socket.as_os_str().len(), 107);
+        let mut program = start_dial(rt, CONFIG, &socket, "1");
+        assert_eq!(program.answer("round"), CONFIGURED_ROUND);
+        Dial::connect(&socket).ok("instrument Dial.Values::Plain scale factor=3");
+        assert_eq!(value(&program.answer("round"), "Plain"), 30);
+        finish_clean(program, 29);
+        assert!(!socket.exists(), "the socket is removed at exit");
+        // 108 bytes.
+        let socket = at_length(108);
+        refused_at_start(rt, &socket, "SUN_LEN");
+        // A symbolic link to a directory of the user's, mode 0700.
+        let real = base.join("real");
+        std::fs::create_dir_all(&real).expect("a directory");
+        std::fs::set_permissions(&real, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .expect("chmod");
+        let link = base.join("link");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&real, &link).expect("a symbolic link");
+        refused_at_start(rt, &link.join("dial.sock"), "symbolic link");
+        assert!(!real.join("dial.sock").exists());
+        // A directory whose parent does not exist.
+        refused_at_start(rt, &base.join("none/sub/dial.sock"), "parent must exist");
+        // A regular file where the socket goes.
+        let occupied = base.join("occupied");
+        std::fs::create_dir_all(&occupied).expect("a directory");
+        std::fs::set_permissions(
+            &occupied,
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )
         .expect("chmod");
-    let dir = base.join("d");
-    let at_length = |n: usize| {
-        let prefix = format!("{}/", dir.display());
-        assert!(
-            prefix.len() < n - 4,
-            "the target directory's path is too long"
+        std::fs::write(occupied.join("dial.sock"), "mine").expect("a file");
+        refused_at_start(rt, &occupied.join("dial.sock"), "not a socket");
+        assert_eq!(
+            std::fs::read_to_string(occupied.join("dial.sock")).expect("the file"),
+            "mine"
         );
-        PathBuf::from(format!("{prefix}{}", "s".repeat(n - prefix.len())))
-    };
-    // 107 bytes: listens.
-    let socket = at_length(107);
-    assert_eq!(socket.as_os_str().len(), 107);
-    let mut program = start_dial(CONFIG, &socket, "1");
-    assert_eq!(program.answer("round"), CONFIGURED_ROUND);
-    Dial::connect(&socket).ok("instrument Dial.Values::Plain scale factor=3");
-    assert_eq!(value(&program.answer("round"), "Plain"), 30);
-    finish_clean(program, 29);
-    assert!(!socket.exists(), "the socket is removed at exit");
-    // 108 bytes.
-    let socket = at_length(108);
-    refused_at_start(&socket, "SUN_LEN");
-    // A symbolic link to a directory of the user's, mode 0700.
-    let real = base.join("real");
-    std::fs::create_dir_all(&real).expect("a directory");
-    std::fs::set_permissions(&real, std::os::unix::fs::PermissionsExt::from_mode(0o700))
-        .expect("chmod");
-    let link = base.join("link");
-    let _ = std::fs::remove_file(&link);
-    std::os::unix::fs::symlink(&real, &link).expect("a symbolic link");
-    refused_at_start(&link.join("dial.sock"), "symbolic link");
-    assert!(!real.join("dial.sock").exists());
-    // A directory whose parent does not exist.
-    refused_at_start(&base.join("none/sub/dial.sock"), "parent must exist");
-    // A regular file where the socket goes.
-    let occupied = base.join("occupied");
-    std::fs::create_dir_all(&occupied).expect("a directory");
-    std::fs::set_permissions(
-        &occupied,
-        std::os::unix::fs::PermissionsExt::from_mode(0o700),
-    )
-    .expect("chmod");
-    std::fs::write(occupied.join("dial.sock"), "mine").expect("a file");
-    refused_at_start(&occupied.join("dial.sock"), "not a socket");
-    assert_eq!(
-        std::fs::read_to_string(occupied.join("dial.sock")).expect("the file"),
-        "mine"
-    );
-    // A path ending in `/`.
-    refused_at_start(
-        Path::new(&format!("{}/dial.sock/", base.display())),
-        "names no file",
-    );
+        // A path ending in `/`.
+        refused_at_start(
+            rt,
+            Path::new(&format!("{}/dial.sock/", base.display())),
+            "names no file",
+        );
+    })
 }
 
 /// A second process given a dial path in use does not take it (a start-up error, run
@@ -912,31 +931,33 @@ fn socket_paths_at_their_limits_fail_closed() {
 /// by the next process's.
 #[test]
 fn a_dial_in_use_is_not_taken_and_a_stale_one_is_replaced() {
-    let socket = socket_in("shared");
-    let mut first = start_dial(CONFIG, &socket, "1");
-    assert_eq!(first.answer("round"), CONFIGURED_ROUND);
-    Dial::connect(&socket).ok("instrument Dial.Values::Plain scale factor=3");
-    refused_at_start(&socket, "in use");
-    assert!(
-        socket.exists(),
-        "the second process removed the first one's socket"
-    );
-    Dial::connect(&socket).ok("instrument Dial.Values::Plain scale factor=5");
-    assert_eq!(value(&first.answer("round"), "Plain"), 50);
-    let pid = first.id();
-    let killed = std::process::Command::new("kill")
-        .args(["-KILL", &pid.to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(killed.success());
-    let out = first.finish();
-    assert!(out.status.code().is_none(), "killed: {:?}", out.status);
-    assert!(socket.exists(), "a stale socket is left");
-    let mut third = start_dial(CONFIG, &socket, "1");
-    assert_eq!(third.answer("round"), CONFIGURED_ROUND);
-    Dial::connect(&socket).ok("instrument Dial.Values::Plain scale factor=7");
-    assert_eq!(value(&third.answer("round"), "Plain"), 70);
-    finish_clean(third, 29);
+    for_each_runtime(|rt| {
+        let socket = socket_in("shared");
+        let mut first = start_dial(rt, CONFIG, &socket, "1");
+        assert_eq!(first.answer("round"), CONFIGURED_ROUND);
+        Dial::connect(&socket).ok("instrument Dial.Values::Plain scale factor=3");
+        refused_at_start(rt, &socket, "in use");
+        assert!(
+            socket.exists(),
+            "the second process removed the first one's socket"
+        );
+        Dial::connect(&socket).ok("instrument Dial.Values::Plain scale factor=5");
+        assert_eq!(value(&first.answer("round"), "Plain"), 50);
+        let pid = first.id();
+        let killed = std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(killed.success());
+        let out = first.finish();
+        assert!(out.status.code().is_none(), "killed: {:?}", out.status);
+        assert!(socket.exists(), "a stale socket is left");
+        let mut third = start_dial(rt, CONFIG, &socket, "1");
+        assert_eq!(third.answer("round"), CONFIGURED_ROUND);
+        Dial::connect(&socket).ok("instrument Dial.Values::Plain scale factor=7");
+        assert_eq!(value(&third.answer("round"), "Plain"), 70);
+        finish_clean(third, 29);
+    })
 }
 
 /// Connections at the limit: 16 are served; a 17th reads `error: busy: ...` (whether it
@@ -946,51 +967,53 @@ fn a_dial_in_use_is_not_taken_and_a_stale_one_is_replaced() {
 /// at once.
 #[test]
 fn connections_at_the_limit() {
-    let socket = socket_in("connections");
-    let mut program = start_dial(CONFIG, &socket, "1");
-    assert_eq!(program.answer("round"), CONFIGURED_ROUND);
-    let mut open: Vec<Dial> = (0..16).map(|_| Dial::connect(&socket)).collect();
-    for dial in &mut open {
-        dial.ok("help");
-    }
-    let mut busy = BufReader::new(UnixStream::connect(&socket).expect("connect"));
-    let mut line = String::new();
-    busy.read_line(&mut line).expect("a line");
-    assert!(line.starts_with("error: busy: "), "{line:?}");
-    let mut busy = UnixStream::connect(&socket).expect("connect");
-    let _ = busy.write_all(b"state\n");
-    let mut line = String::new();
-    let _ = BufReader::new(busy).read_line(&mut line);
-    assert!(line.starts_with("error: busy: "), "{line:?}");
-    drop(open.pop());
-    std::thread::sleep(Duration::from_millis(300));
-    open[0].ok("instrument System.String::* nop");
-    let mut silent = UnixStream::connect(&socket).expect("connect");
-    silent
-        .write_all("state\n".repeat(300).as_bytes())
-        .expect("sent");
-    std::thread::sleep(Duration::from_millis(500));
-    let started = Instant::now();
-    open[1].ok("instrument Dial.Values::Plain scale factor=3");
-    assert_eq!(value(&program.answer("round"), "Plain"), 30);
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        started.elapsed()
-    );
-    drop(open);
-    drop(silent);
-    std::thread::sleep(Duration::from_millis(300));
-    for _ in 0..200 {
-        drop(UnixStream::connect(&socket).expect("connect"));
-    }
-    std::thread::sleep(Duration::from_millis(1000));
-    let mut all: Vec<Dial> = (0..16).map(|_| Dial::connect(&socket)).collect();
-    for dial in &mut all {
-        dial.ok("help");
-    }
-    drop(all);
-    finish_clean(program, 29);
+    for_each_runtime(|rt| {
+        let socket = socket_in("connections");
+        let mut program = start_dial(rt, CONFIG, &socket, "1");
+        assert_eq!(program.answer("round"), CONFIGURED_ROUND);
+        let mut open: Vec<Dial> = (0..16).map(|_| Dial::connect(&socket)).collect();
+        for dial in &mut open {
+            dial.ok("help");
+        }
+        let mut busy = BufReader::new(UnixStream::connect(&socket).expect("connect"));
+        let mut line = String::new();
+        busy.read_line(&mut line).expect("a line");
+        assert!(line.starts_with("error: busy: "), "{line:?}");
+        let mut busy = UnixStream::connect(&socket).expect("connect");
+        let _ = busy.write_all(b"state\n");
+        let mut line = String::new();
+        let _ = BufReader::new(busy).read_line(&mut line);
+        assert!(line.starts_with("error: busy: "), "{line:?}");
+        drop(open.pop());
+        std::thread::sleep(Duration::from_millis(300));
+        open[0].ok("instrument System.String::* nop");
+        let mut silent = UnixStream::connect(&socket).expect("connect");
+        silent
+            .write_all("state\n".repeat(300).as_bytes())
+            .expect("sent");
+        std::thread::sleep(Duration::from_millis(500));
+        let started = Instant::now();
+        open[1].ok("instrument Dial.Values::Plain scale factor=3");
+        assert_eq!(value(&program.answer("round"), "Plain"), 30);
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        drop(open);
+        drop(silent);
+        std::thread::sleep(Duration::from_millis(300));
+        for _ in 0..200 {
+            drop(UnixStream::connect(&socket).expect("connect"));
+        }
+        std::thread::sleep(Duration::from_millis(1000));
+        let mut all: Vec<Dial> = (0..16).map(|_| Dial::connect(&socket)).collect();
+        for dial in &mut all {
+            dial.ok("help");
+        }
+        drop(all);
+        finish_clean(program, 29);
+    })
 }
 
 /// The program exits while three connections keep asking for changes of hundreds of
@@ -999,49 +1022,51 @@ fn connections_at_the_limit() {
 /// none waits.
 #[test]
 fn the_program_exits_while_commands_are_carried_out() {
-    const SPAM: [&str; 4] = [
-        "instrument System.String::* nop",
-        "original System.String::*",
-        "instrument System.Collections.Generic.Dictionary`2::* identity",
-        "state",
-    ];
-    for tiering in ["1", "0"] {
-        for run in 0..3u64 {
-            let socket = socket_in(&format!("exit{tiering}{run}"));
-            let mut program = start_dial(CONFIG, &socket, tiering);
-            assert_eq!(program.answer("round"), CONFIGURED_ROUND);
-            let spammers: Vec<_> = (0..3)
-                .map(|_| {
-                    let socket = socket.clone();
-                    std::thread::spawn(move || {
-                        let mut dial = Dial::connect(&socket);
-                        for i in 0.. {
-                            match dial.ask(SPAM[i % SPAM.len()]) {
-                                Ok(_) => {}
-                                Err(e) if e.starts_with("CLOSED") => return e,
-                                Err(e) if e.contains("shutting down") => return e,
-                                Err(e) => panic!("{e}"),
+    for_each_runtime(|rt| {
+        const SPAM: [&str; 4] = [
+            "instrument System.String::* nop",
+            "original System.String::*",
+            "instrument System.Collections.Generic.Dictionary`2::* identity",
+            "state",
+        ];
+        for tiering in ["1", "0"] {
+            for run in 0..3u64 {
+                let socket = socket_in(&format!("exit{tiering}{run}"));
+                let mut program = start_dial(rt, CONFIG, &socket, tiering);
+                assert_eq!(program.answer("round"), CONFIGURED_ROUND);
+                let spammers: Vec<_> = (0..3)
+                    .map(|_| {
+                        let socket = socket.clone();
+                        std::thread::spawn(move || {
+                            let mut dial = Dial::connect(&socket);
+                            for i in 0.. {
+                                match dial.ask(SPAM[i % SPAM.len()]) {
+                                    Ok(_) => {}
+                                    Err(e) if e.starts_with("CLOSED") => return e,
+                                    Err(e) if e.contains("shutting down") => return e,
+                                    Err(e) => panic!("{e}"),
+                                }
                             }
-                        }
-                        unreachable!()
+                            unreachable!()
+                        })
                     })
-                })
-                .collect();
-            std::thread::sleep(Duration::from_millis(300 + 70 * run));
-            let started = Instant::now();
-            let out = program.finish();
-            assert_eq!(out.status.code(), Some(29), "{}", out.stderr);
-            assert!(
-                started.elapsed() < Duration::from_secs(10),
-                "{:?}",
-                started.elapsed()
-            );
-            for spammer in spammers {
-                let end = spammer.join().expect("a spammer panicked");
-                eprintln!("tiering {tiering} run {run}: {end}");
+                    .collect();
+                std::thread::sleep(Duration::from_millis(300 + 70 * run));
+                let started = Instant::now();
+                let out = program.finish();
+                assert_eq!(out.status.code(), Some(29), "{}", out.stderr);
+                assert!(
+                    started.elapsed() < Duration::from_secs(10),
+                    "{:?}",
+                    started.elapsed()
+                );
+                for spammer in spammers {
+                    let end = spammer.join().expect("a spammer panicked");
+                    eprintln!("tiering {tiering} run {run}: {end}");
+                }
             }
         }
-    }
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1067,45 +1092,47 @@ fn the_program_exits_while_commands_are_carried_out() {
             runs hung at 5895c3b, 8 of 8 at bccd8ae (whose reverts are ReJITs: more requests \
             racing first calls), both tierings"]
 fn commands_race_a_thousand_plugin_reloads() {
-    const COMMANDS: [&str; 7] = [
-        "instrument UnloadPlugin.Plugin::* nop",
-        "state",
-        "original UnloadPlugin.Plugin::*",
-        "instrument UnloadPlugin.Plugin::Square identity",
-        "revert UnloadPlugin.Plugin::*",
-        "instrument UnloadPlugin.Plugin::Weigh nop flags=no-inlining",
-        "flags UnloadPlugin.Plugin::* no-optimizations",
-    ];
-    for tiering in ["0", "1"] {
-        let socket = socket_in(&format!("reload{tiering}"));
-        let program = start_program("Unload", &["1000"], CONFIG, &socket, tiering, &[]);
-        let mut dial = Dial::connect(&socket);
-        let (mut done, mut refused) = (0u64, 0u64);
-        let started = Instant::now();
-        for i in 0.. {
-            // Unprofiled or not, 1,000 cycles take a few seconds.
-            if started.elapsed() > Duration::from_secs(45) {
-                let state = Dial::connect(&socket).ask("state");
-                panic!(
-                    "tiering {tiering}: the program did not end; the dial's state: \
+    for_each_runtime(|rt| {
+        const COMMANDS: [&str; 7] = [
+            "instrument UnloadPlugin.Plugin::* nop",
+            "state",
+            "original UnloadPlugin.Plugin::*",
+            "instrument UnloadPlugin.Plugin::Square identity",
+            "revert UnloadPlugin.Plugin::*",
+            "instrument UnloadPlugin.Plugin::Weigh nop flags=no-inlining",
+            "flags UnloadPlugin.Plugin::* no-optimizations",
+        ];
+        for tiering in ["0", "1"] {
+            let socket = socket_in(&format!("reload{tiering}"));
+            let program = start_program(rt, "Unload", &["1000"], CONFIG, &socket, tiering, &[]);
+            let mut dial = Dial::connect(&socket);
+            let (mut done, mut refused) = (0u64, 0u64);
+            let started = Instant::now();
+            for i in 0.. {
+                // Unprofiled or not, 1,000 cycles take a few seconds.
+                if started.elapsed() > Duration::from_secs(45) {
+                    let state = Dial::connect(&socket).ask("state");
+                    panic!(
+                        "tiering {tiering}: the program did not end; the dial's state: \
                      {state:#?}\n{}",
-                    program.stderr_so_far()
-                );
+                        program.stderr_so_far()
+                    );
+                }
+                match dial.ask(COMMANDS[i % COMMANDS.len()]) {
+                    Ok(_) => done += 1,
+                    Err(e) if e.starts_with("no loaded module") => refused += 1,
+                    Err(e) if e.starts_with("CLOSED") => break,
+                    Err(e) => panic!("{e}\n{}", program.stderr_so_far()),
+                }
             }
-            match dial.ask(COMMANDS[i % COMMANDS.len()]) {
-                Ok(_) => done += 1,
-                Err(e) if e.starts_with("no loaded module") => refused += 1,
-                Err(e) if e.starts_with("CLOSED") => break,
-                Err(e) => panic!("{e}\n{}", program.stderr_so_far()),
-            }
+            eprintln!("tiering {tiering}: {done} commands carried out, {refused} refused");
+            assert!(done > 100, "{done}");
+            let out = program.finish();
+            assert_eq!(out.status.code(), Some(25), "{}", out.stderr);
+            assert_eq!(out.stdout, expected_stdout("Unload"));
+            assert_eq!(rejit_count(&out, "unanswered"), 0, "{}", out.stderr);
         }
-        eprintln!("tiering {tiering}: {done} commands carried out, {refused} refused");
-        assert!(done > 100, "{done}");
-        let out = program.finish();
-        assert_eq!(out.status.code(), Some(25), "{}", out.stderr);
-        assert_eq!(out.stdout, expected_stdout("Unload"));
-        assert_eq!(rejit_count(&out, "unanswered"), 0, "{}", out.stderr);
-    }
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1119,31 +1146,33 @@ fn commands_race_a_thousand_plugin_reloads() {
 /// prefix.
 #[test]
 fn tail_calls_stay_tail_calls_in_every_version() {
-    let config = config_with(
-        "[[method]]\nname = \"wrap\"\noptions = { filter = \"no method is named so\" }\n",
-    );
-    for tiering in ["1", "0"] {
-        let socket = socket_in(&format!("tail{tiering}"));
-        let mut program = start_program("HostileTail", &[], &config, &socket, tiering, &[]);
-        let mut dial = Dial::connect(&socket);
-        assert_eq!(program.answer("count"), ["count 10000000"]);
-        for change in [
-            "instrument HostileTail.Deep::Count nop",
-            "instrument HostileTail.Deep::Count identity",
-            "instrument HostileTail.Deep::Count wrap",
-            "original HostileTail.Deep::Count",
-        ] {
-            dial.ok_in(change, &program);
-            assert_eq!(
-                program.answer("count"),
-                ["count 10000000"],
-                "tiering {tiering}: {change}"
-            );
+    for_each_runtime(|rt| {
+        let config = config_with(
+            "[[method]]\nname = \"wrap\"\noptions = { filter = \"no method is named so\" }\n",
+        );
+        for tiering in ["1", "0"] {
+            let socket = socket_in(&format!("tail{tiering}"));
+            let mut program = start_program(rt, "HostileTail", &[], &config, &socket, tiering, &[]);
+            let mut dial = Dial::connect(&socket);
+            assert_eq!(program.answer("count"), ["count 10000000"]);
+            for change in [
+                "instrument HostileTail.Deep::Count nop",
+                "instrument HostileTail.Deep::Count identity",
+                "instrument HostileTail.Deep::Count wrap",
+                "original HostileTail.Deep::Count",
+            ] {
+                dial.ok_in(change, &program);
+                assert_eq!(
+                    program.answer("count"),
+                    ["count 10000000"],
+                    "tiering {tiering}: {change}"
+                );
+            }
+            assert_no_failure(&dial.ok("state"));
+            drop(dial);
+            finish_clean(program, 44);
         }
-        assert_no_failure(&dial.ok("state"));
-        drop(dial);
-        finish_clean(program, 44);
-    }
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1157,19 +1186,21 @@ fn tail_calls_stay_tail_calls_in_every_version() {
 /// be selected ("no loaded module has a method ...").
 #[test]
 fn a_nested_type_can_be_selected_as_the_help_says() {
-    let socket = socket_in("nested");
-    let mut program = start_hostile(CONFIG, &socket, "1");
-    let mut dial = Dial::connect(&socket);
-    assert_eq!(program.answer("nested"), ["Inner 110"]);
-    let help = dial.ok("help").join("\n");
-    assert!(
-        help.contains("nested types are Namespace.Outer/Inner"),
-        "{help}"
-    );
-    let answer = dial.ask("instrument HostileDial.Outer/Inner::Value scale");
-    assert_eq!(answer, Ok(vec!["changed 1 method(s)".to_owned()]));
-    assert_eq!(program.answer("nested"), ["Inner 220"]);
-    finish_clean(program, 43);
+    for_each_runtime(|rt| {
+        let socket = socket_in("nested");
+        let mut program = start_hostile(rt, CONFIG, &socket, "1");
+        let mut dial = Dial::connect(&socket);
+        assert_eq!(program.answer("nested"), ["Inner 110"]);
+        let help = dial.ok("help").join("\n");
+        assert!(
+            help.contains("nested types are Namespace.Outer/Inner"),
+            "{help}"
+        );
+        let answer = dial.ask("instrument HostileDial.Outer/Inner::Value scale");
+        assert_eq!(answer, Ok(vec!["changed 1 method(s)".to_owned()]));
+        assert_eq!(program.answer("nested"), ["Inner 220"]);
+        finish_clean(program, 43);
+    })
 }
 
 /// Tiering off: `Caller` was compiled with `Callee` inlined; `Callee` changes (Caller
@@ -1180,23 +1211,25 @@ fn a_nested_type_can_be_selected_as_the_help_says() {
 /// `Callee` inlined (106) while the state said Caller reverted and Callee active.
 #[test]
 fn reverting_a_caller_does_not_bring_back_a_stale_inlined_callee() {
-    let socket = socket_in("stale-inline");
-    let mut program = start_dial(CONFIG, &socket, "0");
-    let mut dial = Dial::connect(&socket);
-    assert_eq!(program.answer("hot 1000"), ["hot 1000 sum 106000"]);
-    assert_eq!(value(&program.answer("round"), "Caller"), 106);
-    dial.ok("instrument Dial.Inline::Callee scale factor=3");
-    assert_eq!(value(&program.answer("round"), "Caller"), 116);
-    dial.ok("flags Dial.Inline::Caller no-inlining");
-    assert_eq!(value(&program.answer("round"), "Caller"), 116);
-    dial.ok("revert Dial.Inline::Caller");
-    let state = dial.ok("state").join("\n");
-    assert_eq!(
-        value(&program.answer("round"), "Caller"),
-        116,
-        "the state: {state}"
-    );
-    finish_clean(program, 29);
+    for_each_runtime(|rt| {
+        let socket = socket_in("stale-inline");
+        let mut program = start_dial(rt, CONFIG, &socket, "0");
+        let mut dial = Dial::connect(&socket);
+        assert_eq!(program.answer("hot 1000"), ["hot 1000 sum 106000"]);
+        assert_eq!(value(&program.answer("round"), "Caller"), 106);
+        dial.ok("instrument Dial.Inline::Callee scale factor=3");
+        assert_eq!(value(&program.answer("round"), "Caller"), 116);
+        dial.ok("flags Dial.Inline::Caller no-inlining");
+        assert_eq!(value(&program.answer("round"), "Caller"), 116);
+        dial.ok("revert Dial.Inline::Caller");
+        let state = dial.ok("state").join("\n");
+        assert_eq!(
+            value(&program.answer("round"), "Caller"),
+            116,
+            "the state: {state}"
+        );
+        finish_clean(program, 29);
+    })
 }
 
 /// `HostileTail.Deep::Count` ends in `tail. call ...; ret`. `scale` inserts its multiply
@@ -1208,22 +1241,24 @@ fn reverting_a_caller_does_not_bring_back_a_stale_inlined_callee() {
 /// InvalidProgramException, which killed the process (SIGABRT).
 #[test]
 fn a_version_that_breaks_a_tail_call_is_not_handed_to_the_runtime() {
-    for tiering in ["1", "0"] {
-        let socket = socket_in(&format!("tail-scale{tiering}"));
-        let mut program = start_program("HostileTail", &[], CONFIG, &socket, tiering, &[]);
-        let mut dial = Dial::connect(&socket);
-        assert_eq!(program.answer("count"), ["count 10000000"]);
-        dial.ok("instrument HostileTail.Deep::Count scale factor=2");
-        assert_eq!(
-            program.answer("count"),
-            ["count 10000000"],
-            "tiering {tiering}"
-        );
-        let state = dial.state_of("HostileTail.Deep::Count");
-        assert!(state.contains("wanted IL not built"), "{state}");
-        let out = program.finish();
-        assert_eq!(out.status.code(), Some(44), "{}", out.stderr);
-    }
+    for_each_runtime(|rt| {
+        for tiering in ["1", "0"] {
+            let socket = socket_in(&format!("tail-scale{tiering}"));
+            let mut program = start_program(rt, "HostileTail", &[], CONFIG, &socket, tiering, &[]);
+            let mut dial = Dial::connect(&socket);
+            assert_eq!(program.answer("count"), ["count 10000000"]);
+            dial.ok("instrument HostileTail.Deep::Count scale factor=2");
+            assert_eq!(
+                program.answer("count"),
+                ["count 10000000"],
+                "tiering {tiering}"
+            );
+            let state = dial.state_of("HostileTail.Deep::Count");
+            assert!(state.contains("wanted IL not built"), "{state}");
+            let out = program.finish();
+            assert_eq!(out.status.code(), Some(44), "{}", out.stderr);
+        }
+    })
 }
 
 /// The configuration of the `faulty` tests: hosted for dial requests only (its filter
@@ -1242,35 +1277,37 @@ fn faulty_config() -> String {
 /// was handed over, the state saying "(file); wanted IL not built".
 #[test]
 fn a_version_that_cannot_be_built_keeps_the_dial_version_it_ran_before() {
-    for tiering in ["1", "0"] {
-        let socket = socket_in(&format!("fallback{tiering}"));
-        let mut program = start_dial(&faulty_config(), &socket, tiering);
-        let mut dial = Dial::connect(&socket);
-        assert_eq!(program.answer("round"), CONFIGURED_ROUND);
-        dial.ok("instrument Dial.Values::Plain scale factor=3");
-        dial.ok("instrument Dial.Values::Branches offset addend=5");
-        assert_eq!(
-            program.answer("round"),
-            ["Plain 30", "Branches 45", "Configured 40", "Caller 106"]
-        );
-        dial.ok("instrument Dial.Values::Plain faulty error_on=Plain");
-        dial.ok("instrument Dial.Values::Branches faulty panic_on=Branches");
-        let round = program.answer("round");
-        let state = dial.ok("state").join("\n");
-        assert_eq!(
-            round,
-            ["Plain 30", "Branches 45", "Configured 40", "Caller 106"],
-            "tiering {tiering}: {state}"
-        );
-        let plain = dial.state_of("Dial.Values::Plain");
-        assert!(
-            plain.contains("(scale(factor=3)); wanted IL not built"),
-            "{plain}"
-        );
-        drop(dial);
-        let out = program.finish();
-        assert_eq!(out.status.code(), Some(29), "{}", out.stderr);
-    }
+    for_each_runtime(|rt| {
+        for tiering in ["1", "0"] {
+            let socket = socket_in(&format!("fallback{tiering}"));
+            let mut program = start_dial(rt, &faulty_config(), &socket, tiering);
+            let mut dial = Dial::connect(&socket);
+            assert_eq!(program.answer("round"), CONFIGURED_ROUND);
+            dial.ok("instrument Dial.Values::Plain scale factor=3");
+            dial.ok("instrument Dial.Values::Branches offset addend=5");
+            assert_eq!(
+                program.answer("round"),
+                ["Plain 30", "Branches 45", "Configured 40", "Caller 106"]
+            );
+            dial.ok("instrument Dial.Values::Plain faulty error_on=Plain");
+            dial.ok("instrument Dial.Values::Branches faulty panic_on=Branches");
+            let round = program.answer("round");
+            let state = dial.ok("state").join("\n");
+            assert_eq!(
+                round,
+                ["Plain 30", "Branches 45", "Configured 40", "Caller 106"],
+                "tiering {tiering}: {state}"
+            );
+            let plain = dial.state_of("Dial.Values::Plain");
+            assert!(
+                plain.contains("(scale(factor=3)); wanted IL not built"),
+                "{plain}"
+            );
+            drop(dial);
+            let out = program.finish();
+            assert_eq!(out.status.code(), Some(29), "{}", out.stderr);
+        }
+    })
 }
 
 /// `faulty` cannot be built for `Plain`, which falls back to the file's IL (10) and the
@@ -1279,26 +1316,28 @@ fn a_version_that_cannot_be_built_keeps_the_dial_version_it_ran_before() {
 /// the state kept "wanted IL not built" after the revert and after `original`.
 #[test]
 fn the_state_forgets_a_build_failure_once_what_is_wanted_runs() {
-    let socket = socket_in("stale-failure");
-    let mut program = start_dial(&faulty_config(), &socket, "1");
-    let mut dial = Dial::connect(&socket);
-    assert_eq!(program.answer("round"), CONFIGURED_ROUND);
-    dial.ok("instrument Dial.Values::Plain faulty error_on=Plain");
-    assert_eq!(value(&program.answer("round"), "Plain"), 10);
-    let state = dial.state_of("Dial.Values::Plain");
-    assert!(state.contains("wanted IL not built"), "{state}");
-    dial.ok("revert Dial.Values::Plain");
-    assert_eq!(value(&program.answer("round"), "Plain"), 10);
-    let state = dial.state_of("Dial.Values::Plain");
-    assert!(
-        state.contains("wants=file default=file") && !state.contains("not built"),
-        "{state}"
-    );
-    dial.ok("original Dial.Values::Plain");
-    let state = dial.state_of("Dial.Values::Plain");
-    assert!(!state.contains("not built"), "{state}");
-    drop(dial);
-    program.finish();
+    for_each_runtime(|rt| {
+        let socket = socket_in("stale-failure");
+        let mut program = start_dial(rt, &faulty_config(), &socket, "1");
+        let mut dial = Dial::connect(&socket);
+        assert_eq!(program.answer("round"), CONFIGURED_ROUND);
+        dial.ok("instrument Dial.Values::Plain faulty error_on=Plain");
+        assert_eq!(value(&program.answer("round"), "Plain"), 10);
+        let state = dial.state_of("Dial.Values::Plain");
+        assert!(state.contains("wanted IL not built"), "{state}");
+        dial.ok("revert Dial.Values::Plain");
+        assert_eq!(value(&program.answer("round"), "Plain"), 10);
+        let state = dial.state_of("Dial.Values::Plain");
+        assert!(
+            state.contains("wants=file default=file") && !state.contains("not built"),
+            "{state}"
+        );
+        dial.ok("original Dial.Values::Plain");
+        let state = dial.state_of("Dial.Values::Plain");
+        assert!(!state.contains("not built"), "{state}");
+        drop(dial);
+        program.finish();
+    })
 }
 
 /// `wrap` never wraps the methods its managed probes call (`Interlocked`'s: "a wrapped
@@ -1308,25 +1347,27 @@ fn the_state_forgets_a_build_failure_once_what_is_wanted_runs() {
 /// wrapped `Interlocked.Add` and `Plain`'s next call recursed until the stack overflowed.)
 #[test]
 fn a_request_does_not_make_a_method_edit_what_it_refuses() {
-    let config = config_with(
-        "[[method]]\nname = \"wrap\"\noptions = { filter = \"no method is named so\" }\n",
-    );
-    for tiering in ["1", "0"] {
-        let socket = socket_in(&format!("wrap-own{tiering}"));
-        let mut program = start_dial(&config, &socket, tiering);
-        let mut dial = Dial::connect(&socket);
-        assert_eq!(program.answer("round"), CONFIGURED_ROUND);
-        dial.ok("instrument System.Threading.Interlocked::Add wrap");
-        dial.ok("instrument Dial.Values::Plain wrap");
-        assert_eq!(
-            program.answer("round"),
-            CONFIGURED_ROUND,
-            "tiering {tiering}"
+    for_each_runtime(|rt| {
+        let config = config_with(
+            "[[method]]\nname = \"wrap\"\noptions = { filter = \"no method is named so\" }\n",
         );
-        drop(dial);
-        let out = program.finish();
-        assert_eq!(out.status.code(), Some(29), "{}", out.stderr);
-    }
+        for tiering in ["1", "0"] {
+            let socket = socket_in(&format!("wrap-own{tiering}"));
+            let mut program = start_dial(rt, &config, &socket, tiering);
+            let mut dial = Dial::connect(&socket);
+            assert_eq!(program.answer("round"), CONFIGURED_ROUND);
+            dial.ok("instrument System.Threading.Interlocked::Add wrap");
+            dial.ok("instrument Dial.Values::Plain wrap");
+            assert_eq!(
+                program.answer("round"),
+                CONFIGURED_ROUND,
+                "tiering {tiering}"
+            );
+            drop(dial);
+            let out = program.finish();
+            assert_eq!(out.status.code(), Some(29), "{}", out.stderr);
+        }
+    })
 }
 
 /// `faulty` declares the options `panic_on` and `error_on`, so a request may give them
@@ -1335,19 +1376,21 @@ fn a_request_does_not_make_a_method_edit_what_it_refuses() {
 /// (Was broken: `faulty` read them only from its configured options at start.)
 #[test]
 fn a_request_option_the_method_declares_takes_effect() {
-    let config = config_with(
-        "[[method]]\nname = \"faulty\"\npriority = -1\noptions = { filter = \"no method is named so\" }\n",
-    );
-    let socket = socket_in("faulty-options");
-    let mut program = start_dial(&config, &socket, "1");
-    let mut dial = Dial::connect(&socket);
-    assert_eq!(program.answer("round"), CONFIGURED_ROUND);
-    dial.ok("instrument Dial.Values::Plain faulty panic_on=Plain");
-    let state = dial.state_of("Dial.Values::Plain");
-    assert!(state.contains("wants=faulty(panic_on=Plain)"), "{state}");
-    assert_eq!(value(&program.answer("round"), "Plain"), 10, "{state}");
-    drop(dial);
-    program.finish();
+    for_each_runtime(|rt| {
+        let config = config_with(
+            "[[method]]\nname = \"faulty\"\npriority = -1\noptions = { filter = \"no method is named so\" }\n",
+        );
+        let socket = socket_in("faulty-options");
+        let mut program = start_dial(rt, &config, &socket, "1");
+        let mut dial = Dial::connect(&socket);
+        assert_eq!(program.answer("round"), CONFIGURED_ROUND);
+        dial.ok("instrument Dial.Values::Plain faulty panic_on=Plain");
+        let state = dial.state_of("Dial.Values::Plain");
+        assert!(state.contains("wants=faulty(panic_on=Plain)"), "{state}");
+        assert_eq!(value(&program.answer("round"), "Plain"), 10, "{state}");
+        drop(dial);
+        program.finish();
+    })
 }
 
 /// `scale` multiplies a method's `int32` result: `Choice::Pick(1)` returns `x >= 0 ? 130
@@ -1356,17 +1399,19 @@ fn a_request_option_the_method_declares_takes_effect() {
 /// before the `ret` with `Incoming::Keep`, which the branch skipped.)
 #[test]
 fn scale_changes_a_result_that_branches_to_the_ret() {
-    let socket = socket_in("pick");
-    let mut program = start_hostile(CONFIG, &socket, "1");
-    let mut dial = Dial::connect(&socket);
-    assert_eq!(program.answer("pick"), ["Pick 130"]);
-    dial.ok("instrument HostileDial.Choice::Pick scale factor=3");
-    let answer = program.answer("pick");
-    let state = dial.state_of("HostileDial.Choice::Pick");
-    assert!(state.contains("stage=active"), "{state}");
-    assert_eq!(answer, ["Pick 390"], "{state}");
-    drop(dial);
-    finish_clean(program, 43);
+    for_each_runtime(|rt| {
+        let socket = socket_in("pick");
+        let mut program = start_hostile(rt, CONFIG, &socket, "1");
+        let mut dial = Dial::connect(&socket);
+        assert_eq!(program.answer("pick"), ["Pick 130"]);
+        dial.ok("instrument HostileDial.Choice::Pick scale factor=3");
+        let answer = program.answer("pick");
+        let state = dial.state_of("HostileDial.Choice::Pick");
+        assert!(state.contains("stage=active"), "{state}");
+        assert_eq!(answer, ["Pick 390"], "{state}");
+        drop(dial);
+        finish_clean(program, 43);
+    })
 }
 
 /// Three `Unload.exe` runs of 3,000 cycles at once (two cores: the runtime's threads
@@ -1381,46 +1426,48 @@ fn scale_changes_a_result_that_branches_to_the_ret() {
 /// [`commands_race_a_thousand_plugin_reloads`].
 #[test]
 fn reloads_racing_requests_never_livelock_the_prestub() {
-    const CYCLES: &str = "3000";
-    let runs: Vec<_> = (0..3)
-        .map(|run| {
-            std::thread::spawn(move || {
-                let socket = socket_in(&format!("livelock{run}"));
-                let program = start_program("Unload", &[CYCLES], CONFIG, &socket, "0", &[]);
-                let mut dial = Dial::connect(&socket);
-                let started = Instant::now();
-                loop {
-                    match dial.ask("instrument UnloadPlugin.Plugin::Square nop") {
-                        Ok(_) => break,
-                        Err(e) if e.starts_with("no loaded module") => {
-                            assert!(started.elapsed() < Duration::from_secs(30));
-                            std::thread::sleep(Duration::from_millis(1));
+    for_each_runtime(|rt| {
+        const CYCLES: &str = "3000";
+        let runs: Vec<_> = (0..3)
+            .map(|run| {
+                std::thread::spawn(move || {
+                    let socket = socket_in(&format!("livelock{run}"));
+                    let program = start_program(rt, "Unload", &[CYCLES], CONFIG, &socket, "0", &[]);
+                    let mut dial = Dial::connect(&socket);
+                    let started = Instant::now();
+                    loop {
+                        match dial.ask("instrument UnloadPlugin.Plugin::Square nop") {
+                            Ok(_) => break,
+                            Err(e) if e.starts_with("no loaded module") => {
+                                assert!(started.elapsed() < Duration::from_secs(30));
+                                std::thread::sleep(Duration::from_millis(1));
+                            }
+                            Err(e) => panic!("{e}"),
                         }
-                        Err(e) => panic!("{e}"),
                     }
-                }
-                drop(dial);
-                // The runs take about 25 s at once; a livelocked one never ends.
-                let deadline = Instant::now() + Duration::from_secs(90);
-                let ended = |pid: u32| {
-                    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                        .map_or(true, |stat| stat.contains(") Z "))
-                };
-                while !ended(program.id()) && Instant::now() < deadline {
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-                if !ended(program.id()) {
-                    let state = Dial::connect(&socket).ask("state");
-                    let stderr = program.stderr_so_far();
-                    drop(program); // kills it
-                    panic!("run {run} hung; the dial's state: {state:?}\n{stderr}");
-                }
-                let out = program.finish();
-                assert_eq!(out.status.code(), Some(25), "{}", out.stderr);
+                    drop(dial);
+                    // The runs take about 25 s at once; a livelocked one never ends.
+                    let deadline = Instant::now() + Duration::from_secs(90);
+                    let ended = |pid: u32| {
+                        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                            .map_or(true, |stat| stat.contains(") Z "))
+                    };
+                    while !ended(program.id()) && Instant::now() < deadline {
+                        std::thread::sleep(Duration::from_millis(100));
+                    }
+                    if !ended(program.id()) {
+                        let state = Dial::connect(&socket).ask("state");
+                        let stderr = program.stderr_so_far();
+                        drop(program); // kills it
+                        panic!("run {run} hung; the dial's state: {state:?}\n{stderr}");
+                    }
+                    let out = program.finish();
+                    assert_eq!(out.status.code(), Some(25), "{}", out.stderr);
+                })
             })
-        })
-        .collect();
-    for run in runs {
-        run.join().expect("a run failed");
-    }
+            .collect();
+        for run in runs {
+            run.join().expect("a run failed");
+        }
+    })
 }

@@ -8,8 +8,8 @@
 mod clr_support;
 
 use clr_support::{
-    Output, Summary, command_for, config_file, exit_code, expected_stdout, profile, program,
-    run_command, sample_profiler,
+    Output, Runtime, Summary, command_for, config_file, exit_code, expected_stdout,
+    for_each_runtime, profile, program, run_command, sample_profiler,
 };
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -19,8 +19,8 @@ const SAMPLE: &str = "{8C1E2D4F-3B6A-4E59-A7C2-1F0D9B3E6A51}";
 
 /// Runs `CallTree` (every one of its methods JIT-compiled) under the sample profiler
 /// with `env`, and checks that it behaved as unprofiled.
-fn run(env: &[(&str, &OsStr)]) -> (Output, Summary) {
-    let mut cmd = command_for(&program("CallTree"));
+fn run(rt: &Runtime, env: &[(&str, &OsStr)]) -> (Output, Summary) {
+    let mut cmd = command_for(rt, &program("CallTree"));
     profile(&mut cmd, &sample_profiler(), SAMPLE);
     cmd.env("COMPlus_TieredCompilation", "0");
     for (name, value) in env {
@@ -35,8 +35,8 @@ fn run(env: &[(&str, &OsStr)]) -> (Output, Summary) {
 }
 
 /// Checks that the profiler attached, said what it could not read, and did nothing.
-fn refused(env: &[(&str, &OsStr)], error: &str) {
-    let (out, s) = run(env);
+fn refused(rt: &Runtime, env: &[(&str, &OsStr)], error: &str) {
+    let (out, s) = run(rt, env);
     let line = format!("ilrewrite: error: {error}; nothing is rewritten");
     assert!(out.stderr.contains(&line), "{line}\n{}", out.stderr);
     assert_eq!(s.mode, "off", "{s:?}");
@@ -57,77 +57,94 @@ fn refused(env: &[(&str, &OsStr)], error: &str) {
 
 #[test]
 fn an_unknown_mode_rewrites_nothing() {
-    refused(
-        &[("ILREWRITE_MODE", OsStr::new("bogus"))],
-        "unknown ILREWRITE_MODE \"bogus\" (expected count, identity, decode, wrap, elt, elt-values, elt-slow or elt-empty)",
-    );
-    // A mode named with different case is not a mode either.
-    refused(
-        &[("ILREWRITE_MODE", OsStr::new("Wrap"))],
-        "unknown ILREWRITE_MODE \"Wrap\" (expected count, identity, decode, wrap, elt, elt-values, elt-slow or elt-empty)",
-    );
+    for_each_runtime(|rt| {
+        refused(
+            rt,
+            &[("ILREWRITE_MODE", OsStr::new("bogus"))],
+            "unknown ILREWRITE_MODE \"bogus\" (expected count, identity, decode, wrap, elt, elt-values, elt-slow or elt-empty)",
+        );
+        // A mode named with different case is not a mode either.
+        refused(
+            rt,
+            &[("ILREWRITE_MODE", OsStr::new("Wrap"))],
+            "unknown ILREWRITE_MODE \"Wrap\" (expected count, identity, decode, wrap, elt, elt-values, elt-slow or elt-empty)",
+        );
+    })
 }
 
 /// An unknown hook test mode is refused: the hooks would run otherwise than asked.
 #[test]
 fn an_unknown_hook_test_mode_rewrites_nothing() {
-    refused(
-        &[
-            ("ILREWRITE_MODE", OsStr::new("elt")),
-            ("ILREWRITE_ELT_TEST", OsStr::new("clobbers")),
-        ],
-        "unknown ILREWRITE_ELT_TEST \"clobbers\" (expected clobber or negative-control)",
-    );
+    for_each_runtime(|rt| {
+        refused(
+            rt,
+            &[
+                ("ILREWRITE_MODE", OsStr::new("elt")),
+                ("ILREWRITE_ELT_TEST", OsStr::new("clobbers")),
+            ],
+            "unknown ILREWRITE_ELT_TEST \"clobbers\" (expected clobber or negative-control)",
+        );
+    })
 }
 
 /// An inlining choice other than `keep` or `allow` is refused the same way (read as the
 /// default, it would instrument differently than asked).
 #[test]
 fn an_unknown_inlining_choice_rewrites_nothing() {
-    refused(
-        &[
-            ("ILREWRITE_MODE", OsStr::new("wrap")),
-            ("ILREWRITE_INLINING", OsStr::new("never")),
-        ],
-        "unknown ILREWRITE_INLINING \"never\" (expected keep or allow)",
-    );
+    for_each_runtime(|rt| {
+        refused(
+            rt,
+            &[
+                ("ILREWRITE_MODE", OsStr::new("wrap")),
+                ("ILREWRITE_INLINING", OsStr::new("never")),
+            ],
+            "unknown ILREWRITE_INLINING \"never\" (expected keep or allow)",
+        );
+    })
 }
 
 /// An unknown kind of probe is refused the same way (read as the default, it would
 /// count differently than asked).
 #[test]
 fn an_unknown_probe_kind_rewrites_nothing() {
-    refused(
-        &[
-            ("ILREWRITE_MODE", OsStr::new("wrap")),
-            ("ILREWRITE_PROBES", OsStr::new("fast")),
-        ],
-        "unknown ILREWRITE_PROBES \"fast\" (expected managed, native or none)",
-    );
+    for_each_runtime(|rt| {
+        refused(
+            rt,
+            &[
+                ("ILREWRITE_MODE", OsStr::new("wrap")),
+                ("ILREWRITE_PROBES", OsStr::new("fast")),
+            ],
+            "unknown ILREWRITE_PROBES \"fast\" (expected managed, native or none)",
+        );
+    })
 }
 
 #[test]
 fn a_variable_that_is_not_utf8_rewrites_nothing() {
-    let raw = OsStr::from_bytes(b"CallTree.\xFFWork");
-    refused(
-        &[
-            ("ILREWRITE_MODE", OsStr::new("wrap")),
-            ("ILREWRITE_FILTER", raw),
-        ],
-        "ILREWRITE_FILTER is not valid UTF-8 (\"CallTree.\\xFFWork\")",
-    );
-    refused(
-        &[("ILREWRITE_MODE", OsStr::from_bytes(b"wr\xC3ap"))],
-        "ILREWRITE_MODE is not valid UTF-8 (\"wr\\xC3ap\")",
-    );
+    for_each_runtime(|rt| {
+        let raw = OsStr::from_bytes(b"CallTree.\xFFWork");
+        refused(
+            rt,
+            &[
+                ("ILREWRITE_MODE", OsStr::new("wrap")),
+                ("ILREWRITE_FILTER", raw),
+            ],
+            "ILREWRITE_FILTER is not valid UTF-8 (\"CallTree.\\xFFWork\")",
+        );
+        refused(
+            rt,
+            &[("ILREWRITE_MODE", OsStr::from_bytes(b"wr\xC3ap"))],
+            "ILREWRITE_MODE is not valid UTF-8 (\"wr\\xC3ap\")",
+        );
+    })
 }
 
 /// Runs `CallTree` with configuration file `text` (written as `name`.toml), expecting
 /// the error `message` at `line:column` of the file, and nothing rewritten.
-fn refused_file(name: &str, text: &str, at: &str, message: &str) {
+fn refused_file(rt: &Runtime, name: &str, text: &str, at: &str, message: &str) {
     let path = config_file(&format!("sample-{name}"), text);
     let error = format!("{}{at}: {message}", path.display());
-    refused(&[("ILREWRITE_CONFIG", path.as_os_str())], &error);
+    refused(rt, &[("ILREWRITE_CONFIG", path.as_os_str())], &error);
 }
 
 /// A configuration file with a mistake is an error naming the file, line and column;
@@ -135,39 +152,46 @@ fn refused_file(name: &str, text: &str, at: &str, message: &str) {
 /// offer, an option of the wrong type, an option the method does not take.
 #[test]
 fn a_configuration_file_with_a_mistake_rewrites_nothing() {
-    refused_file(
-        "malformed",
-        "[[method]]\nname = \"wrap\noptions = {}\n",
-        ":2:13",
-        "invalid basic string, expected `\"`",
-    );
-    refused_file(
-        "unknown-name",
-        "[[method]]\nname = \"wrap\"\n\n[[method]]\nname = \"wrapp\"\n",
-        ":5:8",
-        "unknown instrumentation method \"wrapp\" (this profiler has count, identity, decode, \
+    for_each_runtime(|rt| {
+        refused_file(
+            rt,
+            "malformed",
+            "[[method]]\nname = \"wrap\noptions = {}\n",
+            ":2:13",
+            "invalid basic string, expected `\"`",
+        );
+        refused_file(
+            rt,
+            "unknown-name",
+            "[[method]]\nname = \"wrap\"\n\n[[method]]\nname = \"wrapp\"\n",
+            ":5:8",
+            "unknown instrumentation method \"wrapp\" (this profiler has count, identity, decode, \
          wrap, scale, offset, faulty, listener, listener2, helper, facts, elt, elt-values, elt-slow, elt-empty, nop, nop2, nop3, nop4)",
-    );
-    refused_file(
-        "option-type",
-        "[[method]]\nname = \"scale\"\n[method.options]\nfilter = \"Work::\"\nfactor = \"2\"\n",
-        ":5:10",
-        "option `factor` of \"scale\" must be an integer, not a string",
-    );
-    refused_file(
-        "option-name",
-        "[[method]]\nname = \"wrap\"\noptions = { filter = \"CallTree.\", probe = \"native\" }\n",
-        ":3:35",
-        "instrumentation method \"wrap\" has no option `probe` (it takes filter, probes)",
-    );
-    refused(
-        &[(
-            "ILREWRITE_CONFIG",
-            OsStr::new("/nonexistent/ilrewrite.toml"),
-        )],
-        "/nonexistent/ilrewrite.toml: cannot read the configuration: No such file or directory \
+        );
+        refused_file(
+            rt,
+            "option-type",
+            "[[method]]\nname = \"scale\"\n[method.options]\nfilter = \"Work::\"\nfactor = \"2\"\n",
+            ":5:10",
+            "option `factor` of \"scale\" must be an integer, not a string",
+        );
+        refused_file(
+            rt,
+            "option-name",
+            "[[method]]\nname = \"wrap\"\noptions = { filter = \"CallTree.\", probe = \"native\" }\n",
+            ":3:35",
+            "instrumentation method \"wrap\" has no option `probe` (it takes filter, probes)",
+        );
+        refused(
+            rt,
+            &[(
+                "ILREWRITE_CONFIG",
+                OsStr::new("/nonexistent/ilrewrite.toml"),
+            )],
+            "/nonexistent/ilrewrite.toml: cannot read the configuration: No such file or directory \
          (os error 2)",
-    );
+        );
+    })
 }
 
 /// A value an instrumentation method refuses at start (probes that do not exist, a
@@ -176,43 +200,53 @@ fn a_configuration_file_with_a_mistake_rewrites_nothing() {
 /// unprofiled.
 #[test]
 fn an_option_value_refused_at_start_rewrites_nothing() {
-    let text = "[[method]]\nname = \"count\"\n\n[[method]]\nname = \"wrap\"\n\
+    for_each_runtime(|rt| {
+        let text = "[[method]]\nname = \"count\"\n\n[[method]]\nname = \"wrap\"\n\
                 [method.options]\nprobes = \"fast\"\n";
-    let path = config_file("sample-probes", text);
-    let (out, s) = run(&[("ILREWRITE_CONFIG", path.as_os_str())]);
-    let line = format!(
-        "instrumentation method wrap did not start: {}:7:10: option `probes`: \"fast\" is not \
+        let path = config_file("sample-probes", text);
+        let (out, s) = run(rt, &[("ILREWRITE_CONFIG", path.as_os_str())]);
+        let line = format!(
+            "instrumentation method wrap did not start: {}:7:10: option `probes`: \"fast\" is not \
          a kind of probes (managed, native or none)",
-        path.display()
-    );
-    assert!(out.stderr.contains(&line), "{line}\n{}", out.stderr);
-    assert_eq!(s.mode, "off", "{s:?}");
-    assert_eq!((s.jitted, s.rewritten, s.enters), (0, 0, 0), "{s:?}");
+            path.display()
+        );
+        assert!(out.stderr.contains(&line), "{line}\n{}", out.stderr);
+        assert_eq!(s.mode, "off", "{s:?}");
+        assert_eq!((s.jitted, s.rewritten, s.enters), (0, 0, 0), "{s:?}");
+    })
 }
 
 /// Both a file and a mode: which one was meant is unknown, so neither is followed.
 #[test]
 fn a_file_and_a_mode_together_rewrite_nothing() {
-    let path = config_file("sample-both", "[[method]]\nname = \"wrap\"\n");
-    refused(
-        &[
-            ("ILREWRITE_CONFIG", path.as_os_str()),
-            ("ILREWRITE_MODE", OsStr::new("wrap")),
-        ],
-        "ILREWRITE_CONFIG and ILREWRITE_MODE are both set; set one",
-    );
+    for_each_runtime(|rt| {
+        let path = config_file("sample-both", "[[method]]\nname = \"wrap\"\n");
+        refused(
+            rt,
+            &[
+                ("ILREWRITE_CONFIG", path.as_os_str()),
+                ("ILREWRITE_MODE", OsStr::new("wrap")),
+            ],
+            "ILREWRITE_CONFIG and ILREWRITE_MODE are both set; set one",
+        );
+    })
 }
 
 /// The control: the same variables, readable, do what they say.
 #[test]
 fn a_readable_configuration_is_followed() {
-    let (out, s) = run(&[
-        ("ILREWRITE_MODE", OsStr::new("wrap")),
-        ("ILREWRITE_FILTER", OsStr::new("CallTree.Work::")),
-    ]);
-    assert!(!out.stderr.contains("ilrewrite: error"), "{}", out.stderr);
-    assert_eq!(s.mode, "wrap");
-    assert!(s.rewritten > 0 && s.enters > 0, "{s:?}");
-    let (_, s) = run(&[]);
-    assert_eq!(s.mode, "count", "the default when nothing is set");
+    for_each_runtime(|rt| {
+        let (out, s) = run(
+            rt,
+            &[
+                ("ILREWRITE_MODE", OsStr::new("wrap")),
+                ("ILREWRITE_FILTER", OsStr::new("CallTree.Work::")),
+            ],
+        );
+        assert!(!out.stderr.contains("ilrewrite: error"), "{}", out.stderr);
+        assert_eq!(s.mode, "wrap");
+        assert!(s.rewritten > 0 && s.enters > 0, "{s:?}");
+        let (_, s) = run(rt, &[]);
+        assert_eq!(s.mode, "count", "the default when nothing is set");
+    })
 }

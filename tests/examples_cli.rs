@@ -12,6 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+mod clr_support;
+use clr_support::{Runtime, for_each_runtime};
+
 /// The string value starting right after `key` in a JSON line (escapes undone), if
 /// `key` occurs in it.
 fn json_string_after(line: &str, key: &str) -> Option<String> {
@@ -107,9 +110,10 @@ fn assert_fails(what: &str, out: &Output, code: i32, words: &[&str]) {
     }
 }
 
-/// A scratch directory of this test, emptied.
+/// A scratch directory of this test (and of this process: two test runs of one target
+/// directory do not share it), emptied.
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -160,7 +164,8 @@ fn roundtrip_skips_and_counts_what_is_not_an_assembly_in_a_directory() {
         1,
         &["no .NET assemblies found (1 other files skipped)"],
     );
-    let framework = ilrewrite_corpus::framework_dir().unwrap_or_else(|e| panic!("{e}"));
+    let runtime = ilrewrite_corpus::default_runtime().unwrap_or_else(|e| panic!("{e}"));
+    let framework = runtime.framework_dir();
     std::fs::copy(
         framework.join("System.Runtime.dll"),
         dir.join("System.Runtime.dll"),
@@ -178,7 +183,11 @@ fn roundtrip_skips_and_counts_what_is_not_an_assembly_in_a_directory() {
 
 #[test]
 fn disasm_selects_methods() {
-    let corelib = ilrewrite_corpus::corelib().unwrap_or_else(|e| panic!("{e}"));
+    for_each_runtime(disasm_selects_methods_of);
+}
+
+fn disasm_selects_methods_of(rt: &Runtime) {
+    let corelib = rt.corelib();
     let corelib = corelib.to_str().unwrap();
     let listed = |args: &[&str]| {
         let out = run("disasm", args);
@@ -207,12 +216,35 @@ fn disasm_selects_methods() {
         ]),
         ["// instance bool System.Collections.Generic.List`1/Enumerator::MoveNext()"]
     );
-    assert_eq!(listed(&[corelib, "System.String::Concat"]).len(), 13);
-    let by_token = listed(&[corelib, "0x060006c8"]);
+    let concats = listed(&[corelib, "System.String::Concat"]);
+    let two_strings = "// string System.String::Concat(string, string)";
+    assert!(concats.iter().any(|l| l == two_strings), "{concats:?}");
+    let token = listed_token(corelib, "System.String::Concat(string,string)");
     assert_eq!(
-        by_token,
-        ["// string System.String::Concat(string, string)"]
+        listed(&[corelib, &token]),
+        [two_strings],
+        "selected by its token {token}"
     );
+    if let Some(f) = rt.facts() {
+        assert_eq!(
+            concats.len(),
+            f.string_concat_overloads,
+            "{rt}: {concats:?}"
+        );
+    }
     let out = run("disasm", &[corelib, "System.String::NoSuchMethod"]);
     assert_fails("disasm", &out, 1, &["System.String::NoSuchMethod"]);
+}
+
+/// The token the disassembler prints (`// token 0x........`) for the one method
+/// `selector` names.
+fn listed_token(assembly: &str, selector: &str) -> String {
+    let out = run("disasm", &[assembly, selector]);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let tokens: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("// token "))
+        .collect();
+    assert_eq!(tokens.len(), 1, "{selector}: {stdout}");
+    tokens[0].split(',').next().unwrap().to_owned()
 }

@@ -1,10 +1,12 @@
 //! The public [`Instrumenter`] used as a profiler uses it, on every method body of the
-//! 165 framework assemblies of .NET Core 3.1.23: signatures through the
+//! framework assemblies of each runtime (.NET 8.0.4 and .NET Core 3.1.23): signatures
+//! through the
 //! [`MetadataSource`] trait, call sites through [`CachingResolver::for_module`], the
 //! return-value local's new signature named only after the rewrite succeeded.
 //!
-//! It must give, byte for byte, what the crate's instrumentation path gave before the
-//! `Instrumenter` existed (digests recorded then, in `tests/data/instrument-digests.txt`),
+//! It must give, byte for byte, the recorded digests (3.1.23: what the crate's
+//! instrumentation path gave before the `Instrumenter` existed, recorded then;
+//! `tests/data/instrument-digests-<version>.txt`),
 //! and what the public edit-by-edit transforms give when composed by hand
 //! ([`ReturnLocal::plan`], [`wrap_try_finally`], [`inject_epilogue`], the stack analysis
 //! and an encoder that derives every byte): the one-pass wrap and the general path are
@@ -23,6 +25,10 @@ use ilrewrite::transform::{
 };
 use ilrewrite::{Error, Instruction, MethodBody, OpCode};
 use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+
+mod clr_support;
+use clr_support::{Runtime, for_each_runtime};
 
 const ENTER: u32 = 0x0AFF_FFF0;
 const EXIT: u32 = 0x0AFF_FFF1;
@@ -118,23 +124,49 @@ fn fnv(h: &mut u64, bytes: &[u8]) {
     }
 }
 
-/// Per assembly: bodies, instrumented, refused, digest (the recorded format).
-fn recorded() -> BTreeMap<String, String> {
-    include_str!("data/instrument-digests.txt")
+/// The file of recorded digests of `rt`'s framework: `tests/data/instrument-digests-<version>.txt`.
+fn digests_path(rt: &Runtime) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(format!("instrument-digests-{}.txt", rt.version()))
+}
+
+/// Per assembly of `rt`'s framework: bodies, instrumented, refused, digest (the
+/// recorded format); `None` for a framework nothing was recorded for.
+fn recorded(rt: &Runtime) -> Option<BTreeMap<String, String>> {
+    let text = std::fs::read_to_string(digests_path(rt)).ok()?;
+    let lines = text
         .lines()
         .filter(|l| !l.starts_with('#') && !l.is_empty())
         .map(|l| {
             let (name, rest) = l.split_once(' ').expect("name and counts");
             (name.to_string(), rest.to_string())
         })
-        .collect()
+        .collect();
+    Some(lines)
 }
 
+/// The digests of each framework were recorded once (3.1.23: from the instrumentation
+/// path the crate had before the public `Instrumenter`, see the file's header; 8.0.4:
+/// from the `Instrumenter`, with every body also equal to the hand-composed rewrite);
+/// `ILREWRITE_BLESS=1` records the file of a framework anew.
 #[test]
 fn the_public_instrumenter_gives_the_recorded_bytes_on_every_framework_body() {
-    let recorded = recorded();
-    let assemblies = ilrewrite_corpus::framework_assemblies().expect("a .NET 3.1 runtime");
-    assert_eq!(assemblies.len(), 165);
+    for_each_runtime(instrument_every_framework_body);
+}
+
+fn instrument_every_framework_body(rt: &Runtime) {
+    let bless = std::env::var_os("ILREWRITE_BLESS").is_some_and(|v| v == "1");
+    let recorded = if bless { None } else { recorded(rt) };
+    let mut blessed = vec![format!(
+        "# Per assembly of the .NET {} framework: distinct IL bodies, bodies instrumented, \
+         bodies refused, and\n# the FNV-1a-64 digest of (MethodDef token, little-endian) + \
+         encoded bytes of every instrumented\n# body in MethodDef order, recorded from the \
+         public Instrumenter (ILREWRITE_BLESS=1); see\n# instrument-digests-3.1.23.txt for \
+         the instrumentation.",
+        rt.version()
+    )];
+    let assemblies = rt.framework_assemblies().unwrap_or_else(|e| panic!("{e}"));
     let mut instrumenter = instrumenter();
     let mut decoder = Decoder::new();
     let (mut body, mut copy, mut bytes) = (MethodBody::new(), MethodBody::new(), Vec::new());
@@ -191,7 +223,10 @@ fn the_public_instrumenter_gives_the_recorded_bytes_on_every_framework_body() {
         total += n;
         rewritten += ok;
         let line = format!("{n} {ok} {refused} {digest:016x}");
-        assert_eq!(recorded.get(&name), Some(&line), "{name}");
+        match &recorded {
+            Some(recorded) => assert_eq!(recorded.get(&name), Some(&line), "{rt} {name}"),
+            None => blessed.push(format!("{name} {line}")),
+        }
     }
     eprintln!(
         "bodies {total}, instrumented {rewritten}, locals added {locals_added}, equal to the \
@@ -203,9 +238,21 @@ fn the_public_instrumenter_gives_the_recorded_bytes_on_every_framework_body() {
         differing.len(),
         &differing[..differing.len().min(5)]
     );
-    assert_eq!(total, 87_194);
     assert_eq!(rewritten, total);
     assert_eq!(compared_by_hand, total);
+    if let Some(f) = rt.facts() {
+        assert_eq!(assemblies.len(), f.assemblies);
+        assert_eq!(total, f.distinct_bodies);
+    }
+    if bless {
+        blessed.push(String::new());
+        std::fs::write(digests_path(rt), blessed.join("\n")).expect("digests written");
+    } else {
+        assert!(
+            recorded.is_some() || rt.facts().is_none(),
+            "no digests recorded for {rt}"
+        );
+    }
 }
 
 /// The caching resolver one module's JIT callbacks share from many threads: it is
@@ -213,10 +260,15 @@ fn the_public_instrumenter_gives_the_recorded_bytes_on_every_framework_body() {
 /// uncached resolver gives.
 #[test]
 fn a_module_resolver_is_shared_by_threads() {
+    for_each_runtime(|rt| {
+        let data = std::fs::read(rt.corelib()).expect("reads");
+        share_a_module_resolver(&data);
+    });
+}
+
+fn share_a_module_resolver(data: &[u8]) {
     fn shareable<T: Send + Sync>(_: &T) {}
-    let path = ilrewrite_corpus::corelib().expect("a .NET 3.1 runtime");
-    let data = std::fs::read(path).expect("reads");
-    let asm = Assembly::parse(&data).expect("parses");
+    let asm = Assembly::parse(data).expect("parses");
     let shared = CachingResolver::for_module(&asm);
     shareable(&shared);
     let uncached = MetadataResolver::new(&asm);

@@ -10,6 +10,9 @@ use proptest::prelude::*;
 use std::collections::HashSet;
 use std::path::PathBuf;
 
+mod clr_support;
+use clr_support::{Runtime, for_each_runtime};
+
 // ---- a minimal .NET image, built in memory ------------------------------------------
 
 /// Knobs for [`build`].
@@ -1010,14 +1013,9 @@ proptest! {
 
 // ---- the real framework assemblies --------------------------------------------------
 
-/// The directory holding the .NET Core 3.1.23 framework assemblies (provisioned on
-/// first use, or the installation named by `ILREWRITE_DOTNET_ROOT` / `DOTNET_ROOT`).
-fn framework_dir() -> PathBuf {
-    ilrewrite_corpus::framework_dir().unwrap_or_else(|e| panic!("no .NET runtime: {e}"))
-}
-
-fn framework_dlls() -> Vec<PathBuf> {
-    ilrewrite_corpus::framework_assemblies().unwrap_or_else(|e| panic!("no .NET runtime: {e}"))
+fn framework_dlls(rt: &Runtime) -> Vec<PathBuf> {
+    rt.framework_assemblies()
+        .unwrap_or_else(|e| panic!("no .NET runtime: {e}"))
 }
 
 /// Whether `b` can start a StandAloneSig blob: LOCAL_SIG (0x07) or a method calling
@@ -1029,8 +1027,11 @@ fn is_standalone_sig_start(b: u8) -> bool {
 
 #[test]
 fn framework_assemblies() {
-    let dlls = framework_dlls();
-    assert_eq!(dlls.len(), 165, "expected the 165 framework assemblies");
+    for_each_runtime(read_every_framework_assembly);
+}
+
+fn read_every_framework_assembly(rt: &Runtime) {
+    let dlls = framework_dlls(rt);
     let (mut methods, mut bodies, mut sigs, mut member_refs, mut specs) = (0, 0, 0, 0, 0);
     let mut r2r = 0;
     let mut names = NameCounts::default();
@@ -1096,7 +1097,14 @@ fn framework_assemblies() {
          {sigs} StandAloneSigs, {member_refs} MemberRefs, {specs} MethodSpecs",
         dlls.len()
     );
-    assert_eq!(methods, 101_912);
+    let system_runtime = std::fs::read(rt.framework_dir().join("System.Runtime.dll")).unwrap();
+    let system_runtime_r2r = Assembly::parse(&system_runtime).unwrap().is_ready_to_run();
+    if let Some(f) = rt.facts() {
+        assert_eq!(dlls.len(), f.assemblies);
+        assert_eq!(r2r, f.ready_to_run_assemblies);
+        assert_eq!(methods, f.method_defs);
+        assert_eq!(system_runtime_r2r, f.system_runtime_is_ready_to_run);
+    }
 }
 
 /// What [`NameCounts::add`] resolved over the framework.
@@ -1176,9 +1184,14 @@ impl NameCounts {
 
 #[test]
 fn corelib_facts() {
-    let dir = framework_dir();
-    let data = std::fs::read(dir.join("System.Private.CoreLib.dll")).unwrap();
-    let asm = Assembly::parse(&data).unwrap();
+    for_each_runtime(|rt| {
+        let data = std::fs::read(rt.corelib()).unwrap();
+        corelib_facts_of(rt, &data);
+    });
+}
+
+fn corelib_facts_of(rt: &Runtime, data: &[u8]) {
+    let asm = Assembly::parse(data).unwrap();
     assert!(asm.is_ready_to_run());
     let mut with_body = 0;
     let mut rvas = HashSet::new();
@@ -1189,9 +1202,19 @@ fn corelib_facts() {
             rvas.insert(m.rva);
         }
     }
-    assert_eq!(asm.row_count(TableId::MethodDef), 21_220);
-    assert_eq!(with_body, 19_586);
-    assert_eq!(rvas.len(), 17_490);
+    println!(
+        "{rt} CoreLib: {} MethodDefs, {with_body} with a body, {} distinct",
+        asm.row_count(TableId::MethodDef),
+        rvas.len()
+    );
+    if let Some(f) = rt.facts() {
+        assert_eq!(
+            asm.row_count(TableId::MethodDef) as usize,
+            f.corelib_method_defs
+        );
+        assert_eq!(with_body, f.corelib_bodies);
+        assert_eq!(rvas.len(), f.corelib_distinct_bodies);
+    }
 }
 
 /// Runs `cases` random mutations of `data` through parse + [`exercise`]; flips land in
@@ -1232,7 +1255,10 @@ fn fuzz_real(data: &[u8], window: usize, cases: u32) {
 
 #[test]
 fn mutated_framework_assemblies_never_panic() {
-    let dir = framework_dir();
+    for_each_runtime(|rt| mutate_framework_assemblies(&rt.framework_dir()));
+}
+
+fn mutate_framework_assemblies(dir: &std::path::Path) {
     for (name, cases) in [
         ("System.Runtime.CompilerServices.Unsafe.dll", 256),
         ("System.Net.WebProxy.dll", 256),

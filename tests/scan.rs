@@ -51,52 +51,78 @@ fn agree(
 mod corelib {
     use super::*;
     use ilrewrite::pe::Assembly;
+    use ilrewrite_corpus::Runtime;
     use std::collections::HashSet;
     use std::sync::OnceLock;
 
-    /// The bytes of System.Private.CoreLib, read once.
-    pub fn data() -> &'static [u8] {
-        static DATA: OnceLock<Vec<u8>> = OnceLock::new();
+    /// Each runtime's System.Private.CoreLib and its bytes, read once.
+    fn corelibs() -> &'static [(&'static Runtime, Vec<u8>)] {
+        static DATA: OnceLock<Vec<(&'static Runtime, Vec<u8>)>> = OnceLock::new();
         DATA.get_or_init(|| {
-            let path = ilrewrite_corpus::corelib().expect("a .NET 3.1 runtime");
-            std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+            let runtimes = ilrewrite_corpus::runtimes().unwrap_or_else(|e| panic!("{e}"));
+            runtimes
+                .iter()
+                .map(|rt| {
+                    let path = rt.corelib();
+                    let data =
+                        std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                    (rt, data)
+                })
+                .collect()
         })
     }
 
-    /// The distinct IL bodies of CoreLib (by RVA), each running to the end of its section.
+    /// The distinct IL bodies (by RVA) of the CoreLib in `data`, each running to the end
+    /// of its section.
+    fn distinct_bodies(data: &'static [u8]) -> Vec<&'static [u8]> {
+        let asm = Assembly::parse(data).expect("CoreLib parses");
+        let mut seen = HashSet::new();
+        asm.methods()
+            .map(|m| m.expect("CoreLib metadata is well-formed"))
+            .filter(|m| m.is_il() && seen.insert(m.rva))
+            .filter_map(|m| m.body)
+            .collect()
+    }
+
+    /// The distinct IL bodies of every runtime's CoreLib: what the mutations start from.
     pub fn bodies() -> &'static [&'static [u8]] {
         static BODIES: OnceLock<Vec<&'static [u8]>> = OnceLock::new();
         BODIES.get_or_init(|| {
-            let asm = Assembly::parse(data()).expect("CoreLib parses");
-            let mut seen = HashSet::new();
-            asm.methods()
-                .map(|m| m.expect("CoreLib metadata is well-formed"))
-                .filter(|m| m.is_il() && seen.insert(m.rva))
-                .filter_map(|m| m.body)
+            corelibs()
+                .iter()
+                .flat_map(|(_, data)| distinct_bodies(data))
                 .collect()
         })
     }
 
     #[test]
     fn scan_agrees_with_the_decoder_on_every_corelib_body() {
-        let bodies = bodies();
-        assert_eq!(bodies.len(), 17_490);
-        let (mut decoder, mut body) = (Decoder::new(), MethodBody::new());
-        let mut instructions = 0usize;
-        let mut code_bytes = 0usize;
-        for (i, bytes) in bodies.iter().enumerate() {
-            let extent = agree(bytes, &mut decoder, &mut body)
-                .unwrap_or_else(|e| panic!("body {i}: {e}"))
-                .unwrap_or_else(|| panic!("body {i}: the decoder rejects it"));
-            instructions += extent.instructions as usize;
-            code_bytes += extent.code_size as usize;
-            // The scan sees only the body: what follows it does not matter.
-            assert_eq!(scan_body(&bytes[..extent.len]), Ok(extent), "body {i}");
+        for (rt, data) in corelibs() {
+            let bodies = distinct_bodies(data);
+            let (mut decoder, mut body) = (Decoder::new(), MethodBody::new());
+            let mut instructions = 0usize;
+            let mut code_bytes = 0usize;
+            for (i, bytes) in bodies.iter().enumerate() {
+                let extent = agree(bytes, &mut decoder, &mut body)
+                    .unwrap_or_else(|e| panic!("{rt} body {i}: {e}"))
+                    .unwrap_or_else(|| panic!("{rt} body {i}: the decoder rejects it"));
+                instructions += extent.instructions as usize;
+                code_bytes += extent.code_size as usize;
+                // The scan sees only the body: what follows it does not matter.
+                assert_eq!(scan_body(&bytes[..extent.len]), Ok(extent), "{rt} body {i}");
+            }
+            // corpus_roundtrip checks the code size through the decoder; the instruction
+            // count is over distinct bodies, each counted once.
+            println!(
+                "{rt}: {} bodies, {code_bytes} bytes, {instructions} instructions",
+                bodies.len()
+            );
+            if let Some(f) = rt.facts() {
+                assert_eq!(bodies.len(), f.corelib_distinct_bodies, "{rt}");
+                assert_eq!(code_bytes, f.corelib_code_bytes, "{rt}");
+                assert_eq!(instructions, f.corelib_instructions, "{rt}");
+            }
         }
-        // corpus_roundtrip checks the code size through the decoder; the instruction
-        // count is over distinct bodies, each counted once.
-        assert_eq!(code_bytes, 984_975);
-        assert_eq!(instructions, 416_531);
     }
 
     /// A CoreLib body, trimmed to its length, with a few bytes overwritten.

@@ -1,7 +1,7 @@
 //! `tail.` calls through entry/exit instrumentation, on real IL.
 //!
-//! C# never emits the `tail.` prefix: the 165 assemblies of the .NET Core 3.1.23
-//! framework have none (recorded by the first test). The F# compiler emits thousands, so
+//! C# never emits the `tail.` prefix: the framework assemblies of .NET 8.0.4 and .NET
+//! Core 3.1.23 have none (recorded by the first test). The F# compiler emits thousands, so
 //! these tests run on the F# corpus of `ilrewrite_corpus::fsharp_assemblies` (the F#
 //! compiler service, `FSharp.Core` and the Fable compiler: about 83,000 distinct bodies):
 //!
@@ -32,6 +32,9 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+mod clr_support;
+use clr_support::{Runtime, for_each_runtime};
+
 /// One assembly's file name and bytes.
 struct File {
     name: String,
@@ -48,14 +51,13 @@ fn read_all(paths: &[PathBuf]) -> Vec<File> {
         .collect()
 }
 
-/// The framework assemblies, read once per test binary.
-fn framework() -> &'static [File] {
-    static FILES: OnceLock<Vec<File>> = OnceLock::new();
-    FILES.get_or_init(|| {
-        let paths = ilrewrite_corpus::framework_assemblies().expect("a .NET 3.1 runtime");
-        assert_eq!(paths.len(), 165);
-        read_all(&paths)
-    })
+/// The framework assemblies of `rt`.
+fn framework(rt: &Runtime) -> Vec<File> {
+    let paths = rt.framework_assemblies().unwrap_or_else(|e| panic!("{e}"));
+    if let Some(f) = rt.facts() {
+        assert_eq!(paths.len(), f.assemblies);
+    }
+    read_all(&paths)
 }
 
 /// The F# assemblies, read once per test binary (downloaded once per target directory).
@@ -125,12 +127,26 @@ fn examples(list: &[(String, u32)], n: usize) -> String {
 
 // ---- 1. the framework has no tail calls ------------------------------------------------
 
-/// Records that the .NET Core 3.1.23 framework has no `tail.` prefix at all (C# never
-/// emits one): the framework corpus cannot test kept tail calls, hence the F# corpus.
+/// Records that neither framework (.NET 8.0.4, .NET Core 3.1.23) has a `tail.` prefix
+/// at all (C# never emits one): the framework corpus cannot test kept tail calls, hence
+/// the F# corpus.
 #[test]
 fn the_framework_has_no_tail_calls() {
+    for_each_runtime(|rt| {
+        let (bodies, with_tail, prefixes) = tail_prefixes(&framework(rt));
+        println!(
+            "{rt} framework: {bodies} distinct bodies, {with_tail} with a tail. prefix \
+             ({prefixes} prefixes)"
+        );
+        assert!(bodies > 80_000, "{bodies}");
+        assert_eq!((with_tail, prefixes), (0, 0));
+    });
+}
+
+/// Distinct bodies, bodies with a `tail.` prefix, and prefixes in `files`.
+fn tail_prefixes(files: &[File]) -> (usize, usize, usize) {
     let (mut bodies, mut with_tail, mut prefixes) = (0, 0, 0);
-    for file in framework() {
+    for file in files {
         let asm = Assembly::parse(&file.data).expect("parses");
         for_each_body(&asm, |b| {
             bodies += 1;
@@ -139,12 +155,7 @@ fn the_framework_has_no_tail_calls() {
             with_tail += usize::from(n > 0);
         });
     }
-    println!(
-        "framework: {bodies} distinct bodies in 165 assemblies, {with_tail} with a tail. \
-         prefix ({prefixes} prefixes)"
-    );
-    assert!(bodies > 80_000, "{bodies}");
-    assert_eq!((with_tail, prefixes), (0, 0));
+    (bodies, with_tail, prefixes)
 }
 
 // ---- 2. F# tail calls kept --------------------------------------------------------------
@@ -846,9 +857,11 @@ fn report_entry_only(label: &str, r: &EntryOnly) {
 /// by its length, no clause or local added, `jmp` kept.
 #[test]
 fn entry_only_instrumentation_of_the_framework_adds_only_the_entry_code() {
-    let r = entry_only_over(framework());
-    report_entry_only("framework", &r);
-    assert!(r.bodies > 80_000, "{r:?}");
+    for_each_runtime(|rt| {
+        let r = entry_only_over(&framework(rt));
+        report_entry_only(&format!("{rt} framework"), &r);
+        assert!(r.bodies > 80_000, "{r:?}");
+    });
 }
 
 /// Neither corpus has a `jmp`: a body of its own shows entry-only instrumentation keeps

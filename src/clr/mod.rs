@@ -70,7 +70,8 @@ pub use runtime::guard;
 pub use runtime::{
     AssemblyInfo, AssemblyName, AssemblyReferenceProvider, ClassInfo, ClrError, ClrResult,
     CodegenFlags, CodegenFlagsError, FieldOffset, FunctionControl, FunctionInfo, InfoVtbl,
-    InlinerIl, MethodReference, ModuleFacts, ModuleInfo, ModuleMetadata, ProfilerInfo,
+    InlinerIl, MethodReference, ModuleFacts, ModuleInfo, ModuleMetadata, ProfilerInfo, RuntimeKind,
+    RuntimeVersion,
 };
 pub use sys::{
     AppDomainID, AssemblyID, ClassID, ComVtable, CorPrfHighMonitor, CorPrfMonitor, FreeThreaded,

@@ -651,64 +651,68 @@ mod tests {
 
     /// The one-pass wrap gives, id for id, what the edit-by-edit wrap gives with the same
     /// code, with the same outcome or refusal, on every distinct body of
-    /// System.Private.CoreLib: with straight-line snippets and with branching ones.
+    /// System.Private.CoreLib of each runtime: with straight-line snippets and with
+    /// branching ones.
     #[cfg(feature = "pe")]
     #[test]
     fn the_one_pass_wrap_is_the_edit_by_edit_wrap_on_real_bodies() {
         use crate::analysis::CachingResolver;
         use crate::pe::Assembly;
-        let path = ilrewrite_corpus::corelib().expect("a .NET 3.1 runtime");
-        let data = std::fs::read(&path).expect("reads");
-        let asm = Assembly::parse(&data).expect("parses");
-        let module = CachingResolver::for_module(&asm);
-        let resolver = |op: OpCode, token: u32| match token {
-            HOOK => Ok(CallEffect { pops: 1, pushes: 0 }),
-            _ => module.call_effect(op, token),
-        };
-        let plain = {
-            let mut b = Snippet::builder();
-            b.method_id();
-            b.push(Instruction::with_token(OpCode::Call, HOOK));
-            b.finish().unwrap()
-        };
-        let mut epilogue = Snippet::builder();
-        epilogue.return_local(OpCode::Ldloc);
-        epilogue.push(Instruction::with_token(OpCode::Call, HOOK));
-        let epilogue = epilogue.finish().unwrap();
-        for (entry, exit) in [(plain.clone(), plain), (guarded(), guarded())] {
-            let code = InstrumentationCode {
-                entry,
-                exit,
-                epilogue_value: epilogue.clone(),
-                epilogue_void: guarded(),
-                tail_call: None,
+        let runtimes = ilrewrite_corpus::runtimes().unwrap_or_else(|e| panic!("{e}"));
+        for runtime in runtimes {
+            let data = std::fs::read(runtime.corelib()).expect("reads");
+            let asm = Assembly::parse(&data).expect("parses");
+            let module = CachingResolver::for_module(&asm);
+            let resolver = |op: OpCode, token: u32| match token {
+                HOOK => Ok(CallEffect { pops: 1, pushes: 0 }),
+                _ => module.call_effect(op, token),
             };
-            let mut fast = Instrumenter::new(code.clone()).unwrap();
-            let mut slow = Instrumenter::new(code).unwrap();
-            slow.general_path_only = true;
-            let (mut seen, mut checked) = (std::collections::HashSet::new(), 0);
-            let mut decoder = crate::body::Decoder::new();
-            for method in asm.methods().flatten() {
-                let Some(bytes) = method.body else { continue };
-                if !method.is_il() || !seen.insert(method.rva) {
-                    continue;
+            let plain = {
+                let mut b = Snippet::builder();
+                b.method_id();
+                b.push(Instruction::with_token(OpCode::Call, HOOK));
+                b.finish().unwrap()
+            };
+            let mut epilogue = Snippet::builder();
+            epilogue.return_local(OpCode::Ldloc);
+            epilogue.push(Instruction::with_token(OpCode::Call, HOOK));
+            let epilogue = epilogue.finish().unwrap();
+            for (entry, exit) in [(plain.clone(), plain), (guarded(), guarded())] {
+                let code = InstrumentationCode {
+                    entry,
+                    exit,
+                    epilogue_value: epilogue.clone(),
+                    epilogue_void: guarded(),
+                    tail_call: None,
+                };
+                let mut fast = Instrumenter::new(code.clone()).unwrap();
+                let mut slow = Instrumenter::new(code).unwrap();
+                slow.general_path_only = true;
+                let (mut seen, mut checked) = (std::collections::HashSet::new(), 0);
+                let mut decoder = crate::body::Decoder::new();
+                for method in asm.methods().flatten() {
+                    let Some(bytes) = method.body else { continue };
+                    if !method.is_il() || !seen.insert(method.rva) {
+                        continue;
+                    }
+                    let mut a = MethodBody::new();
+                    decoder.decode_into(bytes, &mut a).expect("decodes");
+                    let mut b = a.clone();
+                    let token = method.token;
+                    let context =
+                        MethodContext::from_metadata(&asm, token, &a, token as i32).unwrap();
+                    let x = fast
+                        .instrument(&mut a, &context, &resolver)
+                        .map(|d| (d.returns, d.max_stack));
+                    let y = slow
+                        .instrument(&mut b, &context, &resolver)
+                        .map(|d| (d.returns, d.max_stack));
+                    assert_eq!(x, y, "{token:08x}");
+                    assert_eq!(format!("{a:?}"), format!("{b:?}"), "{token:08x}");
+                    checked += 1;
                 }
-                let mut a = MethodBody::new();
-                decoder.decode_into(bytes, &mut a).expect("decodes");
-                let mut b = a.clone();
-                let token = method.token;
-                let context = MethodContext::from_metadata(&asm, token, &a, token as i32).unwrap();
-                let x = fast
-                    .instrument(&mut a, &context, &resolver)
-                    .map(|d| (d.returns, d.max_stack));
-                let y = slow
-                    .instrument(&mut b, &context, &resolver)
-                    .map(|d| (d.returns, d.max_stack));
-                assert_eq!(x, y, "{token:08x}");
-                assert_eq!(format!("{a:?}"), format!("{b:?}"), "{token:08x}");
-                checked += 1;
+                assert!(checked > 17_000, "{checked}");
             }
-            assert!(checked > 17_000, "{checked}");
         }
     }
 

@@ -1,5 +1,6 @@
-//! Running the .NET test programs of `tests/programs/` under the provisioned
-//! CoreCLR 3.1.23, with or without a profiler, and reading the sample profiler's summary.
+//! Running the .NET test programs of `tests/programs/` under each runtime the tests run
+//! on (.NET 8.0.4 and .NET Core 3.1.23, or the one `ILREWRITE_DOTNET_ROOT` names), with
+//! or without a profiler, and reading the sample profiler's summary.
 //!
 //! Include it from a test file with `mod clr_support;`. It uses `std` and
 //! `ilrewrite_corpus` only, so it compiles with or without the `clr` feature.
@@ -7,15 +8,19 @@
 //! * [`program`] is the path of a committed program (`tests/programs/bin/<name>.exe`);
 //!   [`PROGRAMS`] lists them with their exit codes and [`expected_stdout`] gives the
 //!   checked-in output of an unprofiled run.
-//! * [`run_unprofiled`] and [`run_profiled`] run one and return its [`Output`]. A run
-//!   that outlives [`timeout`] is killed and the test panics.
+//! * [`for_each_runtime`] runs a test's body once on each runtime
+//!   (`ilrewrite_corpus::runtimes`) and names the runtimes it failed on.
+//! * [`run_unprofiled`] and [`run_profiled`] run one on a runtime and return its
+//!   [`Output`]. A run that outlives [`timeout`] is killed and the test panics.
 //! * [`Summary::parse`] reads the summary the sample profiler prints on stderr at
 //!   shutdown; the format is documented on [`Summary`].
 //! * [`sample_profiler`] builds the sample profiler (`examples/profiler/`, a cdylib)
 //!   for the profile the test binary was built with and returns its path.
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 
+pub use ilrewrite_corpus::Runtime;
 use std::io::Read;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
@@ -280,15 +285,36 @@ const PROFILER_VARS: &[&str] = &[
     "CORECLR_PROFILER_PATH_ARM64",
 ];
 
-/// A [`Command`] running the program at `exe` with `dotnet` from
-/// `ilrewrite_corpus::dotnet_command` (the provisioned runtime and its environment),
-/// no profiler variables, and the program's directory as working directory.
+/// Runs `test` once on each runtime of `ilrewrite_corpus::runtimes` (newest first),
+/// each run after the previous one returned or failed, with a line on stdout naming the
+/// runtime (shown with a failing test's output). A failure on one runtime does not keep
+/// the others from running; afterwards the test fails naming every runtime it failed
+/// on (each failure's own message is printed where it happened). With a single
+/// runtime, its failure is re-raised as it was.
 ///
 /// # Panics
 ///
-/// If the runtime cannot be found or provisioned.
-pub fn command_for(exe: &Path) -> Command {
-    let mut cmd = ilrewrite_corpus::dotnet_command().unwrap_or_else(|e| panic!("{e}"));
+/// If the runtimes cannot be found or provisioned, or `test` failed on any of them.
+pub fn for_each_runtime(test: impl Fn(&'static Runtime)) {
+    let runtimes = ilrewrite_corpus::runtimes().unwrap_or_else(|e| panic!("{e}"));
+    let mut failed = Vec::new();
+    for rt in runtimes {
+        println!("=== on {rt} ({})", rt.root().display());
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| test(rt))) {
+            if runtimes.len() == 1 {
+                resume_unwind(panic);
+            }
+            failed.push(rt.to_string());
+        }
+    }
+    assert!(failed.is_empty(), "failed on {}", failed.join(" and "));
+}
+
+/// A [`Command`] running the program at `exe` on runtime `rt` (its `dotnet` host and
+/// environment, `Runtime::command`), no profiler variables, and the program's
+/// directory as working directory.
+pub fn command_for(rt: &Runtime, exe: &Path) -> Command {
+    let mut cmd = rt.command();
     for var in PROFILER_VARS {
         cmd.env_remove(var);
     }
@@ -349,16 +375,16 @@ pub fn run_command(mut cmd: Command) -> Output {
     }
 }
 
-/// Runs a committed program ([`program`]) without a profiler.
+/// Runs a committed program ([`program`]) on `rt` without a profiler.
 ///
 /// # Panics
 ///
-/// As [`program`], [`command_for`] and [`run_command`].
-pub fn run_unprofiled(name: &str) -> Output {
-    run_command(command_for(&program(name)))
+/// As [`program`] and [`run_command`].
+pub fn run_unprofiled(rt: &Runtime, name: &str) -> Output {
+    run_command(command_for(rt, &program(name)))
 }
 
-/// Runs a committed program ([`program`]) with a profiler:
+/// Runs a committed program ([`program`]) on `rt` with a profiler:
 /// `CORECLR_ENABLE_PROFILING=1`, `CORECLR_PROFILER={clsid}` (braces added unless
 /// `clsid` has them), `CORECLR_PROFILER_PATH=<profiler_so made absolute>`, then `env`
 /// (which may override any of these, or set e.g. `COMPlus_TieredCompilation=0`).
@@ -366,8 +392,14 @@ pub fn run_unprofiled(name: &str) -> Output {
 /// # Panics
 ///
 /// As [`run_unprofiled`], or if `profiler_so` cannot be made absolute.
-pub fn run_profiled(name: &str, profiler_so: &Path, clsid: &str, env: &[(&str, &str)]) -> Output {
-    let mut cmd = command_for(&program(name));
+pub fn run_profiled(
+    rt: &Runtime,
+    name: &str,
+    profiler_so: &Path,
+    clsid: &str,
+    env: &[(&str, &str)],
+) -> Output {
+    let mut cmd = command_for(rt, &program(name));
     profile(&mut cmd, profiler_so, clsid);
     cmd.envs(env.iter().copied());
     run_command(cmd)
@@ -395,10 +427,12 @@ pub fn profile(cmd: &mut Command, profiler_so: &Path, clsid: &str) {
 // The sample profiler's summary
 // ---------------------------------------------------------------------------------------
 
-/// Writes `text` as configuration file `name`.toml for the sample profiler
-/// (`ILREWRITE_CONFIG`) in the tests' temporary directory; returns its path.
+/// Writes `text` as configuration file `name`-PID.toml for the sample profiler
+/// (`ILREWRITE_CONFIG`) in the tests' temporary directory (the process id keeps two
+/// test runs of one target directory apart); returns its path.
 pub fn config_file(name: &str, text: &str) -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.toml"));
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("{name}-{}.toml", std::process::id()));
     std::fs::write(&path, text).expect("the configuration file is written");
     path
 }
@@ -484,6 +518,10 @@ pub struct Summary {
     /// The reason lines: (reason, count), in the order printed.
     pub reasons: Vec<(String, u64)>,
 }
+
+/// The start of the line the crate's manager logs once, at start: the runtime it is in
+/// (`ilrewrite: runtime CoreCLR 8.0.4.0 (8.0.4)`).
+pub const RUNTIME_LINE: &str = "ilrewrite: runtime ";
 
 /// The start of the summary line.
 pub const SUMMARY_PREFIX: &str = "ilrewrite: mode ";
@@ -771,7 +809,7 @@ pub const DIAL_EMITTED: i32 = 7;
 /// program if it is still running.
 ///
 /// ```ignore
-/// let mut dial = Interactive::start(command_for(&program("Dial")));
+/// let mut dial = Interactive::start(command_for(rt, &program("Dial")));
 /// assert_eq!(dial.answer("later"), ["Later 30"]);
 /// let out = dial.finish();
 /// ```

@@ -20,10 +20,12 @@ mod classes;
 mod hooks;
 mod names;
 mod rejit;
+mod version;
 
 pub use classes::{ClassInfo, FieldOffset};
 pub use names::AssemblyInfo;
 pub use rejit::InlinerIl;
+pub use version::{RuntimeKind, RuntimeVersion};
 
 /// The function, class, module and token of a `FunctionID`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

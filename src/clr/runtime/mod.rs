@@ -17,7 +17,7 @@ pub use facts::ModuleFacts;
 pub use function_control::{CodegenFlags, CodegenFlagsError, FunctionControl};
 pub use info::{
     AssemblyInfo, ClassInfo, FieldOffset, FunctionInfo, InfoVtbl, InlinerIl, ModuleInfo,
-    ProfilerInfo,
+    ProfilerInfo, RuntimeKind, RuntimeVersion,
 };
 pub use metadata::{AssemblyName, MethodReference, ModuleMetadata};
 pub use provider::AssemblyReferenceProvider;

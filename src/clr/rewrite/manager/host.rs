@@ -389,9 +389,23 @@ impl Manager {
             rewriter,
             counts: self.counts.clone(),
         });
-        let rejit = self
-            .rejit
-            .map(|callers| Arc::new(ReJitController::new(hosting.clone(), callers)));
+        let runtime = match info.runtime_version() {
+            Ok(runtime) => {
+                log::write(&format!("runtime {runtime}"));
+                Some(runtime)
+            }
+            Err(e) => {
+                log::write(&format!("the runtime's version is not known: {e}"));
+                None
+            }
+        };
+        let rejit = self.rejit.map(|callers| {
+            Arc::new(ReJitController::new(
+                hosting.clone(),
+                callers,
+                runtime.as_ref(),
+            ))
+        });
         #[cfg(unix)]
         let mut dial = None;
         #[cfg(unix)]

@@ -22,7 +22,7 @@ use super::super::rejit::{FailedAt, IlTarget, MethodKey, ReJitMachine, ReJitStag
 use super::hosting::Hosting;
 use super::plan::{InliningCallers, Plan, describe};
 use crate::clr::log;
-use crate::clr::runtime::{ClrError, CodegenFlags, FunctionControl, InlinerIl};
+use crate::clr::runtime::{ClrError, CodegenFlags, FunctionControl, InlinerIl, RuntimeVersion};
 use crate::clr::sys::{FunctionID, HResult, ModuleID, ReJITID, mdMethodDef};
 
 /// Counts of the ReJIT work, for reports and tests.
@@ -90,12 +90,23 @@ pub(crate) struct ReJitController {
     wake: Condvar,
     served: Condvar,
     callers: InliningCallers,
+    /// Whether methods without a `MethodDesc` must be requested without their
+    /// inliners (a bug of the runtime in hand: see
+    /// [`RuntimeVersion::rejit_with_inliners_needs_a_method_desc`]).
+    inliners_need_a_method_desc: bool,
     pub(crate) counts: ReJitCounts,
 }
 
 impl ReJitController {
-    pub(crate) fn new(hosting: Arc<Hosting>, callers: InliningCallers) -> ReJitController {
+    /// A controller for the runtime `runtime` (`None`: not known, every workaround on).
+    pub(crate) fn new(
+        hosting: Arc<Hosting>,
+        callers: InliningCallers,
+        runtime: Option<&RuntimeVersion>,
+    ) -> ReJitController {
         ReJitController {
+            inliners_need_a_method_desc: runtime
+                .is_none_or(RuntimeVersion::rejit_with_inliners_needs_a_method_desc),
             hosting,
             // With callers recompiled, a RequestRevert could bring back a caller's first
             // native code with an old copy of a callee inside (see `without_reverts`).
@@ -231,11 +242,12 @@ impl ReJitController {
             // UpdateJitInlinerActiveILVersions): for a method whose type has not loaded
             // yet (a pre-ReJIT, a method of a module that just loaded) it crashes the
             // process. Such a method has no compiled code, so no caller inlined it: a
-            // plain RequestReJIT is all it needs.
+            // plain RequestReJIT is all it needs. Only where the runtime needs it.
             let (with_inliners, plain): (Vec<MethodKey>, Vec<MethodKey>) = match self.callers {
-                InliningCallers::Recompile => rejit
+                InliningCallers::Recompile if self.inliners_need_a_method_desc => rejit
                     .iter()
                     .partition(|k| info.function_from_token(k.module, k.token).is_ok()),
+                InliningCallers::Recompile => (rejit.to_vec(), Vec::new()),
                 InliningCallers::Leave => (Vec::new(), rejit.to_vec()),
             };
             if !with_inliners.is_empty() {
