@@ -1056,9 +1056,9 @@ enum Exit {
 }
 
 /// Waits until process `pid` (a child not yet waited for) has ended: its
-/// `/proc/PID/stat` says zombie, or it is gone. Bounded by 20 s.
+/// `/proc/PID/stat` says zombie, or it is gone. Bounded by 60 s.
 fn wait_for_end(pid: u32) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(60);
     while Instant::now() < deadline {
         match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
             Err(_) => return true,
@@ -1083,12 +1083,15 @@ fn wait_for_end(pid: u32) -> bool {
 /// program ends: `Main` returning, `Environment.Exit` from another managed thread, an
 /// unhandled exception on another thread; four runs of each, tiering on and off. The
 /// program ends as it would unprofiled (code 29, code 57, `SIGABRT` with the
-/// exception on stderr), within 10 s, never by another signal; every connection ends
+/// exception on stderr), within 10 s (60 s for the abort, which the requests still
+/// being made delay: see the test's body), never by another signal; every connection ends
 /// with the end of the stream or `error: the profiler is shutting down`.
 ///
-/// Before the fix (the ReJIT driver kept calling the runtime after `Shutdown`), 1 in
-/// 6 runs of this test's programs crashed (SIGSEGV in `RequestReJIT`); see the
-/// commit that added it for the measured rates.
+/// Before the shutdown gate (the ReJIT driver kept calling the runtime after
+/// `Shutdown`), 1 of 62 of its program runs on CoreCLR 3.1.23 died of SIGSEGV in
+/// `RequestReJITWithInliners` (an `Environment.Exit` run) and 0 of 63 on .NET 8.0.4;
+/// the older test above crashed 1 of its first 6 runs on 3.1. `ILREWRITE_EXIT_RUNS`
+/// sets the runs per tiering (6 by default; 100 on each runtime for an evidence run).
 #[test]
 fn the_program_exits_at_random_points_under_load() {
     const SPAM: [&str; 10] = [
@@ -1171,7 +1174,16 @@ fn the_program_exits_at_random_points_under_load() {
                     );
                 }
             }
-            assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
+            // No `Shutdown` comes before the abort, so the driver goes on making the
+            // requests the connections ask for until the process dies, each suspending
+            // the runtime: the abort then took 10 to more than 20 s on a machine
+            // loaded 7-fold (and writing a core file adds to it). Slow, but the end
+            // unprofiled; what this test guards there is the signal.
+            let bound = match exit {
+                Exit::Unhandled => Duration::from_secs(60),
+                _ => Duration::from_secs(10),
+            };
+            assert!(elapsed < bound, "{exit:?}: {elapsed:?}");
             for spammer in spammers {
                 let end = spammer.join().expect("a spammer panicked");
                 *ended.entry(format!("{exit:?}: {end}")).or_default() += 1;
