@@ -49,6 +49,15 @@
 //              `seen Plain 10 count M`; the counts vary from run to run. Without
 //              threads running it prints `not started`.
 //   gc         GC.Collect(); GC.WaitForPendingFinalizers(); prints `gc`.
+//   exit N     starts a thread that calls Environment.Exit(N) (0 <= N <= 255): the
+//              process ends with code N from that thread, while the main thread waits
+//              for the next line (answered `done` at once; nothing else is printed, and
+//              the exit may come before or after the `done`). For tests of an exit that
+//              does not come through Main returning.
+//   throw      starts a thread that throws InvalidOperationException("Dial: thrown by
+//              request") and does not catch it: the runtime prints it on stderr and
+//              aborts the process (SIGABRT, status 134 from a shell), Main never returns.
+//              Answered `done` at once, like `exit`.
 //   quit       see above.
 //   (empty)    an empty line is answered with `done` alone.
 //   anything else
@@ -262,6 +271,16 @@ namespace Dial
                     GC.WaitForPendingFinalizers();
                     Console.Out.WriteLine("gc");
                     return;
+                case "exit":
+                    if (words.Length != 2 || !Count(words[1], 255, out n))
+                        break;
+                    Ending.Exit(n);
+                    return;
+                case "throw":
+                    if (words.Length != 1)
+                        break;
+                    Ending.Throw();
+                    return;
             }
             Console.Out.WriteLine("unknown " + line);
         }
@@ -410,6 +429,27 @@ namespace Dial
                 Console.Out.WriteLine("seen " + name + " "
                     + value.ToString(CultureInfo.InvariantCulture) + " count "
                     + counts[value].ToString(CultureInfo.InvariantCulture));
+        }
+    }
+
+    // The ends that do not come through Main returning (after every other type, so the
+    // tokens of the methods above stay as they were).
+    static class Ending
+    {
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        internal static void Exit(int code)
+        {
+            var thread = new Thread(() => Environment.Exit(code));
+            thread.IsBackground = true;
+            thread.Start();
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        internal static void Throw()
+        {
+            var thread = new Thread(() => { throw new InvalidOperationException("Dial: thrown by request"); });
+            thread.IsBackground = true;
+            thread.Start();
         }
     }
 }

@@ -55,8 +55,15 @@ macro_rules! for_each_callback {
                 Initialize => initialize(info: ProfilerInfo) -> Result<(), HResult> = Ok(()),
                     custom initialize_thunk;
                 /// The process is exiting (not called if it exits without running the
-                /// runtime's shutdown, e.g. on `exit` from native code). After it, the
-                /// layer writes the counts of throttled log lines
+                /// runtime's shutdown, e.g. on `exit` from native code or an unhandled
+                /// exception). Before it, the layer closes the shutdown gate: from then
+                /// on, a call into the runtime from outside a callback (from the
+                /// profiler's own threads included) is refused with
+                /// [`ClrError::ShuttingDown`](crate::clr::ClrError::ShuttingDown), and the
+                /// calls those threads had started are waited for, at most
+                /// [`SHUTDOWN_WAIT`](crate::clr::guard::SHUTDOWN_WAIT) (after
+                /// `Shutdown` returns, the runtime frees what such a call would use).
+                /// After it, the layer writes the counts of throttled log lines
                 /// ([`log::flush_repeats`](crate::clr::log::flush_repeats)).
                 Shutdown => shutdown() -> () = (), custom shutdown_thunk;
                 AppDomainCreationStarted => app_domain_creation_started(app_domain: AppDomainID);

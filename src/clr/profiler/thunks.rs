@@ -22,7 +22,7 @@ use super::callbacks::{Profiler, for_each_callback};
 use crate::clr::com::ComPtr;
 use crate::clr::com::object::{self, ComObject};
 use crate::clr::log::{self, log_panic};
-use crate::clr::runtime::guard::CallbackScope;
+use crate::clr::runtime::guard::{CallbackScope, SHUTDOWN_WAIT, close_for_shutdown};
 use crate::clr::runtime::{AssemblyReferenceProvider, FunctionControl, ProfilerInfo};
 use crate::clr::sys::callback::{
     ICorProfilerCallback2Vtbl, ICorProfilerCallback3Vtbl, ICorProfilerCallback4Vtbl,
@@ -388,8 +388,11 @@ impl<P: Profiler> CallbackObject<P> {
         })
     }
 
-    /// `Shutdown`: the profiler's [`Profiler::shutdown`], then the counts of the log
-    /// lines throttled so far ([`log::flush_repeats`]).
+    /// `Shutdown`: closes the shutdown gate ([`close_for_shutdown`]: no call outside a
+    /// callback reaches the runtime from now on, and the calls the profiler's own
+    /// threads had started are waited for, at most [`SHUTDOWN_WAIT`]), then the
+    /// profiler's [`Profiler::shutdown`], then the counts of the log lines throttled so
+    /// far ([`log::flush_repeats`]).
     ///
     /// # Safety
     /// `this` as for [`Self::from_this`].
@@ -397,6 +400,13 @@ impl<P: Profiler> CallbackObject<P> {
         // SAFETY: as in `initialize_thunk`.
         let object = unsafe { Self::from_this(this) };
         dispatch("shutdown", HResult::E_FAIL, || {
+            if let Err(left) = close_for_shutdown(SHUTDOWN_WAIT) {
+                log::write(&format!(
+                    "shutdown: {left} runtime call(s) of the profiler's threads still under way \
+                     after {} s; the runtime's shutdown goes on",
+                    SHUTDOWN_WAIT.as_secs()
+                ));
+            }
             object.profiler.shutdown();
             log::flush_repeats();
             HResult::S_OK

@@ -24,6 +24,14 @@ pub enum ClrError {
         /// The method refused.
         method: &'static str,
     },
+    /// Refused by the shutdown gate before calling: the runtime's `Shutdown` has
+    /// arrived, after which a call from outside a callback is undefined behaviour (see
+    /// [`super::guard`]).
+    #[error("{method} not called: the runtime is shutting down")]
+    ShuttingDown {
+        /// The method refused.
+        method: &'static str,
+    },
     /// The runtime's `ICorProfilerInfo` is older than the version the method needs.
     #[error("{method} needs ICorProfilerInfo{needs}; the runtime gives ICorProfilerInfo{has}")]
     NotAvailable {
@@ -65,7 +73,8 @@ pub type ClrResult<T> = Result<T, ClrError>;
 /// The `HRESULT` a callback answers for an error (so that `?` works in a
 /// [`Profiler`](crate::clr::Profiler) method): the runtime's own code for
 /// [`ClrError::Failed`], `CORPROF_E_UNSUPPORTED_CALL_SEQUENCE` for a call the guard
-/// refused, `E_NOINTERFACE` for an interface version the runtime lacks, `E_INVALIDARG`
+/// refused, `CORPROF_E_PROFILER_DETACHING` for one refused at shutdown,
+/// `E_NOINTERFACE` for an interface version the runtime lacks, `E_INVALIDARG`
 /// for a length out of range, `E_FAIL` otherwise.
 impl From<ClrError> for HResult {
     fn from(error: ClrError) -> HResult {
@@ -74,6 +83,7 @@ impl From<ClrError> for HResult {
             ClrError::UnsupportedCallSequence { .. } => {
                 HResult::CORPROF_E_UNSUPPORTED_CALL_SEQUENCE
             }
+            ClrError::ShuttingDown { .. } => HResult::CORPROF_E_PROFILER_DETACHING,
             ClrError::NotAvailable { .. } => HResult::E_NOINTERFACE,
             ClrError::LengthOverflow { .. } => HResult::E_INVALIDARG,
             ClrError::Unexpected { .. } => HResult::E_FAIL,

@@ -4,7 +4,7 @@
 use core::ffi::c_void;
 
 use super::error::{ClrError, ClrResult, check, from_ulong, to_ulong};
-use super::guard::CallContext;
+use super::guard::{CallContext, RuntimeCall, enter_runtime};
 use crate::clr::com::ComPtr;
 use crate::clr::sys::{
     AssemblyID, ClassID, ComVtable, CorIlMap, CorPrfHighMonitor, CorPrfModuleFlags, CorPrfMonitor,
@@ -62,6 +62,20 @@ pub struct ProfilerInfo {
     version: u32,
 }
 
+/// A vtable to make one call through, with the shutdown gate's count of that call
+/// ([`RuntimeCall`]): the call is made while this lives.
+struct Gated<'a, V> {
+    vtbl: &'a V,
+    _call: RuntimeCall,
+}
+
+impl<V> core::ops::Deref for Gated<'_, V> {
+    type Target = V;
+    fn deref(&self) -> &V {
+        self.vtbl
+    }
+}
+
 impl ProfilerInfo {
     /// Queries `unknown` (the `IUnknown*` that `ICorProfilerCallback::Initialize`
     /// receives) for the newest `ICorProfilerInfo` it implements, down to the first.
@@ -110,18 +124,20 @@ impl ProfilerInfo {
         self.version
     }
 
-    /// The guard: refuses `method` in an asynchronous context unless it is safe there.
-    fn guard(&self, method: &'static str) -> ClrResult<()> {
-        if CallContext::current().allows(method) {
-            Ok(())
-        } else {
-            Err(ClrError::UnsupportedCallSequence { method })
+    /// The guards: refuses `method` in an asynchronous context unless it is safe there,
+    /// and any call outside a callback once the runtime is shutting down (the shutdown
+    /// gate, [`super::guard`]); the call, counted by the gate while it lasts.
+    fn guard(&self, method: &'static str) -> ClrResult<RuntimeCall> {
+        if !CallContext::current().allows(method) {
+            return Err(ClrError::UnsupportedCallSequence { method });
         }
+        enter_runtime().ok_or(ClrError::ShuttingDown { method })
     }
 
-    /// The vtable at version `V::VERSION`'s layout, after the guard.
-    fn at<V: InfoVtbl>(&self, method: &'static str) -> ClrResult<&V> {
-        self.guard(method)?;
+    /// The vtable at version `V::VERSION`'s layout, after the guards; the call is to be
+    /// made through the value returned, which keeps it counted by the shutdown gate.
+    fn at<V: InfoVtbl>(&self, method: &'static str) -> ClrResult<Gated<'_, V>> {
+        let call = self.guard(method)?;
         let needs = V::VERSION;
         if self.version < needs {
             return Err(ClrError::NotAvailable {
@@ -138,7 +154,8 @@ impl ProfilerInfo {
         // vouches for. Interface versions only append methods, so the object's vtable
         // starts with `V`'s slots; it lives while `self.ptr` holds its reference, which
         // outlives the borrow.
-        Ok(unsafe { &**(self.ptr.as_raw() as *const *const V) })
+        let vtbl = unsafe { &**(self.ptr.as_raw() as *const *const V) };
+        Ok(Gated { vtbl, _call: call })
     }
 
     fn raw(&self) -> *mut c_void {
@@ -153,13 +170,13 @@ impl ProfilerInfo {
     /// initialization); [`ClrError::NotAvailable`] for high flags before version 5.
     pub fn set_event_mask(&self, low: CorPrfMonitor, high: CorPrfHighMonitor) -> ClrResult<()> {
         if self.version >= 5 {
-            let v: &ICorProfilerInfo5Vtbl = self.at("SetEventMask2")?;
+            let v = self.at::<ICorProfilerInfo5Vtbl>("SetEventMask2")?;
             // SAFETY: a live ICorProfilerInfo5; plain values.
             check("SetEventMask2", unsafe {
                 (v.SetEventMask2)(self.raw(), low.bits(), high.bits())
             })
         } else if high.is_empty() {
-            let v: &ICorProfilerInfoVtbl = self.at("SetEventMask")?;
+            let v = self.at::<ICorProfilerInfoVtbl>("SetEventMask")?;
             // SAFETY: a live ICorProfilerInfo; a plain value.
             check("SetEventMask", unsafe {
                 (v.SetEventMask)(self.raw(), low.bits())
@@ -178,7 +195,7 @@ impl ProfilerInfo {
     /// # Errors
     /// [`ClrError::Failed`] for an id the runtime does not know.
     pub fn function_info(&self, function: FunctionID) -> ClrResult<FunctionInfo> {
-        let v: &ICorProfilerInfoVtbl = self.at("GetFunctionInfo")?;
+        let v = self.at::<ICorProfilerInfoVtbl>("GetFunctionInfo")?;
         let (mut class, mut module, mut token) = (0, 0, 0);
         // SAFETY: a live ICorProfilerInfo; the out-pointers are valid locals.
         check("GetFunctionInfo", unsafe {
@@ -198,7 +215,7 @@ impl ProfilerInfo {
     /// [`ClrError::Failed`] when the runtime has none yet (the method's type not loaded),
     /// for a generic method's instantiation, or a module unloading.
     pub fn function_from_token(&self, module: ModuleID, token: mdToken) -> ClrResult<FunctionID> {
-        let v: &ICorProfilerInfoVtbl = self.at("GetFunctionFromToken")?;
+        let v = self.at::<ICorProfilerInfoVtbl>("GetFunctionFromToken")?;
         let mut function = 0;
         // SAFETY: a live ICorProfilerInfo; the out-pointer is a valid local.
         check("GetFunctionFromToken", unsafe {
@@ -233,7 +250,7 @@ impl ProfilerInfo {
         let (mut base, mut assembly, mut flags) = (core::ptr::null(), 0, 0);
         let name = names::read_name(method, 260, |buf, capacity, len| {
             if self.version >= 3 {
-                let v: &ICorProfilerInfo3Vtbl = self.at(method)?;
+                let v = self.at::<ICorProfilerInfo3Vtbl>(method)?;
                 // SAFETY: a live ICorProfilerInfo3; `buf` has `capacity` writable units
                 // and the other out-pointers are valid locals.
                 Ok(unsafe {
@@ -249,7 +266,7 @@ impl ProfilerInfo {
                     )
                 })
             } else {
-                let v: &ICorProfilerInfoVtbl = self.at(method)?;
+                let v = self.at::<ICorProfilerInfoVtbl>(method)?;
                 // SAFETY: a live ICorProfilerInfo; `buf` has `capacity` writable units
                 // and the other out-pointers are valid locals.
                 Ok(unsafe {
@@ -285,7 +302,7 @@ impl ProfilerInfo {
         token: mdToken,
         out: &mut Vec<u8>,
     ) -> ClrResult<()> {
-        let v: &ICorProfilerInfoVtbl = self.at("GetILFunctionBody")?;
+        let v = self.at::<ICorProfilerInfoVtbl>("GetILFunctionBody")?;
         let (mut header, mut size) = (core::ptr::null(), 0u32);
         // SAFETY: a live ICorProfilerInfo; valid out-pointers.
         check("GetILFunctionBody", unsafe {
@@ -318,7 +335,7 @@ impl ProfilerInfo {
         token: mdToken,
         body: &[u8],
     ) -> ClrResult<()> {
-        let v: &ICorProfilerInfoVtbl = self.at("GetILFunctionBodyAllocator")?;
+        let v = self.at::<ICorProfilerInfoVtbl>("GetILFunctionBodyAllocator")?;
         let mut malloc = core::ptr::null_mut();
         // SAFETY: a live ICorProfilerInfo; a valid out-pointer.
         check("GetILFunctionBodyAllocator", unsafe {
@@ -343,7 +360,7 @@ impl ProfilerInfo {
         // must stay alive, which is the runtime's business), `body` has `len` bytes, and
         // they cannot overlap.
         unsafe { core::ptr::copy_nonoverlapping(body.as_ptr(), dest, body.len()) };
-        let v: &ICorProfilerInfoVtbl = self.at("SetILFunctionBody")?;
+        let v = self.at::<ICorProfilerInfoVtbl>("SetILFunctionBody")?;
         // SAFETY: a live ICorProfilerInfo; `dest` holds the whole body.
         check("SetILFunctionBody", unsafe {
             (v.SetILFunctionBody)(self.raw(), module, token, dest)
@@ -356,7 +373,7 @@ impl ProfilerInfo {
     /// # Errors
     /// [`ClrError::Failed`] when the runtime refuses the map.
     pub fn set_il_instrumented_code_map(&self, function: FunctionID, map: &IlMap) -> ClrResult<()> {
-        let v: &ICorProfilerInfoVtbl = self.at("SetILInstrumentedCodeMap")?;
+        let v = self.at::<ICorProfilerInfoVtbl>("SetILInstrumentedCodeMap")?;
         let n = to_ulong(
             "SetILInstrumentedCodeMap",
             "IL map entries",
@@ -383,7 +400,7 @@ impl ProfilerInfo {
     /// [`ClrError::Failed`] (`CORPROF_E_NOT_MANAGED_THREAD` on a thread the runtime does
     /// not know).
     pub fn current_thread_id(&self) -> ClrResult<ThreadID> {
-        let v: &ICorProfilerInfoVtbl = self.at("GetCurrentThreadID")?;
+        let v = self.at::<ICorProfilerInfoVtbl>("GetCurrentThreadID")?;
         let mut id = 0;
         // SAFETY: a live ICorProfilerInfo; a valid out-pointer.
         check("GetCurrentThreadID", unsafe {
@@ -403,7 +420,7 @@ impl ProfilerInfo {
         module: ModuleID,
         write: bool,
     ) -> ClrResult<ComPtr<V>> {
-        let v: &ICorProfilerInfoVtbl = self.at("GetModuleMetaData")?;
+        let v = self.at::<ICorProfilerInfoVtbl>("GetModuleMetaData")?;
         let mut out = core::ptr::null_mut();
         // SAFETY: a live ICorProfilerInfo; the IID and out-pointer are valid for the call;
         // on success `out` receives an owned pointer to the interface `V::IID` names.

@@ -4,6 +4,7 @@
 use core::ffi::c_void;
 
 use super::error::{ClrError, ClrResult, check, from_ulong, to_ulong};
+use super::guard::{RuntimeCall, enter_runtime};
 use super::info::ProfilerInfo;
 use crate::clr::com::ComPtr;
 use crate::clr::sys::{
@@ -152,17 +153,31 @@ impl ModuleMetadata {
         Ok(import.as_raw() as usize)
     }
 
-    /// The import to read through: the read-write one once it exists.
-    fn import(&self) -> (&IMetaDataImport2Vtbl, *mut c_void) {
+    /// The import to read through (the read-write one once it exists), with the
+    /// shutdown gate's count of the call to be made through it ([`RuntimeCall`]: keep
+    /// it until the call returned).
+    ///
+    /// # Errors
+    /// [`ClrError::ShuttingDown`] once the runtime's `Shutdown` arrived (outside a
+    /// callback).
+    fn import(&self) -> ClrResult<(&IMetaDataImport2Vtbl, *mut c_void, RuntimeCall)> {
+        let call = enter_runtime().ok_or(ClrError::ShuttingDown {
+            method: "IMetaDataImport2",
+        })?;
         let import = match self.0.write.get() {
             Some(Ok((import, _))) => import,
             _ => &self.0.import,
         };
-        (import.vtbl(), import.as_raw())
+        Ok((import.vtbl(), import.as_raw(), call))
     }
 
-    /// The emitter, the module's metadata opened for writing on first use.
-    fn emit(&self, method: &'static str) -> ClrResult<(&IMetaDataEmit2Vtbl, *mut c_void)> {
+    /// The emitter, the module's metadata opened for writing on first use, with the
+    /// shutdown gate's count of the call (as for [`ModuleMetadata::import`]).
+    fn emit(
+        &self,
+        method: &'static str,
+    ) -> ClrResult<(&IMetaDataEmit2Vtbl, *mut c_void, RuntimeCall)> {
+        let call = enter_runtime().ok_or(ClrError::ShuttingDown { method })?;
         let opened = self.0.write.get_or_init(|| {
             let import: ComPtr<IMetaDataImport2Vtbl> =
                 self.0.info.module_metadata(self.0.module, true)?;
@@ -175,7 +190,7 @@ impl ModuleMetadata {
             Ok((import, emit))
         });
         match opened {
-            Ok((_, emit)) => Ok((emit.vtbl(), emit.as_raw())),
+            Ok((_, emit)) => Ok((emit.vtbl(), emit.as_raw(), call)),
             Err(e) => Err(match e {
                 ClrError::Failed { hr, .. } => ClrError::Failed { method, hr: *hr },
                 other => other.clone(),
@@ -189,7 +204,7 @@ impl ModuleMetadata {
     /// # Errors
     /// [`ClrError::Failed`] for a token the module does not define.
     pub fn type_def_flags(&self, type_def: mdToken) -> ClrResult<u32> {
-        let (v, this) = self.import();
+        let (v, this, _call) = self.import()?;
         let (mut needed, mut flags) = (0u32, 0u32);
         // SAFETY: a live import; no name buffer (a null buffer of 0 units is allowed, the
         // needed length goes to `needed`), `flags` a valid out-pointer, extends null.
@@ -223,7 +238,7 @@ impl ModuleMetadata {
     /// [`ClrError::Failed`] when the metadata cannot be opened for writing or the
     /// runtime refuses the blob.
     pub fn token_from_sig(&self, signature: &[u8]) -> ClrResult<mdToken> {
-        let (v, this) = self.emit("GetTokenFromSig")?;
+        let (v, this, _call) = self.emit("GetTokenFromSig")?;
         let len = to_ulong("GetTokenFromSig", "signature length", signature.len())?;
         let mut token = 0;
         // SAFETY: a live IMetaDataEmit2; the blob, `len` bytes (all of it), is read during
@@ -240,7 +255,7 @@ impl ModuleMetadata {
     /// # Errors
     /// As [`ModuleMetadata::token_from_sig`].
     pub fn define_type_ref(&self, scope: mdToken, name: &str) -> ClrResult<mdToken> {
-        let (v, this) = self.emit("DefineTypeRefByName")?;
+        let (v, this, _call) = self.emit("DefineTypeRefByName")?;
         let name: Vec<u16> = name.encode_utf16().chain([0]).collect();
         let mut token = 0;
         // SAFETY: a live IMetaDataEmit2; `name` is NUL-terminated UTF-16 read during the
@@ -262,7 +277,7 @@ impl ModuleMetadata {
         name: &str,
         signature: &[u8],
     ) -> ClrResult<mdToken> {
-        let (v, this) = self.emit("DefineMemberRef")?;
+        let (v, this, _call) = self.emit("DefineMemberRef")?;
         let len = to_ulong("DefineMemberRef", "signature length", signature.len())?;
         let name: Vec<u16> = name.encode_utf16().chain([0]).collect();
         let mut token = 0;
@@ -294,7 +309,7 @@ impl ModuleMetadata {
     /// # Errors
     /// When the runtime does not open the module's metadata for writing.
     pub fn emit_ptr(&self) -> ClrResult<&ComPtr<IMetaDataEmit2Vtbl>> {
-        self.emit("IMetaDataEmit2")?;
+        let (_, _, _opened) = self.emit("IMetaDataEmit2")?;
         match self.0.write.get() {
             Some(Ok((_, emit))) => Ok(emit),
             _ => Err(ClrError::Unexpected {
@@ -363,7 +378,7 @@ fn split_name(full: String) -> (String, String) {
 
 impl MetadataSource for ModuleMetadata {
     fn signature(&self, token: u32) -> Result<&[u8]> {
-        let (v, this) = self.import();
+        let (v, this, _call) = self.import().map_err(|e| bad(token, e))?;
         let (mut ptr, mut len) = (core::ptr::null(), 0u32);
         let null = core::ptr::null_mut();
         // SAFETY (every arm): a live IMetaDataImport2; out-pointers are valid locals or
@@ -410,7 +425,7 @@ impl MetadataSource for ModuleMetadata {
                 what: "not a MethodSpec token",
             });
         }
-        let (v, this) = self.import();
+        let (v, this, _call) = self.import().map_err(|e| bad(token, e))?;
         let (mut parent, mut ptr, mut len) = (0, core::ptr::null(), 0u32);
         // SAFETY: a live IMetaDataImport2; valid out-pointers.
         let hr = unsafe { (v.GetMethodSpecProps)(this, token, &mut parent, &mut ptr, &mut len) };
@@ -419,7 +434,7 @@ impl MetadataSource for ModuleMetadata {
     }
 
     fn type_name(&self, token: u32) -> Result<TypeName> {
-        let (v, this) = self.import();
+        let (v, this, _call) = self.import().map_err(|e| bad(token, e))?;
         match token_table(token) {
             table::TYPE_DEF => {
                 let full = read_string("GetTypeDefProps", |buf, cap, needed| {
@@ -495,7 +510,7 @@ impl MetadataSource for ModuleMetadata {
                 what: "not a TypeDef token",
             });
         }
-        let (v, this) = self.import();
+        let (v, this, _call) = self.import().map_err(|e| bad(type_def, e))?;
         let (mut needed, mut extends) = (0u32, 0u32);
         // SAFETY: a live import; no name buffer (a null buffer of 0 units is allowed, the
         // needed length goes to `needed`), the flags null, `extends` a valid out-pointer.
@@ -518,7 +533,7 @@ impl MetadataSource for ModuleMetadata {
     }
 
     fn member_name(&self, token: u32) -> Result<MemberName> {
-        let (v, this) = self.import();
+        let (v, this, _call) = self.import().map_err(|e| bad(token, e))?;
         let mut owner = 0;
         let null = core::ptr::null_mut();
         let name = match token_table(token) {
@@ -562,7 +577,7 @@ impl MetadataSource for ModuleMetadata {
     }
 
     fn user_string(&self, token: u32) -> Result<Vec<u16>> {
-        let (v, this) = self.import();
+        let (v, this, _call) = self.import().map_err(|e| bad(token, e))?;
         let mut buf = vec![0u16; 256];
         loop {
             let capacity = to_ulong("GetUserString", "string buffer length", buf.len())
@@ -585,7 +600,7 @@ impl MetadataSource for ModuleMetadata {
     }
 
     fn generic_param_name(&self, owner: u32, index: u32) -> Option<String> {
-        let (v, this) = self.import();
+        let (v, this, _call) = self.import().ok()?;
         let mut handle: HCorEnum = core::ptr::null_mut();
         let mut params = [0u32; 64];
         let mut count = 0u32;

@@ -3,16 +3,34 @@
 
 use super::rejit_control::{Change, ReJitControl};
 use crate::clr::rewrite::control::{Command, Dial};
+use crate::clr::runtime::guard::is_shutting_down;
+
+/// The answer to a command once the runtime is shutting down.
+const SHUTTING_DOWN: &str = "the profiler is shutting down";
 
 /// `instrument`, `revert`, `original` and `flags` select methods among the loaded
 /// modules and change what they run ([`ReJitControl::select_and_apply`], which waits
 /// until the runtime was asked); `state` lists [`ReJitControl::states`]. A command that selects
 /// nothing or names an instrumentation method or options the manager refuses changes
 /// nothing and says why.
+///
+/// Once the runtime's `Shutdown` arrived, every command but `help` is answered
+/// `error: the profiler is shutting down` without a call into the runtime (a command
+/// carried out meanwhile gets that answer, or its connection is closed).
 impl Dial for ReJitControl {
     fn execute(&self, command: &Command) -> Result<Vec<String>, String> {
+        if is_shutting_down() && !matches!(command, Command::Help) {
+            return Err(SHUTTING_DOWN.to_owned());
+        }
         let (selector, change) = match command {
-            Command::State => return Ok(self.states()),
+            Command::State => {
+                let states = self.states();
+                return match is_shutting_down() {
+                    // Names read after Shutdown arrived were refused ("?").
+                    true => Err(SHUTTING_DOWN.to_owned()),
+                    false => Ok(states),
+                };
+            }
             Command::Help => return Ok(crate::clr::rewrite::control::help_lines()),
             Command::Instrument {
                 selector,
@@ -32,7 +50,12 @@ impl Dial for ReJitControl {
             Command::Flags { selector, flags } => (selector, Change::Flags(*flags)),
         };
         let method = selector.method.as_deref();
-        let count = self.select_and_apply(&selector.type_name, method, &change)?;
-        Ok(vec![format!("changed {count} method(s)")])
+        match self.select_and_apply(&selector.type_name, method, &change) {
+            Ok(count) => Ok(vec![format!("changed {count} method(s)")]),
+            // Shutdown arrived while it was carried out: its runtime calls were refused,
+            // which is why it failed.
+            Err(_) if is_shutting_down() => Err(SHUTTING_DOWN.to_owned()),
+            Err(why) => Err(why),
+        }
     }
 }

@@ -22,6 +22,7 @@ use super::super::rejit::{FailedAt, IlTarget, MethodKey, ReJitMachine, ReJitStag
 use super::hosting::Hosting;
 use super::plan::{InliningCallers, Plan, describe};
 use crate::clr::log;
+use crate::clr::runtime::guard::is_shutting_down;
 use crate::clr::runtime::{ClrError, CodegenFlags, FunctionControl, InlinerIl, RuntimeVersion};
 use crate::clr::sys::{FunctionID, HResult, ModuleID, ReJITID, mdMethodDef};
 
@@ -166,12 +167,13 @@ impl ReJitController {
     /// Waits until the driver made the batch of ask `ask` (and everything before).
     ///
     /// # Errors
-    /// When it did not within [`WAIT_FOR_DRIVER`], or the driver stopped.
+    /// When it did not within [`WAIT_FOR_DRIVER`], or the driver stopped, or the
+    /// runtime is shutting down (the driver makes no more requests then).
     pub(crate) fn wait_served(&self, ask: u64) -> Result<(), String> {
         let deadline = Instant::now() + WAIT_FOR_DRIVER;
         let mut signal = self.signal();
         while signal.served < ask {
-            if signal.stop {
+            if signal.stop || is_shutting_down() {
                 return Err("the profiler is shutting down".to_owned());
             }
             let now = Instant::now();
@@ -203,7 +205,10 @@ impl ReJitController {
                         .wait(signal)
                         .unwrap_or_else(PoisonError::into_inner);
                 }
-                if signal.stop {
+                // Once the runtime's Shutdown arrived, no request may reach it (the
+                // shutdown gate would refuse them): the driver ends, and the requests
+                // waiting for it give up.
+                if signal.stop || is_shutting_down() {
                     self.served.notify_all();
                     return;
                 }
@@ -257,10 +262,9 @@ impl ReJitController {
                     answer => answer,
                 };
                 if let Err(e) = answer {
-                    log::write(&format!(
-                        "RequestReJITWithInliners of {} methods: {e}",
-                        methods.len()
-                    ));
+                    log_unless_shutting_down(&e, || {
+                        format!("RequestReJITWithInliners of {} methods: {e}", methods.len())
+                    });
                     self.machine()
                         .request_failed(&with_inliners, HResult::from(e));
                 }
@@ -268,7 +272,9 @@ impl ReJitController {
             if !plain.is_empty() {
                 let methods = pairs(&plain);
                 if let Err(e) = info.request_rejit(&methods) {
-                    log::write(&format!("RequestReJIT of {} methods: {e}", methods.len()));
+                    log_unless_shutting_down(&e, || {
+                        format!("RequestReJIT of {} methods: {e}", methods.len())
+                    });
                     self.machine().request_failed(&plain, HResult::from(e));
                 }
             }
@@ -284,7 +290,9 @@ impl ReJitController {
                     }
                 }
                 Err(e) => {
-                    log::write(&format!("RequestRevert of {} methods: {e}", methods.len()));
+                    log_unless_shutting_down(&e, || {
+                        format!("RequestRevert of {} methods: {e}", methods.len())
+                    });
                     let status = HResult::from(e);
                     let mut machine = self.machine();
                     for key in revert {
@@ -609,6 +617,14 @@ impl ReJitController {
             let keep = modules.len() * 2;
             modules.shrink_to(keep);
         }
+    }
+}
+
+/// Logs a failed request, unless the runtime refused it because it is shutting down
+/// (the shutdown gate refuses every request made after `Shutdown`: nothing is wrong).
+fn log_unless_shutting_down(error: &ClrError, line: impl FnOnce() -> String) {
+    if !matches!(error, ClrError::ShuttingDown { .. }) {
+        log::write(&line());
     }
 }
 

@@ -38,7 +38,7 @@ impl ProfilerInfo {
     /// [`ClrError::Failed`](crate::clr::runtime::ClrError) when the type cannot be
     /// loaded, or is generic.
     pub fn class_from_type_def(&self, module: ModuleID, type_def: mdTypeDef) -> ClrResult<ClassID> {
-        let v: &ICorProfilerInfo2Vtbl = self.at("GetClassFromTokenAndTypeArgs")?;
+        let v = self.at::<ICorProfilerInfo2Vtbl>("GetClassFromTokenAndTypeArgs")?;
         let mut class = 0;
         // SAFETY: a live ICorProfilerInfo2; no type arguments; the out-pointer is a
         // valid local.
@@ -62,7 +62,7 @@ impl ProfilerInfo {
     /// [`ClrError::Failed`](crate::clr::runtime::ClrError) for an id the runtime does
     /// not know, or a class not fully loaded.
     pub fn class_info(&self, class: ClassID) -> ClrResult<ClassInfo> {
-        let v: &ICorProfilerInfo2Vtbl = self.at("GetClassIDInfo2")?;
+        let v = self.at::<ICorProfilerInfo2Vtbl>("GetClassIDInfo2")?;
         let (mut module, mut type_def, mut parent, mut type_args) = (0, 0, 0, 0);
         // SAFETY: a live ICorProfilerInfo2; a zero-length type-argument array (only
         // their count is asked for); the out-pointers are valid locals.
@@ -94,7 +94,7 @@ impl ProfilerInfo {
     /// or one not loaded.
     pub fn class_layout(&self, class: ClassID) -> ClrResult<(Vec<FieldOffset>, u32)> {
         const METHOD: &str = "GetClassLayout";
-        let v: &ICorProfilerInfo2Vtbl = self.at(METHOD)?;
+        let v = self.at::<ICorProfilerInfo2Vtbl>(METHOD)?;
         let (mut count, mut size) = (0u32, 0u32);
         // SAFETY: a live ICorProfilerInfo2; an empty array asks for the count only.
         check(METHOD, unsafe {

@@ -24,7 +24,7 @@ impl ProfilerInfo {
     /// A failure of the runtime's call.
     pub fn event_mask(&self) -> ClrResult<(CorPrfMonitor, CorPrfHighMonitor)> {
         if self.version >= 5 {
-            let v: &ICorProfilerInfo5Vtbl = self.at("GetEventMask2")?;
+            let v = self.at::<ICorProfilerInfo5Vtbl>("GetEventMask2")?;
             let (mut low, mut high) = (0, 0);
             // SAFETY: a live ICorProfilerInfo5; the out-pointers are valid locals.
             check("GetEventMask2", unsafe {
@@ -35,7 +35,7 @@ impl ProfilerInfo {
                 CorPrfHighMonitor::from_bits_retain(high),
             ))
         } else {
-            let v: &ICorProfilerInfoVtbl = self.at("GetEventMask")?;
+            let v = self.at::<ICorProfilerInfoVtbl>("GetEventMask")?;
             let mut low = 0;
             // SAFETY: a live ICorProfilerInfo; the out-pointer is a valid local.
             check("GetEventMask", unsafe {
@@ -63,7 +63,7 @@ impl ProfilerInfo {
         mapper: FunctionIDMapper2,
         client_data: *mut c_void,
     ) -> ClrResult<()> {
-        let v: &ICorProfilerInfo3Vtbl = self.at("SetFunctionIDMapper2")?;
+        let v = self.at::<ICorProfilerInfo3Vtbl>("SetFunctionIDMapper2")?;
         // SAFETY: a live ICorProfilerInfo3; the caller vouches for the mapper and data.
         check("SetFunctionIDMapper2", unsafe {
             (v.SetFunctionIDMapper2)(self.raw(), Some(mapper), client_data)
@@ -88,7 +88,7 @@ impl ProfilerInfo {
         leave: FunctionLeave3,
         tailcall: FunctionTailcall3,
     ) -> ClrResult<()> {
-        let v: &ICorProfilerInfo3Vtbl = self.at("SetEnterLeaveFunctionHooks3")?;
+        let v = self.at::<ICorProfilerInfo3Vtbl>("SetEnterLeaveFunctionHooks3")?;
         // SAFETY: a live ICorProfilerInfo3; the caller vouches for the hooks.
         check("SetEnterLeaveFunctionHooks3", unsafe {
             (v.SetEnterLeaveFunctionHooks3)(self.raw(), Some(enter), Some(leave), Some(tailcall))
@@ -112,7 +112,7 @@ impl ProfilerInfo {
         leave: FunctionLeave3WithInfo,
         tailcall: FunctionTailcall3WithInfo,
     ) -> ClrResult<()> {
-        let v: &ICorProfilerInfo3Vtbl = self.at("SetEnterLeaveFunctionHooks3WithInfo")?;
+        let v = self.at::<ICorProfilerInfo3Vtbl>("SetEnterLeaveFunctionHooks3WithInfo")?;
         // SAFETY: a live ICorProfilerInfo3; the caller vouches for the hooks.
         check("SetEnterLeaveFunctionHooks3WithInfo", unsafe {
             (v.SetEnterLeaveFunctionHooks3WithInfo)(

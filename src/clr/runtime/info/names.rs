@@ -56,7 +56,7 @@ impl ProfilerInfo {
     /// does not know or not loaded far enough (`CORPROF_E_DATAINCOMPLETE`).
     pub fn assembly_info(&self, assembly: AssemblyID) -> ClrResult<AssemblyInfo> {
         const METHOD: &str = "GetAssemblyInfo";
-        let v: &ICorProfilerInfoVtbl = self.at(METHOD)?;
+        let v = self.at::<ICorProfilerInfoVtbl>(METHOD)?;
         let (mut app_domain, mut manifest_module) = (0, 0);
         let name = read_name(METHOD, 128, |buf, capacity, len| {
             // SAFETY: a live ICorProfilerInfo; `buf` has `capacity` writable units and
@@ -88,7 +88,7 @@ impl ProfilerInfo {
     /// does not know.
     pub fn app_domain_name(&self, app_domain: AppDomainID) -> ClrResult<String> {
         const METHOD: &str = "GetAppDomainInfo";
-        let v: &ICorProfilerInfoVtbl = self.at(METHOD)?;
+        let v = self.at::<ICorProfilerInfoVtbl>(METHOD)?;
         let mut process = 0;
         read_name(METHOD, 128, |buf, capacity, len| {
             // SAFETY: a live ICorProfilerInfo; `buf` has `capacity` writable units and

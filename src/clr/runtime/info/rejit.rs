@@ -47,7 +47,7 @@ impl ProfilerInfo {
     /// not enabled at initialization: `CORPROF_E_REJIT_NOT_ENABLED`).
     pub fn request_rejit(&self, methods: &[(ModuleID, mdMethodDef)]) -> ClrResult<()> {
         const METHOD: &str = "RequestReJIT";
-        let v: &ICorProfilerInfo4Vtbl = self.at(METHOD)?;
+        let v = self.at::<ICorProfilerInfo4Vtbl>(METHOD)?;
         if methods.is_empty() {
             return Ok(());
         }
@@ -73,7 +73,7 @@ impl ProfilerInfo {
         inliners: InlinerIl,
     ) -> ClrResult<()> {
         const METHOD: &str = "RequestReJITWithInliners";
-        let v: &ICorProfilerInfo10Vtbl = self.at(METHOD)?;
+        let v = self.at::<ICorProfilerInfo10Vtbl>(METHOD)?;
         if methods.is_empty() {
             return Ok(());
         }
@@ -105,7 +105,7 @@ impl ProfilerInfo {
     /// The guard's refusal, or a failure of the call as a whole.
     pub fn request_revert(&self, methods: &[(ModuleID, mdMethodDef)]) -> ClrResult<Vec<HResult>> {
         const METHOD: &str = "RequestRevert";
-        let v: &ICorProfilerInfo4Vtbl = self.at(METHOD)?;
+        let v = self.at::<ICorProfilerInfo4Vtbl>(METHOD)?;
         if methods.is_empty() {
             return Ok(Vec::new());
         }

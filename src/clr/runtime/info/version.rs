@@ -97,7 +97,7 @@ impl ProfilerInfo {
     /// [`crate::clr::ClrError::NotAvailable`] before version 3; the runtime's failure.
     pub fn runtime_version(&self) -> ClrResult<RuntimeVersion> {
         const METHOD: &str = "GetRuntimeInformation";
-        let v: &ICorProfilerInfo3Vtbl = self.at(METHOD)?;
+        let v = self.at::<ICorProfilerInfo3Vtbl>(METHOD)?;
         let (mut instance, mut kind, mut major, mut minor, mut build, mut qfe) = (0, 0, 0, 0, 0, 0);
         let text = super::names::read_name(METHOD, 64, |buffer, capacity, needed| {
             // SAFETY: a live ICorProfilerInfo3 (checked by `at`); every out-pointer is a

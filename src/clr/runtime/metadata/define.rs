@@ -51,7 +51,7 @@ impl ModuleMetadata {
         const METHOD: &str = "GetTokenFromTypeSpec";
         let mut blob = Vec::new();
         ty.encode(&mut blob).map_err(|_| unencodable(METHOD))?;
-        let (v, this) = self.emit(METHOD)?;
+        let (v, this, _call) = self.emit(METHOD)?;
         let len = to_ulong(METHOD, "signature length", blob.len())?;
         let mut token = 0;
         // SAFETY: a live IMetaDataEmit2; the blob (`len` bytes, all of it) is read during
@@ -110,7 +110,7 @@ impl ModuleMetadata {
             method: METHOD,
             what: "no type arguments, or one that does not encode",
         })?;
-        let (v, this) = self.emit(METHOD)?;
+        let (v, this, _call) = self.emit(METHOD)?;
         let len = to_ulong(METHOD, "signature length", blob.len())?;
         let mut token = 0;
         // SAFETY: a live IMetaDataEmit2; the blob (`len` bytes, all of it) is read during
@@ -161,7 +161,7 @@ impl ModuleMetadata {
         const METHOD: &str = "DefineUserString";
         let units: Vec<u16> = text.encode_utf16().collect();
         let len = to_ulong(METHOD, "string length", units.len())?;
-        let (v, this) = self.emit(METHOD)?;
+        let (v, this, _call) = self.emit(METHOD)?;
         let mut token = 0;
         // SAFETY: a live IMetaDataEmit2; `units` (`len` UTF-16 units, all of it, no
         // terminator needed: the length is given) is read during the call.

@@ -201,7 +201,7 @@ impl ModuleMetadata {
     /// # Errors
     /// [`ClrError::Failed`] when the runtime fails otherwise than by not finding it.
     pub fn find_type_def(&self, name: &str) -> ClrResult<Option<mdToken>> {
-        let (v, this) = self.import();
+        let (v, this, _call) = self.import()?;
         let name = wide(name);
         let mut token = 0;
         // SAFETY: a live import; the NUL-terminated name is read during the call.
@@ -219,7 +219,7 @@ impl ModuleMetadata {
         name: &str,
         enclosing: mdToken,
     ) -> ClrResult<Option<mdToken>> {
-        let (v, this) = self.import();
+        let (v, this, _call) = self.import()?;
         let name = wide(name);
         let mut token = 0;
         // SAFETY: a live import; the NUL-terminated name is read during the call.
@@ -258,7 +258,7 @@ impl ModuleMetadata {
         name: &str,
         signature: &[u8],
     ) -> ClrResult<Option<mdToken>> {
-        let (v, this) = self.import();
+        let (v, this, _call) = self.import()?;
         let len = to_ulong("FindMethod", "signature length", signature.len())?;
         let name = wide(name);
         let mut token = 0;
@@ -282,7 +282,7 @@ impl ModuleMetadata {
     /// # Errors
     /// [`ClrError::Failed`] when the runtime cannot enumerate them.
     pub fn methods_of(&self, type_def: mdToken) -> ClrResult<Vec<mdToken>> {
-        let (v, this) = self.import();
+        let (v, this, _call) = self.import()?;
         read_enum(
             "EnumMethods",
             // SAFETY: a live import; `read_enum` passes the handle it keeps (null at
