@@ -143,6 +143,120 @@ fn the_runtime_s_slow_path_counts_the_same() {
     check_exact("elt-slow", [8, 10, 20_000], TIERING_EAGER);
 }
 
+// ---- Tail-position self-recursion: what the JIT leaves of the calls ---------------------
+
+/// The runtime the tests run on, for messages: the framework directory's name under
+/// `$ILREWRITE_DOTNET_ROOT/shared/Microsoft.NETCore.App/` (`3.1.23`, `8.0.4`), or
+/// `3.1.23` without the variable (the runtime the corpus provisions).
+fn runtime_version() -> String {
+    let Some(root) = std::env::var_os("ILREWRITE_DOTNET_ROOT") else {
+        return "3.1.23".to_owned();
+    };
+    let dir = std::path::Path::new(&root).join("shared/Microsoft.NETCore.App");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    names
+        .pop()
+        .unwrap_or_else(|| panic!("no framework in {}", dir.display()))
+}
+
+/// The function counted: `Features.Program::Ackermann`, whose `Ackermann(2, 3)` (called
+/// once, from `Recursion`) makes 44 calls: 20 that are not in tail position (the first,
+/// and each inner `Ackermann(m, n - 1)`) and 24 in tail position (`return
+/// Ackermann(m - 1, ..)`, no `tail.` prefix).
+const ACKERMANN: &str = "Features.Program::Ackermann";
+
+/// `Features.exe` under the sample profiler in `mode` counting [`ACKERMANN`]'s hooks,
+/// after checking its exit code and output.
+fn ackermann(mode: &str, env: &[(&str, &str)]) -> [u64; 4] {
+    let mut cmd = command_for(&program("Features"));
+    profile(&mut cmd, &sample_profiler(), SAMPLE);
+    cmd.env("ILREWRITE_MODE", mode)
+        .env("ILREWRITE_FILTER", ACKERMANN)
+        .envs(env.iter().copied());
+    let out = run_command(cmd);
+    let runtime = runtime_version();
+    assert_eq!(
+        out.code(),
+        exit_code("Features"),
+        "{runtime} {mode} {env:?}\n{}",
+        out.stderr
+    );
+    assert_eq!(
+        out.stdout,
+        clr_support::expected_stdout("Features"),
+        "{runtime} {mode} {env:?}"
+    );
+    counts(mode, &out)
+}
+
+/// Optimized code (tiering off) turns the 24 tail-position self-calls into jumps back
+/// past the prolog: the hooks see 20 enters and 20 leaves, on our trampolines and on the
+/// runtime's own slow path alike, on CoreCLR 3.1.23 and .NET 8.0.4 alike (measured:
+/// both JITs do it; 3.1 does not differ). With the JIT's own switch for that
+/// transformation off (`TailCallLoopOpt=0`, read by both runtimes' release builds) the
+/// 24 become real tail calls, each an enter of the callee and a tailcall of the caller:
+/// 44 enters, 20 leaves, 24 tailcalls. The hooks lose nothing: the JIT removed the calls.
+#[test]
+fn optimized_code_turns_tail_position_self_calls_into_loops_on_both_paths() {
+    let runtime = runtime_version();
+    for mode in ["elt", "elt-slow"] {
+        assert_eq!(
+            ackermann(mode, TIERING_OFF),
+            [20, 20, 0, 0],
+            "{runtime} {mode}: [enters, leaves, tailcalls, unwinds]"
+        );
+        let no_loops = [
+            ("COMPlus_TieredCompilation", "0"),
+            ("COMPlus_TailCallLoopOpt", "0"),
+        ];
+        assert_eq!(
+            ackermann(mode, &no_loops),
+            [44, 20, 24, 0],
+            "{runtime} {mode} TailCallLoopOpt=0: [enters, leaves, tailcalls, unwinds]"
+        );
+    }
+}
+
+/// `HookCoverage::EveryCall` (`ILREWRITE_ELT_CALLS=every`: the process runs without
+/// optimization, where the JIT makes no implicit tail call) gives every one of the 44
+/// calls its enter and leave, on both paths, with tiering off and with tiering asked
+/// for (the flag turns tiering off: nothing is compiled again).
+#[test]
+fn every_call_coverage_sees_every_call_of_a_tail_position_self_recursion() {
+    let runtime = runtime_version();
+    for mode in ["elt", "elt-slow"] {
+        for tiering in [TIERING_OFF, TIERING_EAGER] {
+            let env: Vec<(&str, &str)> = tiering
+                .iter()
+                .copied()
+                .chain([("ILREWRITE_ELT_CALLS", "every")])
+                .collect();
+            assert_eq!(
+                ackermann(mode, &env),
+                [44, 44, 0, 0],
+                "{runtime} {mode} {env:?}: [enters, leaves, tailcalls, unwinds]"
+            );
+        }
+    }
+}
+
+/// Every-call coverage keeps the known call tree's exact counts, and shows its limit: a
+/// self-call the IL marks `tail.` (`CountDown`) is still a loop (one enter, one leave)
+/// in unoptimized code, since the prefix asks for the frame to go.
+#[test]
+fn every_call_coverage_keeps_explicit_tail_self_calls_as_loops() {
+    let every: Env = &[
+        ("COMPlus_TieredCompilation", "0"),
+        ("ILREWRITE_ELT_CALLS", "every"),
+    ];
+    check_exact("elt", [0, 1, 1000], every);
+    check_exact("elt", [4, 5, 2000], every);
+}
+
 /// Runs `program` (no arguments) under the sample profiler in mode `elt` with
 /// `ILREWRITE_ELT_TEST=test`, hooking the functions `filter` names (every function
 /// without one).

@@ -43,7 +43,10 @@
 //!   may change, and `negative-control` does so through trampolines that forget XMM3 at
 //!   enter and RDX at leave. `ILREWRITE_ELT_TRACE=FILE` makes `elt-values` write
 //!   every call's values to FILE at shutdown (`enter Type::Method ARGS`,
-//!   `leave Type::Method RESULT`). These modes print one line at shutdown,
+//!   `leave Type::Method RESULT`). `ILREWRITE_ELT_CALLS=every` makes them ask for every
+//!   call (`HookCoverage::EveryCall`: the whole process runs unoptimized code, where the
+//!   JIT turns no tail-position self-call into a loop); `optimized` (the default) takes
+//!   the code as the runtime makes it. These modes print one line at shutdown,
 //!   `ilrewrite: mode M enters N leaves N tailcalls N unwinds N`;
 //!
 //! and, from a configuration file only:
@@ -131,7 +134,7 @@ use elt::{Elt, EltTest, Reads};
 use helper::{
     ASSEMBLY_ITEMS_DROPPED, DOMAIN_ITEMS_DROPPED, Facts, Helper, NATIVE_CALLS, NATIVE_METHOD_DEFS,
 };
-use ilrewrite::clr::hooks::HookPath;
+use ilrewrite::clr::hooks::{HookCoverage, HookPath};
 use listener::Listener;
 use modes::{Count, Decode, EveryMethod, Filtered, Identity, Nop};
 use returns::{Arithmetic, Faulty};
@@ -170,6 +173,8 @@ struct Settings {
     elt_test: EltTest,
     /// `ILREWRITE_ELT_TRACE`: where `elt-values` writes every call's values.
     elt_trace: Option<std::path::PathBuf>,
+    /// `ILREWRITE_ELT_CALLS`: `optimized` (the default) or `every`.
+    elt_calls: HookCoverage,
 }
 
 /// Reads the [`Settings`] from the environment.
@@ -237,6 +242,15 @@ fn settings() -> Result<Settings, String> {
         Some(path) if path.is_empty() => return Err("ILREWRITE_ELT_TRACE is empty".to_owned()),
         Some(path) => Some(std::path::PathBuf::from(path)),
     };
+    let elt_calls = match text("ILREWRITE_ELT_CALLS")?.as_deref() {
+        None | Some("optimized") => HookCoverage::Optimized,
+        Some("every") => HookCoverage::EveryCall,
+        Some(other) => {
+            return Err(format!(
+                "unknown ILREWRITE_ELT_CALLS {other:?} (expected optimized or every)"
+            ));
+        }
+    };
     let probes = match text("ILREWRITE_PROBES")? {
         None => Probes::Managed,
         Some(name) => Probes::parse(&name).ok_or_else(|| {
@@ -256,6 +270,7 @@ fn settings() -> Result<Settings, String> {
         callers,
         elt_test,
         elt_trace,
+        elt_calls,
     })
 }
 
@@ -298,6 +313,7 @@ impl Offered {
                 Reads::Nothing,
                 settings.elt_test,
                 None,
+                settings.elt_calls,
             )),
             Arc::new(Elt::new(
                 "elt-values",
@@ -305,6 +321,7 @@ impl Offered {
                 Reads::Values,
                 settings.elt_test,
                 settings.elt_trace.clone(),
+                settings.elt_calls,
             )),
             Arc::new(Elt::new(
                 "elt-slow",
@@ -312,6 +329,7 @@ impl Offered {
                 Reads::Nothing,
                 settings.elt_test,
                 None,
+                settings.elt_calls,
             )),
             Arc::new(Elt::new(
                 "elt-empty",
@@ -319,6 +337,7 @@ impl Offered {
                 Reads::Empty,
                 settings.elt_test,
                 None,
+                settings.elt_calls,
             )),
         ];
         let mut all: Vec<Arc<dyn InstrumentationMethod>> = vec![
@@ -411,6 +430,7 @@ fn sample() -> Manager {
                 callers: InliningCallers::Recompile,
                 elt_test: EltTest::Off,
                 elt_trace: None,
+                elt_calls: HookCoverage::Optimized,
             };
             (
                 Manager::new(),

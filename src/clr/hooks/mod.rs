@@ -118,7 +118,7 @@ mod table;
 ))]
 mod trampolines;
 
-pub use flags::{HookFlagsError, HookPath, INFO_FLAGS, check_flags};
+pub use flags::{HookCoverage, HookFlagsError, HookPath, INFO_FLAGS, check_flags};
 #[cfg(not(any(
     all(target_arch = "aarch64", target_os = "linux"),
     all(target_arch = "x86_64", windows)
@@ -129,7 +129,7 @@ pub use frame::HookKind;
 pub use frame_aarch64::EltFrame;
 #[cfg(all(target_arch = "x86_64", windows))]
 pub use frame_windows_x64::EltFrame;
-pub(crate) use register::register;
+pub(crate) use register::{events_for, register};
 pub use subscriber::{Call, HookCandidate, HookInterest, HookSubscriber, HookedFunction};
 pub use table::{HookCounts, HookError, HookTable, MAX_SUBSCRIBERS, registered};
 #[cfg(all(
