@@ -96,7 +96,10 @@
 //!
 //! At shutdown it prints to stderr one line,
 //! `ilrewrite: mode M jitted N rewritten N already N refused N failed N enters N exits N`
-//! (M: the mode, or the hosted names joined by `+`), then one line per refusal or
+//! (M: the mode, or the hosted names joined by `+`), which `wrap` with native probes
+//! ends with ` open N lost N`: the wrapped frames still open on threads alive at
+//! shutdown (each thread's depth, kept by the probes), and the exits lost, `enters -
+//! exits - open` (signed; 0 when every frame that ended was counted), then one line per refusal or
 //! failure reason, `ilrewrite:   COUNT REASON`; with `ILREWRITE_TIMING` set,
 //! `ilrewrite: timing NS ns in N JITCompilationStarted callbacks`, `ilrewrite: timing NS
 //! ns in N rewriting callbacks` (those that handed a body over) and the pipeline's
@@ -471,9 +474,19 @@ fn report(manager: &Manager, offered: &Offered, mode: &str) {
     let not_wanted = counts.not_wanted.load(Relaxed);
     let jitted = compilations - not_wanted + offered.count.counted.load(Relaxed);
     let rewritten = counts.rewritten.load(Relaxed) + offered.decode.edit.encoded.load(Relaxed);
+    // With native probes, the frames still open at shutdown and the lost exits apart.
+    let native_wrap =
+        mode.split('+').any(|m| m == "wrap") && offered.wrap.probes() == Probes::Native;
+    let open = match native_wrap {
+        true => {
+            let (open, lost) = wrap::open_and_lost();
+            format!(" open {open} lost {lost}")
+        }
+        false => String::new(),
+    };
     eprintln!(
         "ilrewrite: mode {mode} jitted {jitted} rewritten {rewritten} already {} refused {} \
-         failed {} enters {} exits {}",
+         failed {} enters {} exits {}{open}",
         counts.already.load(Relaxed),
         counts.refused.load(Relaxed),
         counts.failed.load(Relaxed),
