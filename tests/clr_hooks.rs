@@ -10,6 +10,12 @@
 //! counting from the first call, so methods are compiled again while the threads run),
 //! on our fast trampolines and on the runtime's slow path alike; the shutdown report is
 //! exactly one line; the program's output and exit code are those of an unprofiled run.
+//!
+//! And what the JIT leaves of the calls: on `Features.exe`'s `Ackermann`, optimized code
+//! turns tail-position self-calls into loops (20 enters for 44 calls) on CoreCLR 3.1.23
+//! and .NET 8.0.4 alike, on both paths; `HookCoverage::EveryCall` (unoptimized code)
+//! gives all 44, and keeps the known call tree's counts (a `tail.` self-call stays a
+//! loop).
 #![cfg(all(feature = "clr", target_arch = "x86_64", target_os = "linux"))]
 
 mod clr_support;
