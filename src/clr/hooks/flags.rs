@@ -199,4 +199,23 @@ mod tests {
             assert_eq!(check_flags(path, path.events()), Ok(()), "{path}");
         }
     }
+
+    /// Every-call coverage asks for exactly `DISABLE_OPTIMIZATIONS` (none of the info
+    /// flags, so either path takes it), the default for nothing, and the most of several
+    /// answers is every call.
+    #[test]
+    fn every_call_coverage_asks_only_for_unoptimized_code() {
+        assert_eq!(HookCoverage::default(), HookCoverage::Optimized);
+        assert_eq!(HookCoverage::Optimized.events(), CorPrfMonitor::empty());
+        assert_eq!(
+            HookCoverage::EveryCall.events(),
+            CorPrfMonitor::DISABLE_OPTIMIZATIONS
+        );
+        for path in [HookPath::Fast, HookPath::RuntimeWithInfo] {
+            let mask = path.events() | HookCoverage::EveryCall.events();
+            assert_eq!(check_flags(path, mask), Ok(()), "{path}");
+        }
+        let answers = [HookCoverage::Optimized, HookCoverage::EveryCall];
+        assert_eq!(answers.iter().max(), Some(&HookCoverage::EveryCall));
+    }
 }

@@ -76,6 +76,11 @@
 //! unwinds, only `ExceptionUnwindFunctionLeave` (with `MONITOR_EXCEPTIONS`), which the
 //! table turns into [`HookSubscriber::unwound`] for that frame's function.
 //!
+//! The hooks see the calls the compiled code makes: optimized code turns a
+//! tail-position self-call into a jump past the prolog (no hook). A subscriber that
+//! needs every call answers [`HookCoverage::EveryCall`] from
+//! [`HookSubscriber::coverage`]: the whole process then runs unoptimized code.
+//!
 //! The runtime takes the hooks only during `Initialize`: there is no public function to
 //! set them. An instrumentation method of the
 //! [`Manager`](crate::clr::Manager) offers a subscriber
