@@ -839,3 +839,80 @@ fn the_sample_probes_cost_no_stack_beyond_the_wrap() {
         }
     })
 }
+
+// ---- Frames open at shutdown, told from lost exits -----------------------------------------
+
+/// The calls of `OpenFrames.*` in `OpenFrames.exe` (derived in its source's header).
+const OPEN_FRAMES_CALLS: u64 = 190;
+/// The frames of `OpenFrames.*` its two background threads leave open when it exits.
+const OPEN_FRAMES_LEFT_OPEN: u64 = 8;
+
+/// `OpenFrames.exe` under `wrap` with `probes`, tiering off, with `filter` (none:
+/// every JIT-compiled method); its summary, after checking its output and exit code.
+fn open_frames(rt: &Runtime, probes: &str, filter: Option<&str>) -> Summary {
+    let mut env = vec![
+        ("ILREWRITE_MODE", "wrap"),
+        ("ILREWRITE_PROBES", probes),
+        ("COMPlus_TieredCompilation", "0"),
+    ];
+    if let Some(filter) = filter {
+        env.push(("ILREWRITE_FILTER", filter));
+    }
+    let out = run_profiled(rt, "OpenFrames", &sample_profiler(), SAMPLE, &env);
+    assert_eq!(
+        out.stdout,
+        expected_stdout("OpenFrames"),
+        "{probes} {filter:?}"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(exit_code("OpenFrames")),
+        "{probes} {filter:?}: {}",
+        out.stderr
+    );
+    Summary::parse(&out.stderr).unwrap_or_else(|e| panic!("{probes} {filter:?}: {e}"))
+}
+
+/// `wrap`'s summary tells the frames still open at shutdown from exits that were lost.
+/// `OpenFrames.exe` exits with two background threads blocked inside 8 frames of
+/// `OpenFrames.*`: with native probes (each thread's depth kept by the probes) the
+/// summary says `open 8 lost 0`, and 190 enters for 182 exits. Unfiltered, every
+/// JIT-compiled method wrapped (the runtime's own threads too: on .NET 8 the thread
+/// pool and timers are managed and wait inside their frames), no exit is lost and every
+/// missing exit is an open frame. The managed probes (one process-wide counter) cannot
+/// tell threads apart: their summary has no `open`/`lost` pair, and enters - exits is
+/// the same 8.
+#[test]
+fn wrap_tells_frames_open_at_shutdown_from_lost_exits() {
+    for_each_runtime(|rt| {
+        let s = open_frames(rt, "native", Some("OpenFrames."));
+        assert_eq!(
+            (s.enters, s.exits, s.open, s.lost),
+            (
+                OPEN_FRAMES_CALLS,
+                OPEN_FRAMES_CALLS - OPEN_FRAMES_LEFT_OPEN,
+                Some(OPEN_FRAMES_LEFT_OPEN),
+                Some(0)
+            ),
+            "{s:?}"
+        );
+
+        let all = open_frames(rt, "native", None);
+        let open = all.open.expect("native probes report open frames");
+        assert_eq!(all.lost, Some(0), "{all:?}");
+        assert!(open >= OPEN_FRAMES_LEFT_OPEN, "{all:?}");
+        assert_eq!(all.enters - all.exits, open, "{all:?}");
+
+        let managed = open_frames(rt, "managed", Some("OpenFrames."));
+        assert_eq!(
+            (managed.enters, managed.exits, managed.open, managed.lost),
+            (
+                OPEN_FRAMES_CALLS,
+                OPEN_FRAMES_CALLS - OPEN_FRAMES_LEFT_OPEN,
+                None,
+                None
+            ),
+            "{managed:?}"
+        );
+    })
+}

@@ -119,6 +119,22 @@ fn an_unknown_probe_kind_rewrites_nothing() {
     })
 }
 
+/// An unknown call coverage for the hook modes is refused the same way (read as the
+/// default, the hooks would see fewer calls than asked).
+#[test]
+fn an_unknown_elt_call_coverage_rewrites_nothing() {
+    for_each_runtime(|rt| {
+        refused(
+            rt,
+            &[
+                ("ILREWRITE_MODE", OsStr::new("elt")),
+                ("ILREWRITE_ELT_CALLS", OsStr::new("all")),
+            ],
+            "unknown ILREWRITE_ELT_CALLS \"all\" (expected optimized or every)",
+        );
+    })
+}
+
 #[test]
 fn a_variable_that_is_not_utf8_rewrites_nothing() {
     for_each_runtime(|rt| {

@@ -574,6 +574,8 @@ ilrewrite:   7 not a reason line: after a line that ends the list
             failed: 1,
             enters: 5000,
             exits: 4999,
+            open: None,
+            lost: None,
             reasons: vec![
                 ("jmp cannot be wrapped in a try block".into(), 1),
                 ("a reason".into(), 1),
@@ -592,6 +594,14 @@ ilrewrite:   7 not a reason line: after a line that ends the list
         (bare.mode.as_str(), bare.jitted, bare.reasons.len()),
         ("none", 0, 0)
     );
+
+    // `wrap` with native probes: the frames open at shutdown and the exits lost.
+    let line =
+        "ilrewrite: mode wrap jitted 9 rewritten 8 already 0 refused 1 failed 0 enters 40 exits 30";
+    let open = Summary::parse(&format!("{line} open 8 lost 2\n")).unwrap();
+    assert_eq!((open.enters, open.open, open.lost), (40, Some(8), Some(2)));
+    let negative = Summary::parse(&format!("{line} open 11 lost -1\n")).unwrap();
+    assert_eq!((negative.open, negative.lost), (Some(11), Some(-1)));
 }
 
 #[test]
@@ -609,6 +619,13 @@ fn summary_rejects_malformed() {
         line.replace("enters 2", "enters -2"),
         line.replace("enters 2", "enters  2"),
         line.replace("mode m", "mode  m"),
+        format!("{line} open 1"),
+        format!("{line} open 1 lost"),
+        format!("{line} lost 1 open 1"),
+        format!("{line} open -1 lost 1"),
+        format!("{line} open 1 lost +1"),
+        format!("{line} open 1 lost --1"),
+        format!("{line} open 1 lost 1 extra 1"),
         format!("{line}\nilrewrite:   x reason\n"),
         format!("{line}\nilrewrite:   3\n"),
         format!("{line}\nilrewrite:   3 \n"),

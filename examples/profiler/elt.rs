@@ -11,7 +11,9 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 use ilrewrite::clr::hooks::values::Value;
-use ilrewrite::clr::hooks::{Call, HookCandidate, HookInterest, HookSubscriber, HookedFunction};
+use ilrewrite::clr::hooks::{
+    Call, HookCandidate, HookCoverage, HookInterest, HookSubscriber, HookedFunction,
+};
 use ilrewrite::clr::{Candidate, InstrumentationMethod, Interest, MethodEdit, Profiler};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -156,11 +158,17 @@ pub struct EltSubscriber {
     clobbers: bool,
     trace: Option<(std::path::PathBuf, Trace)>,
     counters: Counters,
+    /// `ILREWRITE_ELT_CALLS`: `every` asks for every call (unoptimized code).
+    coverage: HookCoverage,
 }
 
 impl HookSubscriber for EltSubscriber {
     fn name(&self) -> &str {
         "elt"
+    }
+
+    fn coverage(&self) -> HookCoverage {
+        self.coverage
     }
 
     fn wants(&self, function: &HookCandidate<'_>) -> HookInterest {
@@ -334,6 +342,7 @@ impl Elt {
         reads: Reads,
         test: EltTest,
         trace: Option<std::path::PathBuf>,
+        coverage: HookCoverage,
     ) -> Elt {
         Elt {
             name,
@@ -343,6 +352,7 @@ impl Elt {
                 clobbers: test != EltTest::Off,
                 trace: trace.map(|path| (path, Trace::default())),
                 counters: Counters::new(),
+                coverage,
             }),
             started: OnceLock::new(),
         }

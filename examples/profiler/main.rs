@@ -43,7 +43,10 @@
 //!   may change, and `negative-control` does so through trampolines that forget XMM3 at
 //!   enter and RDX at leave. `ILREWRITE_ELT_TRACE=FILE` makes `elt-values` write
 //!   every call's values to FILE at shutdown (`enter Type::Method ARGS`,
-//!   `leave Type::Method RESULT`). These modes print one line at shutdown,
+//!   `leave Type::Method RESULT`). `ILREWRITE_ELT_CALLS=every` makes them ask for every
+//!   call (`HookCoverage::EveryCall`: the whole process runs unoptimized code, where the
+//!   JIT turns no tail-position self-call into a loop); `optimized` (the default) takes
+//!   the code as the runtime makes it. These modes print one line at shutdown,
 //!   `ilrewrite: mode M enters N leaves N tailcalls N unwinds N`;
 //!
 //! and, from a configuration file only:
@@ -93,7 +96,10 @@
 //!
 //! At shutdown it prints to stderr one line,
 //! `ilrewrite: mode M jitted N rewritten N already N refused N failed N enters N exits N`
-//! (M: the mode, or the hosted names joined by `+`), then one line per refusal or
+//! (M: the mode, or the hosted names joined by `+`), which `wrap` with native probes
+//! ends with ` open N lost N`: the wrapped frames still open on threads alive at
+//! shutdown (each thread's depth, kept by the probes), and the exits lost, `enters -
+//! exits - open` (signed; 0 when every frame that ended was counted), then one line per refusal or
 //! failure reason, `ilrewrite:   COUNT REASON`; with `ILREWRITE_TIMING` set,
 //! `ilrewrite: timing NS ns in N JITCompilationStarted callbacks`, `ilrewrite: timing NS
 //! ns in N rewriting callbacks` (those that handed a body over) and the pipeline's
@@ -131,7 +137,7 @@ use elt::{Elt, EltTest, Reads};
 use helper::{
     ASSEMBLY_ITEMS_DROPPED, DOMAIN_ITEMS_DROPPED, Facts, Helper, NATIVE_CALLS, NATIVE_METHOD_DEFS,
 };
-use ilrewrite::clr::hooks::HookPath;
+use ilrewrite::clr::hooks::{HookCoverage, HookPath};
 use listener::Listener;
 use modes::{Count, Decode, EveryMethod, Filtered, Identity, Nop};
 use returns::{Arithmetic, Faulty};
@@ -170,6 +176,8 @@ struct Settings {
     elt_test: EltTest,
     /// `ILREWRITE_ELT_TRACE`: where `elt-values` writes every call's values.
     elt_trace: Option<std::path::PathBuf>,
+    /// `ILREWRITE_ELT_CALLS`: `optimized` (the default) or `every`.
+    elt_calls: HookCoverage,
 }
 
 /// Reads the [`Settings`] from the environment.
@@ -237,6 +245,15 @@ fn settings() -> Result<Settings, String> {
         Some(path) if path.is_empty() => return Err("ILREWRITE_ELT_TRACE is empty".to_owned()),
         Some(path) => Some(std::path::PathBuf::from(path)),
     };
+    let elt_calls = match text("ILREWRITE_ELT_CALLS")?.as_deref() {
+        None | Some("optimized") => HookCoverage::Optimized,
+        Some("every") => HookCoverage::EveryCall,
+        Some(other) => {
+            return Err(format!(
+                "unknown ILREWRITE_ELT_CALLS {other:?} (expected optimized or every)"
+            ));
+        }
+    };
     let probes = match text("ILREWRITE_PROBES")? {
         None => Probes::Managed,
         Some(name) => Probes::parse(&name).ok_or_else(|| {
@@ -256,6 +273,7 @@ fn settings() -> Result<Settings, String> {
         callers,
         elt_test,
         elt_trace,
+        elt_calls,
     })
 }
 
@@ -298,6 +316,7 @@ impl Offered {
                 Reads::Nothing,
                 settings.elt_test,
                 None,
+                settings.elt_calls,
             )),
             Arc::new(Elt::new(
                 "elt-values",
@@ -305,6 +324,7 @@ impl Offered {
                 Reads::Values,
                 settings.elt_test,
                 settings.elt_trace.clone(),
+                settings.elt_calls,
             )),
             Arc::new(Elt::new(
                 "elt-slow",
@@ -312,6 +332,7 @@ impl Offered {
                 Reads::Nothing,
                 settings.elt_test,
                 None,
+                settings.elt_calls,
             )),
             Arc::new(Elt::new(
                 "elt-empty",
@@ -319,6 +340,7 @@ impl Offered {
                 Reads::Empty,
                 settings.elt_test,
                 None,
+                settings.elt_calls,
             )),
         ];
         let mut all: Vec<Arc<dyn InstrumentationMethod>> = vec![
@@ -411,6 +433,7 @@ fn sample() -> Manager {
                 callers: InliningCallers::Recompile,
                 elt_test: EltTest::Off,
                 elt_trace: None,
+                elt_calls: HookCoverage::Optimized,
             };
             (
                 Manager::new(),
@@ -451,9 +474,19 @@ fn report(manager: &Manager, offered: &Offered, mode: &str) {
     let not_wanted = counts.not_wanted.load(Relaxed);
     let jitted = compilations - not_wanted + offered.count.counted.load(Relaxed);
     let rewritten = counts.rewritten.load(Relaxed) + offered.decode.edit.encoded.load(Relaxed);
+    // With native probes, the frames still open at shutdown and the lost exits apart.
+    let native_wrap =
+        mode.split('+').any(|m| m == "wrap") && offered.wrap.probes() == Probes::Native;
+    let open = match native_wrap {
+        true => {
+            let (open, lost) = wrap::open_and_lost();
+            format!(" open {open} lost {lost}")
+        }
+        false => String::new(),
+    };
     eprintln!(
         "ilrewrite: mode {mode} jitted {jitted} rewritten {rewritten} already {} refused {} \
-         failed {} enters {} exits {}",
+         failed {} enters {} exits {}{open}",
         counts.already.load(Relaxed),
         counts.refused.load(Relaxed),
         counts.failed.load(Relaxed),

@@ -1,8 +1,8 @@
 //! `wrap`: every method in try/finally with entry and exit probes that count into this
 //! library's counters; the probes' references are each module's data item.
 
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use ilrewrite::body::MethodBody;
 use ilrewrite::clr::{
@@ -26,11 +26,86 @@ pub static ITEMS_DROPPED: AtomicU64 = AtomicU64::new(0);
 /// `Probes::Native`'s entry probe (`calli unmanaged cdecl void()`).
 extern "C" fn on_enter() {
     ENTERS.fetch_add(1, Relaxed);
+    depth_add(1);
 }
 
 /// `Probes::Native`'s exit probe, in the finally.
 extern "C" fn on_exit() {
     EXITS.fetch_add(1, Relaxed);
+    depth_add(-1);
+}
+
+// ---- Frames open per thread (native probes) -----------------------------------------
+//
+// The managed probes are one locked add on a process-wide counter: they cannot tell
+// threads apart, so `enters - exits` at shutdown mixes the frames still on some
+// thread's stack (a thread pool worker waiting for work, a thread blocked forever) with
+// exits that were lost. The native probes run Rust code on the method's own thread
+// (CoreCLR threads are OS threads), so they keep each thread's depth in a thread-local
+// record: +1 at entry, -1 in the finally. A thread that ends has no frame left (no
+// thread ends inside a method: nothing aborts threads in .NET Core), so the depth it
+// ends with is lost exits; a thread still alive at shutdown has exactly its depth of
+// frames open. The records stay in `THREADS` after their thread ends.
+
+/// One thread's wrapped frames: written only by its own thread, read at shutdown.
+#[derive(Debug, Default)]
+struct ThreadDepth {
+    depth: AtomicI64,
+    ended: AtomicBool,
+}
+
+/// Every thread that ran a native probe, in the order of their first probe.
+static THREADS: Mutex<Vec<Arc<ThreadDepth>>> = Mutex::new(Vec::new());
+
+/// This thread's record; marks it ended when the thread exits.
+struct DepthSlot(Arc<ThreadDepth>);
+
+impl DepthSlot {
+    fn register() -> DepthSlot {
+        let record = Arc::new(ThreadDepth::default());
+        THREADS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(record.clone());
+        DepthSlot(record)
+    }
+}
+
+impl Drop for DepthSlot {
+    fn drop(&mut self) {
+        self.0.ended.store(true, Relaxed);
+    }
+}
+
+thread_local! {
+    static DEPTH: DepthSlot = DepthSlot::register();
+}
+
+/// Adds `delta` to this thread's depth: a load and a store, no locked instruction (only
+/// this thread writes it). A probe on a thread whose record is gone (its exit) is not
+/// counted per thread, so it shows in the lost exits.
+#[inline]
+fn depth_add(delta: i64) {
+    let _ = DEPTH.try_with(|slot| {
+        let depth = &slot.0.depth;
+        depth.store(depth.load(Relaxed) + delta, Relaxed);
+    });
+}
+
+/// What the native probes know at shutdown: the frames still open on threads that are
+/// alive (the sum of their positive depths), and the exits lost, `enters - exits -
+/// open` (negative if more exits than enters were counted). Meaningful only with
+/// native probes. A thread still running when this is read may be counted mid-call.
+pub fn open_and_lost() -> (u64, i64) {
+    let threads = THREADS.lock().unwrap_or_else(|e| e.into_inner());
+    let open: i64 = threads
+        .iter()
+        .filter(|t| !t.ended.load(Relaxed))
+        .map(|t| t.depth.load(Relaxed).max(0))
+        .sum();
+    let enters = ENTERS.load(Relaxed) as i64;
+    let exits = EXITS.load(Relaxed) as i64;
+    (open as u64, enters - exits - open)
 }
 
 /// The type and method the managed probes call: `int64 Add(int64&, int64)`.
@@ -194,7 +269,8 @@ impl Wrap {
         }
     }
 
-    fn probes(&self) -> Probes {
+    /// The probes it runs (its `probes` option, else `ILREWRITE_PROBES`).
+    pub fn probes(&self) -> Probes {
         self.probes.get().map_or(self.default_probes, |(p, _)| *p)
     }
 }

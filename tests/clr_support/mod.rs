@@ -65,6 +65,7 @@ pub const PROGRAMS: &[(&str, i32)] = &[
     ("EltCalls", 45),
     ("EltValues", 46),
     ("EltBench", 47),
+    ("OpenFrames", 48),
 ];
 
 /// The number of calls of methods of `CallTree.Work` (its constructor included) that
@@ -486,7 +487,9 @@ pub fn named_count(stderr: &str, prefix: &str, name: &str) -> u64 {
 ///   counters `jitted`, `rewritten`, `already`, `refused`, `failed`, `enters`, `exits`,
 ///   in that
 ///   order, each a name, one space and a decimal number, all separated by single
-///   spaces. Exactly one such line must appear on stderr.
+///   spaces; optionally followed by `open N lost N` (`wrap` with native probes: the
+///   frames still open on live threads at shutdown, and the exits lost, a decimal
+///   number that may have a leading `-`). Exactly one such line must appear on stderr.
 /// * Each reason line is `ilrewrite:` followed by three spaces (the one after the
 ///   colon, then two of indentation), a decimal count, one space, and the reason: the
 ///   rest of the line, which may contain spaces (trailing whitespace is dropped). The
@@ -515,6 +518,12 @@ pub struct Summary {
     pub enters: u64,
     /// Returns (or unwinds) counted by the exit probes.
     pub exits: u64,
+    /// Frames still open at shutdown on threads alive then (`open`; `None` when the line
+    /// has no `open`/`lost` pair).
+    pub open: Option<u64>,
+    /// Exits lost: `enters - exits - open` (`lost`; negative if exits were counted that
+    /// had no enter; `None` without the pair).
+    pub lost: Option<i64>,
     /// The reason lines: (reason, count), in the order printed.
     pub reasons: Vec<(String, u64)>,
 }
@@ -590,9 +599,10 @@ impl Summary {
             "enters",
             "exits",
         ];
-        if fields.len() != 1 + 2 * NAMES.len() {
+        let with_open = fields.len() == 1 + 2 * (NAMES.len() + 2);
+        if fields.len() != 1 + 2 * NAMES.len() && !with_open {
             return Err(bad(
-                "expected a mode and seven named counters, single-spaced",
+                "expected a mode and seven named counters (then `open N lost N`), single-spaced",
             ));
         }
         let mode = fields[0];
@@ -613,6 +623,23 @@ impl Summary {
                 .map_err(|_| bad(&format!("`{name}` overflows")))?;
         }
         let [jitted, rewritten, already, refused, failed, enters, exits] = counts;
+        let (mut open, mut lost) = (None, None);
+        if with_open {
+            let at = 1 + 2 * NAMES.len();
+            let (open_name, open_value, lost_name, lost_value) =
+                (fields[at], fields[at + 1], fields[at + 2], fields[at + 3]);
+            if open_name != "open" || lost_name != "lost" {
+                return Err(bad("expected `open N lost N` after `exits`"));
+            }
+            if !is_decimal(open_value) {
+                return Err(bad("`open` is not a decimal count"));
+            }
+            if !is_decimal(lost_value.strip_prefix('-').unwrap_or(lost_value)) {
+                return Err(bad("`lost` is not a decimal number"));
+            }
+            open = Some(open_value.parse().map_err(|_| bad("`open` overflows"))?);
+            lost = Some(lost_value.parse().map_err(|_| bad("`lost` overflows"))?);
+        }
         Ok(Summary {
             mode: mode.to_owned(),
             jitted,
@@ -622,6 +649,8 @@ impl Summary {
             failed,
             enters,
             exits,
+            open,
+            lost,
             reasons: Vec::new(),
         })
     }

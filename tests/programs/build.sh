@@ -64,6 +64,7 @@ il HostileTail
 il EltCalls
 cs EltValues
 cs EltBench
+cs OpenFrames
 # A library, no runtimeconfig: the helper the sample profiler's `helper` method calls.
 mcs -nologo -sdk:4.5 -target:library -optimize+ -debug- -warnaserror+ \
     -out:"$out/ProbeHelper.dll" ProbeHelper.cs

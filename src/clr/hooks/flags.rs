@@ -1,5 +1,6 @@
-//! Which hook path runs ([`HookPath`]) and the event flags each needs or forbids,
-//! checked before the runtime is asked ([`check_flags`]).
+//! Which hook path runs ([`HookPath`]), which calls the hooks must see
+//! ([`HookCoverage`]), and the event flags each needs or forbids, checked before the
+//! runtime is asked ([`check_flags`]).
 
 use std::fmt;
 
@@ -52,6 +53,56 @@ impl HookPath {
 }
 
 impl fmt::Display for HookPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Which calls of the functions it wants a subscriber needs the hooks to see
+/// ([`HookSubscriber::coverage`](super::HookSubscriber::coverage)).
+///
+/// The hooks are in the code the JIT makes, so they see the calls that code makes. The
+/// JIT's optimizer (CoreCLR 3.1 and .NET 8 alike, with tiering off or at tier 1) turns a
+/// self-recursive call in tail position (`return F(..)` inside `F`, no `tail.` prefix)
+/// into a jump back to the start of `F`'s body, after the prolog that calls the enter
+/// hook: those calls have no enter, leave or tailcall (`Ackermann(2, 3)` makes 44 calls
+/// and the hooks see 20). Unoptimized code (tier 0, minimal optimization, debuggable
+/// code) makes no implicit tail call at all, so it keeps every call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum HookCoverage {
+    /// The calls the code the runtime would run anyway makes: optimized code may have
+    /// turned tail-position self-calls into loops (see above). Costs nothing.
+    #[default]
+    Optimized,
+    /// Every call of a hooked function except a self-call the IL itself marks `tail.`
+    /// (the JIT makes that a loop in unoptimized code too): the profiler sets
+    /// `COR_PRF_DISABLE_OPTIMIZATIONS`, so the runtime compiles *every* method of the
+    /// process, hooked or not, as debuggable code without optimization and without
+    /// tiering. The cost is the process's speed: unoptimized code is several times
+    /// slower in tight loops. The flag can be set only during `Initialize`, for the
+    /// whole process: one subscriber asking for it makes all subscribers see every call.
+    EveryCall,
+}
+
+impl HookCoverage {
+    /// The events this coverage needs: none, or `COR_PRF_DISABLE_OPTIMIZATIONS`.
+    pub const fn events(self) -> CorPrfMonitor {
+        match self {
+            HookCoverage::Optimized => CorPrfMonitor::empty(),
+            HookCoverage::EveryCall => CorPrfMonitor::DISABLE_OPTIMIZATIONS,
+        }
+    }
+
+    /// Its name: `optimized` or `every-call`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            HookCoverage::Optimized => "optimized",
+            HookCoverage::EveryCall => "every-call",
+        }
+    }
+}
+
+impl fmt::Display for HookCoverage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
@@ -147,5 +198,24 @@ mod tests {
         for path in [HookPath::Fast, HookPath::RuntimeWithInfo] {
             assert_eq!(check_flags(path, path.events()), Ok(()), "{path}");
         }
+    }
+
+    /// Every-call coverage asks for exactly `DISABLE_OPTIMIZATIONS` (none of the info
+    /// flags, so either path takes it), the default for nothing, and the most of several
+    /// answers is every call.
+    #[test]
+    fn every_call_coverage_asks_only_for_unoptimized_code() {
+        assert_eq!(HookCoverage::default(), HookCoverage::Optimized);
+        assert_eq!(HookCoverage::Optimized.events(), CorPrfMonitor::empty());
+        assert_eq!(
+            HookCoverage::EveryCall.events(),
+            CorPrfMonitor::DISABLE_OPTIMIZATIONS
+        );
+        for path in [HookPath::Fast, HookPath::RuntimeWithInfo] {
+            let mask = path.events() | HookCoverage::EveryCall.events();
+            assert_eq!(check_flags(path, mask), Ok(()), "{path}");
+        }
+        let answers = [HookCoverage::Optimized, HookCoverage::EveryCall];
+        assert_eq!(answers.iter().max(), Some(&HookCoverage::EveryCall));
     }
 }

@@ -76,6 +76,11 @@
 //! unwinds, only `ExceptionUnwindFunctionLeave` (with `MONITOR_EXCEPTIONS`), which the
 //! table turns into [`HookSubscriber::unwound`] for that frame's function.
 //!
+//! The hooks see the calls the compiled code makes: optimized code turns a
+//! tail-position self-call into a jump past the prolog (no hook). A subscriber that
+//! needs every call answers [`HookCoverage::EveryCall`] from
+//! [`HookSubscriber::coverage`]: the whole process then runs unoptimized code.
+//!
 //! The runtime takes the hooks only during `Initialize`: there is no public function to
 //! set them. An instrumentation method of the
 //! [`Manager`](crate::clr::Manager) offers a subscriber
@@ -118,7 +123,7 @@ mod table;
 ))]
 mod trampolines;
 
-pub use flags::{HookFlagsError, HookPath, INFO_FLAGS, check_flags};
+pub use flags::{HookCoverage, HookFlagsError, HookPath, INFO_FLAGS, check_flags};
 #[cfg(not(any(
     all(target_arch = "aarch64", target_os = "linux"),
     all(target_arch = "x86_64", windows)
@@ -129,7 +134,7 @@ pub use frame::HookKind;
 pub use frame_aarch64::EltFrame;
 #[cfg(all(target_arch = "x86_64", windows))]
 pub use frame_windows_x64::EltFrame;
-pub(crate) use register::register;
+pub(crate) use register::{events_for, register};
 pub use subscriber::{Call, HookCandidate, HookInterest, HookSubscriber, HookedFunction};
 pub use table::{HookCounts, HookError, HookTable, MAX_SUBSCRIBERS, registered};
 #[cfg(all(

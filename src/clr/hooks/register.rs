@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 
 use super::HookKind;
-use super::flags::{HookPath, check_flags};
+use super::flags::{HookCoverage, HookPath, check_flags};
 use super::subscriber::{Call, HookSubscriber, HookedFunction};
 use super::table::{HookError, HookTable, install, registered};
 #[cfg(any(
@@ -19,14 +19,26 @@ use super::trampolines;
 use crate::clr::runtime::ProfilerInfo;
 use crate::clr::runtime::guard::CallbackScope;
 use crate::clr::sys::{
-    CorPrfEltInfo, FunctionEnter3WithInfo, FunctionID, FunctionIDOrClientID,
+    CorPrfEltInfo, CorPrfMonitor, FunctionEnter3WithInfo, FunctionID, FunctionIDOrClientID,
     FunctionLeave3WithInfo, FunctionTailcall3WithInfo,
 };
 
+/// The events hooks on `path` for `subscribers` need: the path's
+/// [`events`](HookPath::events) and those of the most any subscriber asks to see
+/// ([`HookSubscriber::coverage`]). A subscriber's panic there counts as the default.
+pub(crate) fn events_for(path: HookPath, subscribers: &[Arc<dyn HookSubscriber>]) -> CorPrfMonitor {
+    let coverage = subscribers
+        .iter()
+        .map(|s| catch_unwind(AssertUnwindSafe(|| s.coverage())).unwrap_or_default())
+        .max()
+        .unwrap_or(HookCoverage::Optimized);
+    path.events() | coverage.events()
+}
+
 /// Registers `subscribers` on `path` with the runtime: the mapper and the three hooks.
-/// Only during `Initialize`, after the event mask was set with `path`'s
-/// [`events`](HookPath::events) (checked here, read back from the runtime, before any
-/// hook is set).
+/// Only during `Initialize`, after the event mask was set with
+/// [`events_for`]`(path, subscribers)` (checked here, read back from the runtime, before
+/// any hook is set).
 ///
 /// # Errors
 /// [`HookError`]; nothing is hooked then (the mapper may be set: without hooks the
@@ -38,7 +50,7 @@ pub(crate) fn register(
 ) -> Result<Arc<HookTable>, HookError> {
     let (low, _) = info.event_mask()?;
     check_flags(path, low)?;
-    let missing = path.events() - low;
+    let missing = events_for(path, &subscribers) - low;
     if !missing.is_empty() {
         return Err(HookError::MissingEvents(missing));
     }

@@ -5,6 +5,7 @@
 use std::fmt;
 
 use super::EltFrame;
+use super::flags::HookCoverage;
 use crate::clr::runtime::{FunctionInfo, ModuleMetadata, ProfilerInfo};
 use crate::clr::sys::{ClassID, CorPrfEltInfo, FunctionID, ModuleID, mdToken};
 use crate::disasm::{MethodName, method_name};
@@ -223,5 +224,13 @@ pub trait HookSubscriber: Send + Sync {
     /// `ExceptionUnwindFunctionLeave`).
     fn unwound(&self, function: &HookedFunction) {
         let _ = function;
+    }
+
+    /// Which calls it needs to see (default [`HookCoverage::Optimized`]). Asked once,
+    /// when the hooks are registered; the most any subscriber asks for holds for the
+    /// process (and so for every subscriber): [`HookCoverage::EveryCall`] costs the
+    /// whole process its optimized code.
+    fn coverage(&self) -> HookCoverage {
+        HookCoverage::Optimized
     }
 }

@@ -446,7 +446,7 @@ impl Manager {
         };
         if !hook_subscribers.is_empty() {
             masks.add_own(Events {
-                low: self.hook_path.events(),
+                low: hooks::events_for(self.hook_path, &hook_subscribers),
                 high: CorPrfHighMonitor::empty(),
             });
         }
