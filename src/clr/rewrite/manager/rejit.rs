@@ -226,16 +226,26 @@ impl ReJitController {
         };
         if !rejit.is_empty() {
             self.counts.requested.fetch_add(rejit.len() as u64, Relaxed);
-            // CoreCLR 3.1's RequestReJITWithInliners dereferences the method's
-            // MethodDesc without checking it exists (rejit.cpp,
-            // UpdateJitInlinerActiveILVersions): for a method whose type has not loaded
-            // yet (a pre-ReJIT, a method of a module that just loaded) it crashes the
-            // process. Such a method has no compiled code, so no caller inlined it: a
-            // plain RequestReJIT is all it needs.
+            // RequestReJITWithInliners only for a method a caller may hold inlined.
+            // CoreCLR 3.1's dereferences the method's MethodDesc without checking it
+            // exists (rejit.cpp, UpdateJitInlinerActiveILVersions): for a method whose
+            // type has not loaded yet (a pre-ReJIT, a method of a module that just
+            // loaded) it crashes the process; such a method has no compiled code, so
+            // no caller inlined it. And for each method, BLOCK_INLINING walks every
+            // assembly of the app domain, holding a reference on each collectible one
+            // it passes, which can keep a collectible context from ever unloading
+            // (docs/design.md, "Collectible contexts and ReJIT requests"): a method
+            // the JIT was never allowed to inline, of a module that is not ReadyToRun,
+            // has no inliner to recompile, and a plain RequestReJIT is all it needs.
             let (with_inliners, plain): (Vec<MethodKey>, Vec<MethodKey>) = match self.callers {
-                InliningCallers::Recompile => rejit
-                    .iter()
-                    .partition(|k| info.function_from_token(k.module, k.token).is_ok()),
+                InliningCallers::Recompile => rejit.iter().partition(|k| {
+                    self.hosting
+                        .rewriter
+                        .module(k.module)
+                        .ok()
+                        .is_none_or(|state| state.may_be_inlined(k.token))
+                        && info.function_from_token(k.module, k.token).is_ok()
+                }),
                 InliningCallers::Leave => (Vec::new(), rejit.to_vec()),
             };
             if !with_inliners.is_empty() {
