@@ -18,7 +18,8 @@
 //!
 //! `GetReJITParameters` sets no IL (the version runs the method's own), and the codegen
 //! flags `ALC_PROBE_FLAGS` names (`no-optimizations`, `no-inlining`, or none). At
-//! shutdown it prints `alc_probe: requests N errors N`.
+//! shutdown it prints `alc_probe: requests N errors N parameters N` (requests made,
+//! `ReJITError`s and failed calls, `GetReJITParameters` calls).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Mutex, OnceLock};
@@ -46,6 +47,7 @@ struct Probe {
     stop: AtomicBool,
     requests: AtomicU64,
     errors: AtomicU64,
+    parameters: AtomicU64,
 }
 
 /// The one profiler object, leaked: the request thread borrows it for the process's life.
@@ -128,7 +130,7 @@ impl Profiler for &'static Probe {
             .collect();
         let _ = self.flags.set(flags);
         let _ = self.info.set(info);
-        let me: &'static Probe = *self;
+        let me: &'static Probe = self;
         guard::spawn_profiler_thread("alc_probe", move || {
             me.run(target, inliners, token, &rows, Duration::from_micros(pause));
         })
@@ -168,6 +170,7 @@ impl Profiler for &'static Probe {
         _: mdMethodDef,
         control: &FunctionControl,
     ) -> Result<(), HResult> {
+        self.parameters.fetch_add(1, Relaxed);
         let flags = self.flags.get().copied().unwrap_or(CodegenFlags::NONE);
         if flags != CodegenFlags::NONE {
             control
@@ -191,9 +194,10 @@ impl Profiler for &'static Probe {
     fn shutdown(&self) {
         self.stop.store(true, Relaxed);
         eprintln!(
-            "alc_probe: requests {} errors {}",
+            "alc_probe: requests {} errors {} parameters {}",
             self.requests.load(Relaxed),
-            self.errors.load(Relaxed)
+            self.errors.load(Relaxed),
+            self.parameters.load(Relaxed)
         );
     }
 }

@@ -575,21 +575,30 @@ impl ReJitController {
     }
 
     /// A module finished loading: under the machine's reload policy, what was wanted of
-    /// its assembly's methods in an earlier load is wanted of this one.
+    /// its assembly's methods in an earlier load is wanted of this one. The runtime
+    /// never re-JIT-compiles a method of a collectible module: nothing is ever requested
+    /// for one, and each of its methods runs what its first JIT compiled (see
+    /// "Collectible contexts and ReJIT requests" in `docs/design.md`).
+    ///
+    /// The module joins the loaded ones (which the dial selects among) only once the
+    /// machine knows it: a request racing the load cannot find a collectible module the
+    /// machine would still take for an ordinary one.
     pub(crate) fn module_loaded(&self, state: &ModuleState) {
-        self.modules().insert(state.id());
-        let Some(assembly) = state.facts().map(|f| f.assembly_name.clone()) else {
-            return;
-        };
-        let mut machine = self.machine();
-        match state.facts().is_some_and(|f| f.is_ready_to_run()) {
-            true => machine.module_loaded(state.id(), assembly),
-            false => machine.module_loaded_jit_only(state.id(), assembly),
+        let mut modules = self.modules();
+        if let Some(facts) = state.facts() {
+            let assembly = facts.assembly_name.clone();
+            let mut machine = self.machine();
+            match (facts.is_collectible(), facts.is_ready_to_run()) {
+                (true, _) => machine.module_loaded_fixed(state.id(), assembly),
+                (false, true) => machine.module_loaded(state.id(), assembly),
+                (false, false) => machine.module_loaded_jit_only(state.id(), assembly),
+            }
+            if !machine.is_empty() {
+                self.active.store(true, Relaxed);
+            }
+            self.ask_if_pending(&machine);
         }
-        if !machine.is_empty() {
-            self.active.store(true, Relaxed);
-        }
-        self.ask_if_pending(&machine);
+        modules.insert(state.id());
     }
 
     /// A module is unloading (`ModuleUnloadStarted`, before the crate forgets its
