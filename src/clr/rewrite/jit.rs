@@ -228,6 +228,15 @@ impl JitRewriter {
         }
     }
 
+    /// Records that the JIT was allowed to inline `callee` (the profiler's final answer
+    /// to `JITInlining` was `true`): [`ModuleState::note_inlined`] of its module. A
+    /// callee that cannot be located is not recorded.
+    pub fn note_inlined(&self, callee: FunctionID) {
+        if let Ok((module, token)) = self.locate(callee) {
+            module.note_inlined(token);
+        }
+    }
+
     /// Instruments `function` with `instrumentation` and the tokens `tokens` gives for
     /// the function's module (for example the probes' MemberRefs or a `calli`
     /// signature, defined once per module and kept in [`ModuleState::data`]):

@@ -8,7 +8,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use super::items::DataItems;
-use super::states::{MethodState, MethodStates};
+use super::states::{MethodMarks, MethodState, MethodStates};
 use crate::analysis::{CachingResolver, MetadataResolver};
 use crate::clr::runtime::{ModuleFacts, ModuleMetadata};
 use crate::clr::sys::{ModuleID, mdToken};
@@ -41,6 +41,8 @@ pub struct ModuleState<M = ModuleMetadata> {
     resolver: CachingResolver<MetadataResolver<M>>,
     /// Where each of its methods is in its rewrite.
     pub(crate) states: MethodStates,
+    /// The methods the JIT was allowed to inline somewhere.
+    inlined: MethodMarks,
     /// The original IL of the methods whose rewritten body was handed over.
     pristine: Mutex<PristineIl>,
     /// The profiler's own data for this module ([`ModuleState::data`]).
@@ -63,6 +65,7 @@ impl<M: MetadataSource + Clone> ModuleState<M> {
             resolver: CachingResolver::for_module(metadata.clone()),
             metadata,
             states: MethodStates::default(),
+            inlined: MethodMarks::default(),
             pristine: Mutex::default(),
             data: OnceLock::new(),
             items: DataItems::default(),
@@ -117,6 +120,22 @@ impl<M> ModuleState<M> {
     /// Whether a rewritten body of MethodDef `token` was handed to the runtime.
     pub fn was_rewritten(&self, token: mdToken) -> bool {
         self.states.is_rewritten(row(token))
+    }
+
+    /// Records that the JIT was allowed to inline MethodDef `token` into a caller (the
+    /// profiler answered `JITInlining` with `true` for it).
+    pub fn note_inlined(&self, token: mdToken) {
+        self.inlined.mark(row(token));
+    }
+
+    /// Whether code of a caller may hold an inlined copy of MethodDef `token`: the JIT
+    /// was allowed to inline it ([`ModuleState::note_inlined`]), or the module is
+    /// ReadyToRun (its precompiled code inlined without asking), or what the runtime
+    /// says of the module is not known. `false` only for a method no caller can hold:
+    /// a ReJIT of it needs no recompilation of inliners.
+    pub fn may_be_inlined(&self, token: mdToken) -> bool {
+        self.inlined.is_marked(row(token))
+            || self.facts.as_ref().is_none_or(|f| f.is_ready_to_run())
     }
 
     pub(crate) fn method_state(&self, token: mdToken) -> MethodState {

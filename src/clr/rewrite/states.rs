@@ -59,6 +59,32 @@ impl Default for MethodStates {
     }
 }
 
+/// One mark per method of a module, set once and never cleared (the JIT was allowed to
+/// inline the method: [`ModuleState::note_inlined`](super::module::ModuleState)), by
+/// MethodDef row, without a lock. Memory as [`MethodStates`]: nothing past the top
+/// level until a row is marked.
+#[derive(Debug, Default)]
+pub(crate) struct MethodMarks(MethodStates);
+
+impl MethodMarks {
+    /// Marks MethodDef row `row` (a row past 2^24 - 1 cannot be marked, and none exists).
+    pub(crate) fn mark(&self, row: u32) {
+        if self.is_marked(row) {
+            return;
+        }
+        if let Some(cell) = self.0.cell(row, true) {
+            cell.store(1, Ordering::Release);
+        }
+    }
+
+    /// Whether MethodDef row `row` was marked.
+    pub(crate) fn is_marked(&self, row: u32) -> bool {
+        self.0
+            .cell(row, false)
+            .is_some_and(|cell| cell.load(Ordering::Acquire) != 0)
+    }
+}
+
 /// What [`MethodStates::claim`] found.
 #[derive(Debug)]
 pub(crate) enum Claim<'a> {
@@ -187,6 +213,23 @@ impl MethodStates {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A mark stays; rows never marked are not, and cost nothing past the top level.
+    #[test]
+    fn marks_are_per_row_and_allocated_only_when_set() {
+        let marks = MethodMarks::default();
+        assert!(!marks.is_marked(7));
+        let empty = marks.0.allocated();
+        marks.mark(7);
+        marks.mark(7);
+        marks.mark(0xFF_FFFF);
+        marks.mark(0x100_0000); // no such row: ignored
+        assert!(marks.is_marked(7) && marks.is_marked(0xFF_FFFF));
+        assert!(!marks.is_marked(6) && !marks.is_marked(8) && !marks.is_marked(0x100_0000));
+        assert!(marks.0.allocated() > empty);
+        assert!(!MethodMarks::default().is_marked(7));
+        assert_eq!(MethodMarks::default().0.allocated(), empty);
+    }
     use std::sync::Barrier;
     use std::sync::atomic::AtomicU32;
 

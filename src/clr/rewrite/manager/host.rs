@@ -783,7 +783,7 @@ impl Manager {
         let Some(running) = self.running.get() else {
             return theirs;
         };
-        theirs
+        let inline = theirs
             // A function with hooks on is not inlined: its calls would not be seen.
             && running.hooks.as_ref().is_none_or(|hooks| hooks.decide(callee).is_none())
             && running.hosting.rewriter.jit_inlining(caller, callee)
@@ -801,7 +801,14 @@ impl Manager {
                                 token: f.token,
                             })
                         })
-            })
+            });
+        if inline && running.rejit.is_some() {
+            // A ReJIT of it must then recompile its inliners; of a method never
+            // inlined, it need not (and must not walk the assemblies: see
+            // `ReJitController::make`).
+            running.hosting.rewriter.note_inlined(callee);
+        }
+        inline
     }
 
     fn on_get_rejit_parameters(

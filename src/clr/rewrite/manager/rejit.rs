@@ -242,17 +242,28 @@ impl ReJitController {
         };
         if !rejit.is_empty() {
             self.counts.requested.fetch_add(rejit.len() as u64, Relaxed);
-            // CoreCLR 3.1's RequestReJITWithInliners dereferences the method's
-            // MethodDesc without checking it exists (rejit.cpp,
+            // RequestReJITWithInliners only for a method a caller may hold inlined:
+            // for each method, BLOCK_INLINING walks every assembly of the app domain,
+            // holding a reference on each collectible one it passes, which can keep a
+            // collectible context from ever unloading (docs/design.md, "Collectible
+            // contexts and ReJIT requests"): a method the JIT was never allowed to
+            // inline, of a module that is not ReadyToRun, has no inliner to recompile,
+            // and a plain RequestReJIT is all it needs. And CoreCLR 3.1's dereferences
+            // the method's MethodDesc without checking it exists (rejit.cpp,
             // UpdateJitInlinerActiveILVersions): for a method whose type has not loaded
             // yet (a pre-ReJIT, a method of a module that just loaded) it crashes the
-            // process. Such a method has no compiled code, so no caller inlined it: a
-            // plain RequestReJIT is all it needs. Only where the runtime needs it.
+            // process; such a method has no compiled code, so no caller inlined it.
+            // That check only where the runtime needs it.
             let (with_inliners, plain): (Vec<MethodKey>, Vec<MethodKey>) = match self.callers {
-                InliningCallers::Recompile if self.inliners_need_a_method_desc => rejit
-                    .iter()
-                    .partition(|k| info.function_from_token(k.module, k.token).is_ok()),
-                InliningCallers::Recompile => (rejit.to_vec(), Vec::new()),
+                InliningCallers::Recompile => rejit.iter().partition(|k| {
+                    self.hosting
+                        .rewriter
+                        .module(k.module)
+                        .ok()
+                        .is_none_or(|state| state.may_be_inlined(k.token))
+                        && (!self.inliners_need_a_method_desc
+                            || info.function_from_token(k.module, k.token).is_ok())
+                }),
                 InliningCallers::Leave => (Vec::new(), rejit.to_vec()),
             };
             if !with_inliners.is_empty() {
@@ -585,21 +596,30 @@ impl ReJitController {
     }
 
     /// A module finished loading: under the machine's reload policy, what was wanted of
-    /// its assembly's methods in an earlier load is wanted of this one.
+    /// its assembly's methods in an earlier load is wanted of this one. The runtime
+    /// never re-JIT-compiles a method of a collectible module: nothing is ever requested
+    /// for one, and each of its methods runs what its first JIT compiled (see
+    /// "Collectible contexts and ReJIT requests" in `docs/design.md`).
+    ///
+    /// The module joins the loaded ones (which the dial selects among) only once the
+    /// machine knows it: a request racing the load cannot find a collectible module the
+    /// machine would still take for an ordinary one.
     pub(crate) fn module_loaded(&self, state: &ModuleState) {
-        self.modules().insert(state.id());
-        let Some(assembly) = state.facts().map(|f| f.assembly_name.clone()) else {
-            return;
-        };
-        let mut machine = self.machine();
-        match state.facts().is_some_and(|f| f.is_ready_to_run()) {
-            true => machine.module_loaded(state.id(), assembly),
-            false => machine.module_loaded_jit_only(state.id(), assembly),
+        let mut modules = self.modules();
+        if let Some(facts) = state.facts() {
+            let assembly = facts.assembly_name.clone();
+            let mut machine = self.machine();
+            match (facts.is_collectible(), facts.is_ready_to_run()) {
+                (true, _) => machine.module_loaded_fixed(state.id(), assembly),
+                (false, true) => machine.module_loaded(state.id(), assembly),
+                (false, false) => machine.module_loaded_jit_only(state.id(), assembly),
+            }
+            if !machine.is_empty() {
+                self.active.store(true, Relaxed);
+            }
+            self.ask_if_pending(&machine);
         }
-        if !machine.is_empty() {
-            self.active.store(true, Relaxed);
-        }
-        self.ask_if_pending(&machine);
+        modules.insert(state.id());
     }
 
     /// A module is unloading (`ModuleUnloadStarted`, before the crate forgets its

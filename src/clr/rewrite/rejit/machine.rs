@@ -23,7 +23,7 @@
 //!   (FunctionID 0), at compile time on the compiling thread; a revert's failure may
 //!   also come back in its status array.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::Hash;
 
 use smallvec::SmallVec;
@@ -296,6 +296,9 @@ pub struct ReJitMachine<P, A> {
     policy: ReloadPolicy,
     /// Whether `RequestRevert` is used where it restores what is wanted.
     reverts: bool,
+    /// The loaded modules whose compiled code the runtime never replaces
+    /// ([`ReJitMachine::module_loaded_fixed`]).
+    fixed: HashSet<ModuleID>,
 }
 
 impl<P: Clone + PartialEq, A: Clone + Eq + Hash> Default for ReJitMachine<P, A> {
@@ -314,6 +317,7 @@ impl<P: Clone + PartialEq, A: Clone + Eq + Hash> ReJitMachine<P, A> {
             templates: HashMap::new(),
             policy,
             reverts: true,
+            fixed: HashSet::new(),
         }
     }
 
@@ -382,6 +386,24 @@ impl<P: Clone + PartialEq, A: Clone + Eq + Hash> ReJitMachine<P, A> {
         let Some(record) = self.records.get_mut(&key) else {
             return;
         };
+        if self.fixed.contains(&key.module) {
+            // No call can change what it runs: its default IL. A call that would be
+            // needed is the failure the runtime would report for it.
+            record.queued = None;
+            if record.desired == record.default {
+                record.stage = ReJitStage::Original;
+            } else if let Some(call) = call {
+                record.stage = ReJitStage::Failed(ReJitFailure {
+                    status: HResult::CORPROF_E_FUNCTION_IS_COLLECTIBLE,
+                    at: match call {
+                        ReJitCall::ReJit => FailedAt::Request,
+                        ReJitCall::Revert => FailedAt::Revert,
+                    },
+                    function: 0,
+                });
+            }
+            return;
+        }
         if record.queued.is_none() && call.is_some() {
             self.pending.push(key);
         }
@@ -402,6 +424,10 @@ impl<P: Clone + PartialEq, A: Clone + Eq + Hash> ReJitMachine<P, A> {
             return;
         };
         record.default = given;
+        if self.fixed.contains(&key.module) {
+            // What it runs from now on, and no call can change it.
+            record.stage = ReJitStage::Original;
+        }
         // A request already made will be answered with what is wanted; only a method
         // the runtime has settled may need a call now (or none any more).
         let call = match record.stage {
@@ -637,6 +663,20 @@ impl<P: Clone + PartialEq, A: Clone + Eq + Hash> ReJitMachine<P, A> {
         self.load(module, assembly, false);
     }
 
+    /// [`ReJitMachine::module_loaded_jit_only`] for a module whose compiled code the
+    /// runtime never replaces: a module of a collectible assembly, whose methods
+    /// CoreCLR does not version (`CodeVersionManager::IsMethodSupported`; a request for
+    /// one is accepted and never acted on, 3.1.23 and 8.0.4). No call is ever made for
+    /// its methods: each runs what its first JIT compiled (what was wanted then, when
+    /// that is IL alone), and a method wanted to run anything else is
+    /// [`ReJitStage::Failed`] with `CORPROF_E_FUNCTION_IS_COLLECTIBLE`, until its first
+    /// JIT if it has not had it (then it runs what that gave, and fails only if that
+    /// is not what is wanted, e.g. for code-generation flags).
+    pub fn module_loaded_fixed(&mut self, module: ModuleID, assembly: A) {
+        self.fixed.insert(module);
+        self.load(module, assembly, false);
+    }
+
     fn load(&mut self, module: ModuleID, assembly: A, request: bool) {
         self.assemblies.insert(module, assembly.clone());
         if self.policy == ReloadPolicy::Leave {
@@ -680,5 +720,6 @@ impl<P: Clone + PartialEq, A: Clone + Eq + Hash> ReJitMachine<P, A> {
         }
         self.pending.retain(|k| k.module != module);
         self.assemblies.remove(&module);
+        self.fixed.remove(&module);
     }
 }

@@ -15,7 +15,9 @@ use std::collections::{BTreeMap, HashSet};
 
 use proptest::prelude::*;
 
-use super::machine::{IlTarget, MethodKey, ReJitBatch, ReJitMachine, ReJitStage, ReloadPolicy};
+use super::machine::{
+    FailedAt, IlTarget, MethodKey, ReJitBatch, ReJitFailure, ReJitMachine, ReJitStage, ReloadPolicy,
+};
 use crate::clr::sys::{FunctionID, HResult, ModuleID, ReJITID};
 
 type T = IlTarget<u8>;
@@ -451,6 +453,63 @@ mod cases {
             token: 0x0600_0001,
         };
         assert_eq!(m.take_batch().rejit, [r2r]);
+    }
+
+    /// A module whose compiled code the runtime never replaces (a collectible one): what
+    /// was wanted of its assembly is given at each method's first JIT, no call is ever
+    /// queued for it, and a method wanted to run what it does not (a change after its
+    /// first JIT, or one a first JIT cannot give) says why, until it is wanted to run
+    /// what it runs again.
+    #[test]
+    fn a_module_whose_code_is_never_replaced_gets_no_call_and_says_why() {
+        let mut m: ReJitMachine<u8, usize> = ReJitMachine::default();
+        m.module_loaded_jit_only(0x10, 7);
+        let key = |module: ModuleID, row: u32| MethodKey {
+            module,
+            token: 0x0600_0000 | row,
+        };
+        m.want(key(0x10, 1), IlTarget::Plan(3), IlTarget::File);
+        m.want(key(0x10, 2), IlTarget::Plan(5), IlTarget::File);
+        assert_eq!(m.take_batch().rejit.len(), 2);
+        m.module_unloaded(0x10);
+        m.module_loaded_fixed(0x20, 7);
+        assert!(m.take_batch().is_empty());
+        // Nothing compiled yet: no failure.
+        assert_eq!(m.get(key(0x20, 1)).map(|r| r.failure()), Some(None));
+        assert_eq!(m.first_jit_target(key(0x20, 1)), Some(IlTarget::Plan(3)));
+        m.first_jit_done(key(0x20, 1), IlTarget::Plan(3));
+        assert!(m.get(key(0x20, 1)).is_some_and(|r| r.settled()));
+        // A first JIT that could not give all of it (code-generation flags): failed.
+        m.first_jit_done(key(0x20, 2), IlTarget::Plan(4));
+        let collectible = |m: &ReJitMachine<u8, usize>, row, at| {
+            m.get(key(0x20, row)).and_then(|r| r.failure())
+                == Some(ReJitFailure {
+                    status: HResult::CORPROF_E_FUNCTION_IS_COLLECTIBLE,
+                    at,
+                    function: 0,
+                })
+        };
+        assert!(collectible(&m, 2, FailedAt::Request));
+        // Changes after the first JIT: no call, the failure the runtime would give.
+        m.want(key(0x20, 1), IlTarget::Plan(6), IlTarget::File);
+        assert!(m.take_batch().is_empty() && !m.has_pending());
+        assert!(collectible(&m, 1, FailedAt::Request));
+        m.want(key(0x20, 1), IlTarget::File, IlTarget::File);
+        assert!(collectible(&m, 1, FailedAt::Request));
+        // Back to what it runs: settled, no failure.
+        m.want(key(0x20, 1), IlTarget::Plan(3), IlTarget::File);
+        assert!(
+            m.get(key(0x20, 1))
+                .is_some_and(|r| r.settled() && r.failure().is_none())
+        );
+        // A method never wanted before, changed after its first JIT (the file's IL).
+        m.want(key(0x20, 9), IlTarget::Plan(1), IlTarget::File);
+        assert!(collectible(&m, 9, FailedAt::Request));
+        assert!(m.take_batch().is_empty());
+        // Unloaded: a module loaded again at the same address is an ordinary one.
+        m.module_unloaded(0x20);
+        m.module_loaded(0x20, 7);
+        assert_eq!(m.take_batch().rejit.len(), 3);
     }
 
     /// Without reverts, going back to the default IL is a new version built from it,
