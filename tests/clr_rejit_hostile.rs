@@ -1272,7 +1272,9 @@ fn commands_race_a_thousand_plugin_reloads() {
                 match dial.ask(COMMANDS[i % COMMANDS.len()]) {
                     Ok(_) => done += 1,
                     Err(e) if e.starts_with("no loaded module") => refused += 1,
-                    Err(e) if e.starts_with("CLOSED") => break,
+                    Err(e) if e.starts_with("CLOSED") || e == "the profiler is shutting down" => {
+                        break;
+                    }
                     Err(e) => panic!("{e}\n{}", program.stderr_so_far()),
                 }
             }
@@ -1315,7 +1317,9 @@ fn flags_churn_on_a_plugin_lets_every_context_unload() {
                 match dial.ask("flags UnloadPlugin.Plugin::* no-optimizations") {
                     Ok(_) => done += 1,
                     Err(e) if e.starts_with("no loaded module") => continue,
-                    Err(e) if e.starts_with("CLOSED") => break,
+                    Err(e) if e.starts_with("CLOSED") || e == "the profiler is shutting down" => {
+                        break;
+                    }
                     Err(e) => panic!("{e}\n{}", program.stderr_so_far()),
                 }
                 match dial.ask("state") {
@@ -1329,7 +1333,9 @@ fn flags_churn_on_a_plugin_lets_every_context_unload() {
                             );
                         }
                     }
-                    Err(e) if e.starts_with("CLOSED") => break,
+                    Err(e) if e.starts_with("CLOSED") || e == "the profiler is shutting down" => {
+                        break;
+                    }
                     Err(e) => panic!("{e}\n{}", program.stderr_so_far()),
                 }
             }

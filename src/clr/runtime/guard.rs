@@ -170,7 +170,7 @@ where
 pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
 
 /// Whether the runtime may still be called, and how many calls of the profiler's own
-/// threads are in it. One per process ([`GATE`]); a value of its own in tests.
+/// threads are in it. One per process (`GATE`); one per test thread in the unit tests.
 #[derive(Debug)]
 pub(crate) struct Gate {
     closed: AtomicBool,
@@ -182,7 +182,25 @@ pub(crate) struct Gate {
 }
 
 /// The process's gate: there is one runtime per process.
+#[cfg(not(test))]
 static GATE: Gate = Gate::new();
+
+/// The gate of the runtime this thread's calls go to: the process's. (In the crate's
+/// unit tests, each test thread's own: tests that drive a `Shutdown` through the
+/// thunks run beside tests that call a fake runtime, in one process.)
+fn gate() -> &'static Gate {
+    #[cfg(not(test))]
+    {
+        &GATE
+    }
+    #[cfg(test)]
+    {
+        thread_local! {
+            static GATE: &'static Gate = Box::leak(Box::new(Gate::new()));
+        }
+        GATE.with(|gate| *gate)
+    }
+}
 
 impl Gate {
     pub(crate) const fn new() -> Gate {
@@ -279,13 +297,13 @@ impl Drop for RuntimeCall {
 /// [`RuntimeCall`] is dropped. Elsewhere (asynchronous calls): until `Shutdown`
 /// arrives. `None` means the runtime is shutting down: make no call.
 pub fn enter_runtime() -> Option<RuntimeCall> {
-    GATE.enter(CallContext::current())
+    gate().enter(CallContext::current())
 }
 
 /// Whether `Shutdown` has arrived: the profiler's threads may no longer call the
 /// runtime (their calls are refused) and should stop what they do.
 pub fn is_shutting_down() -> bool {
-    GATE.is_closed()
+    gate().is_closed()
 }
 
 /// Closes the shutdown gate (the crate's `Shutdown` dispatch does it, before the
@@ -295,7 +313,7 @@ pub fn is_shutting_down() -> bool {
 /// # Errors
 /// The number of those calls still under way at the deadline.
 pub fn close_for_shutdown(limit: Duration) -> Result<(), usize> {
-    GATE.close(limit)
+    gate().close(limit)
 }
 
 #[cfg(test)]

@@ -21,10 +21,10 @@ pub enum RuntimeKind {
 
 /// The runtime a profiler runs in, as `GetRuntimeInformation` reports it.
 ///
-/// CoreCLR reports its product version from .NET 5 on (8.0.4 is major 8, minor 0,
-/// build 4); before, it reported the version of the CLR it descends from (.NET Core
-/// 3.1.23 is major 4, minor 0, its build the file version's). [`RuntimeVersion::dotnet_major`]
-/// reads both. The crate's workarounds of runtime bugs ask this value which runtimes
+/// CoreCLR reports its product version from .NET 5 on (.NET 8.0.4: `CoreCLR 8.0.4.0
+/// (8.0.4)`); before, the version of the CLR it descends from (.NET Core 3.1.23:
+/// `CoreCLR 4.0.30319.0 (v4.0.30319)`), measured. [`RuntimeVersion::dotnet_major`] reads
+/// both. The crate's workarounds of runtime bugs ask this value which runtimes
 /// need them ([`RuntimeVersion::rejit_with_inliners_needs_a_method_desc`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuntimeVersion {
