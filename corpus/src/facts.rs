@@ -70,7 +70,7 @@ const NET_8_0_4: FrameworkFacts = FrameworkFacts {
 const NET_CORE_3_1_23: FrameworkFacts = FrameworkFacts {
     version: "3.1.23",
     assemblies: 165,
-    ready_to_run_assemblies: 0,
+    ready_to_run_assemblies: 163,
     system_runtime_is_ready_to_run: true,
     distinct_bodies: 87_194,
     method_defs: 101_912,
