@@ -43,9 +43,13 @@
 //! `corprof.idl`, `cor.h` and `corerror.h`.
 
 pub mod com;
+#[cfg(unix)]
+pub mod dial;
 pub mod hooks;
+mod host;
 pub mod log;
 mod profiler;
+mod rejit;
 mod rewrite;
 mod runtime;
 pub mod sys;
@@ -54,17 +58,20 @@ pub mod sys;
 pub use sys as ffi;
 
 pub use com::ComPtr;
+pub use host::{
+    Candidate, Change, ConfigError, Configuration, Events, EventsHandle, InliningCallers,
+    InstrumentationMethod, Interest, Manager, ManagerCounts, MethodEdit, MethodEntry, ModuleLoad,
+    OptionKind, OptionSpec, Options, Plan, Position, ReJitControl, ReJitCounts, Request, Start,
+};
 pub use profiler::{Callback, CallbackObject, Callbacks, ClassFactory, Profiler, get_class_object};
-#[cfg(unix)]
-pub use rewrite::control as dial;
+pub use rejit::{
+    FailedAt, IlTarget, MethodKey, MethodRecord, ReJitBatch, ReJitCall, ReJitFailure, ReJitMachine,
+    ReJitParameters, ReJitStage, ReloadPolicy,
+};
 pub use rewrite::{
-    Candidate, Change, ConfigError, Configuration, Delivery, Events, EventsHandle, FailedAt,
-    Failure, FailureCause, Filter, FirstJit, IlTarget, Inlining, InliningCallers, Instrumentation,
-    InstrumentationMethod, Interest, JitRewriter, Manager, ManagerCounts, MethodEdit, MethodEntry,
-    MethodKey, MethodRecord, MethodRewrite, ModuleLoad, ModuleState, NativeCall, NativeFunction,
-    NativeReturn, NativeType, OptionKind, OptionSpec, Options, PHASES, Phase, Plan, Position,
-    ReJitBatch, ReJitCall, ReJitControl, ReJitCounts, ReJitDelivery, ReJitFailure, ReJitMachine,
-    ReJitParameters, ReJitStage, ReloadPolicy, Request, RewriteOutcome, Start,
+    Delivery, Failure, FailureCause, Filter, FirstJit, Inlining, Instrumentation, JitRewriter,
+    MethodRewrite, ModuleState, NativeCall, NativeFunction, NativeReturn, NativeType, PHASES,
+    Phase, ReJitDelivery, RewriteOutcome,
 };
 pub use runtime::guard;
 pub use runtime::{

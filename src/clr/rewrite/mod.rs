@@ -7,37 +7,24 @@
 //! asks of the runtime goes through the floors below.
 #![forbid(unsafe_code)]
 
-#[cfg(unix)]
-pub mod control;
 mod delivery;
 mod instrumentation;
-mod items;
-mod jit;
-mod manager;
-mod module;
+pub(crate) mod items;
+pub(crate) mod jit;
+pub(crate) mod module;
 mod native_call;
-mod outcome;
-mod pipeline;
+pub(crate) mod outcome;
+pub(crate) mod pipeline;
 mod registry;
-mod rejit;
 mod states;
 
 pub use delivery::{Delivery, FirstJit, ReJitDelivery};
 pub use instrumentation::Instrumentation;
 pub use jit::{Filter, Inlining, JitRewriter};
-pub use manager::{
-    Candidate, Change, ConfigError, Configuration, Events, EventsHandle, InliningCallers,
-    InstrumentationMethod, Interest, Manager, ManagerCounts, MethodEdit, MethodEntry, ModuleLoad,
-    OptionKind, OptionSpec, Options, Plan, Position, ReJitControl, ReJitCounts, Request, Start,
-};
 pub use module::ModuleState;
 pub use native_call::{NativeCall, NativeFunction, NativeReturn, NativeType};
 pub use outcome::{Failure, FailureCause, Phase, RewriteOutcome};
 pub use pipeline::{MethodRewrite, PHASES};
-pub use rejit::{
-    FailedAt, IlTarget, MethodKey, MethodRecord, ReJitBatch, ReJitCall, ReJitFailure, ReJitMachine,
-    ReJitParameters, ReJitStage, ReloadPolicy,
-};
 
 #[cfg(test)]
-mod pipeline_tests;
+pub(crate) mod pipeline_tests;

@@ -20,15 +20,15 @@ use crate::pe::Assembly;
 use crate::transform::{InstrumentationCode, Snippet};
 use crate::{Instruction, OpCode};
 
-pub(super) type Module = ModuleState<&'static Assembly<'static>>;
+pub(crate) type Module = ModuleState<&'static Assembly<'static>>;
 
-pub(super) fn assembly(name: &str) -> &'static Assembly<'static> {
+pub(crate) fn assembly(name: &str) -> &'static Assembly<'static> {
     let path = format!("{}/tests/programs/bin/{name}", env!("CARGO_MANIFEST_DIR"));
     let bytes: &'static [u8] = Box::leak(std::fs::read(&path).expect(&path).into_boxed_slice());
     Box::leak(Box::new(Assembly::parse(bytes).expect("a valid assembly")))
 }
 
-pub(super) fn module(asm: &'static Assembly<'static>) -> Module {
+pub(crate) fn module(asm: &'static Assembly<'static>) -> Module {
     ModuleState::new(0x1000, 1, asm)
 }
 
@@ -45,13 +45,13 @@ fn file_body(asm: &Assembly<'_>, token: mdToken) -> Option<Vec<u8>> {
 /// A delivery into memory: IL from the assembly file, or `il` when set; the phase to
 /// fail in, when set; what it was handed.
 #[derive(Default)]
-pub(super) struct TestDelivery {
+pub(crate) struct TestDelivery {
     il: Option<Vec<u8>>,
     fail: Option<Phase>,
     refuse_map: bool,
     reads: Mutex<Vec<mdToken>>,
-    pub(super) locals: Mutex<Vec<Vec<u8>>>,
-    pub(super) bodies: Mutex<HashMap<mdToken, Vec<u8>>>,
+    pub(crate) locals: Mutex<Vec<Vec<u8>>>,
+    pub(crate) bodies: Mutex<HashMap<mdToken, Vec<u8>>>,
     maps: Mutex<Vec<(FunctionID, IlMap)>>,
 }
 
@@ -109,7 +109,7 @@ impl Delivery<&'static Assembly<'static>> for TestDelivery {
 }
 
 /// The first MethodDef of `asm` whose body has a `ret` and whose name is `name`.
-pub(super) fn token_of(asm: &Assembly<'_>, name: &str) -> mdToken {
+pub(crate) fn token_of(asm: &Assembly<'_>, name: &str) -> mdToken {
     asm.methods()
         .flatten()
         .find(|m| m.name == name && m.body.is_some())
@@ -117,7 +117,7 @@ pub(super) fn token_of(asm: &Assembly<'_>, name: &str) -> mdToken {
         .expect(name)
 }
 
-pub(super) fn run<F>(
+pub(crate) fn run<F>(
     delivery: &TestDelivery,
     module: &Module,
     token: mdToken,

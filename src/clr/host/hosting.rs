@@ -6,10 +6,6 @@ use std::sync::Arc;
 
 use smallvec::SmallVec;
 
-use super::super::items::Containers;
-use super::super::jit::JitRewriter;
-use super::super::module::ModuleState;
-use super::super::pipeline::MethodRewrite;
 use super::compose::{Wanted, compose};
 use super::config::Options;
 use super::method::{Candidate, InstrumentationMethod, Interest, Owner};
@@ -18,6 +14,10 @@ use super::report::{ManagerCounts, guarded, log_rollback};
 use crate::body::MethodBody;
 use crate::clr::log;
 use crate::clr::profiler::Callback;
+use crate::clr::rewrite::items::Containers;
+use crate::clr::rewrite::jit::JitRewriter;
+use crate::clr::rewrite::module::ModuleState;
+use crate::clr::rewrite::pipeline::MethodRewrite;
 use crate::clr::sys::mdToken;
 use std::sync::atomic::Ordering::Relaxed;
 

@@ -1,5 +1,6 @@
 //! ReJIT: changing what running methods execute. The state machine ([`ReJitMachine`]) that
 //! tracks, per method, what the profiler wants and where the runtime stands.
+#![forbid(unsafe_code)]
 
 mod machine;
 

@@ -4,12 +4,12 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::super::rejit::{IlTarget, MethodKey};
 use super::config::Options;
 use super::plan::{Plan, Request};
 use super::rejit::{ReJitController, ReJitCounts};
 use super::report::guarded;
 use crate::clr::profiler::Callback;
+use crate::clr::rejit::{IlTarget, MethodKey};
 use crate::clr::runtime::CodegenFlags;
 use crate::clr::sys::ModuleID;
 

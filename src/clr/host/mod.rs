@@ -71,6 +71,7 @@
 //!
 //! ilrewrite::export_profiler!(clsid = "{1D2E3F40-5A6B-4C7D-8E9F-A0B1C2D3E4F5}", profiler = profiler);
 //! ```
+#![forbid(unsafe_code)]
 
 mod compose;
 mod config;

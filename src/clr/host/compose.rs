@@ -6,11 +6,11 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use smallvec::SmallVec;
 
-use super::super::items::Containers;
-use super::super::pipeline::MethodRewrite;
 use super::config::Options;
 use super::method::{InstrumentationMethod, Interest, MethodEdit, Owner};
 use crate::body::MethodBody;
+use crate::clr::rewrite::items::Containers;
+use crate::clr::rewrite::pipeline::MethodRewrite;
 use crate::metadata::MetadataSource;
 use crate::transform::{ReturnLocal, Returns, single_ret};
 

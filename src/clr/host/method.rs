@@ -5,14 +5,14 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use super::super::items::{Containers, KeyedItems, downcast};
-use super::super::module::{ModuleState, row};
-use super::super::pipeline::MethodRewrite;
 use super::config::{OptionSpec, Options};
 use super::events::{Events, EventsHandle};
 use crate::body::MethodBody;
 use crate::clr::hooks::HookSubscriber;
 use crate::clr::profiler::{Callbacks, Profiler};
+use crate::clr::rewrite::items::{Containers, KeyedItems, downcast};
+use crate::clr::rewrite::module::{ModuleState, row};
+use crate::clr::rewrite::pipeline::MethodRewrite;
 use crate::clr::runtime::{AssemblyName, ModuleFacts, ModuleMetadata, ProfilerInfo};
 use crate::clr::sys::mdToken;
 use crate::transform::SingleRet;

@@ -9,7 +9,7 @@ use super::config::{OptionKind, OptionSpec, Options};
 use super::hosting::merge;
 use super::method::Interest;
 use super::plan::{Plan, Request, describe};
-use crate::clr::rewrite::rejit::IlTarget;
+use crate::clr::rejit::IlTarget;
 use crate::clr::runtime::CodegenFlags;
 
 const SPECS: [OptionSpec; 3] = [

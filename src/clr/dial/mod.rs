@@ -13,6 +13,7 @@
 //! (the grammar, pure), `peer.rs` (who may connect), `directory.rs` (where the socket
 //! may be), `session.rs` (one connection: lines in, answers out), `server.rs` (the
 //! socket and its threads), `error.rs` ([`ControlError`]).
+#![forbid(unsafe_code)]
 
 mod command;
 mod directory;

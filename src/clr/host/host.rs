@@ -8,25 +8,25 @@ use std::sync::{Arc, OnceLock};
 #[cfg(unix)]
 use std::sync::{Mutex, PoisonError};
 
-use super::super::rejit::{IlTarget, MethodKey};
 use super::hosting::Hosting;
 use super::plan::{InliningCallers, Plan};
 use super::rejit::ReJitController;
 use super::rejit_control::ReJitControl;
 use super::report::{ManagerCounts, guarded};
+use crate::clr::rejit::{IlTarget, MethodKey};
 
 use smallvec::SmallVec;
 
-use super::super::items::Containers;
-use super::super::jit::{Inlining, JitRewriter};
-use super::super::module::ModuleState;
-use super::super::outcome::RewriteOutcome;
 use super::config::{ConfigError, Configuration, Options};
 use super::events::{EventMasks, Events, EventsHandle};
 use super::method::{Candidate, InstrumentationMethod, Interest, ModuleLoad, Owner, Start};
 use crate::clr::hooks::{self, HookPath, HookTable};
 use crate::clr::log;
 use crate::clr::profiler::{Callback, Profiler, for_each_callback};
+use crate::clr::rewrite::items::Containers;
+use crate::clr::rewrite::jit::{Inlining, JitRewriter};
+use crate::clr::rewrite::module::ModuleState;
+use crate::clr::rewrite::outcome::RewriteOutcome;
 use crate::clr::runtime::guard::spawn_profiler_thread;
 use crate::clr::runtime::{
     AssemblyName, AssemblyReferenceProvider, CodegenFlags, FunctionControl, ProfilerInfo,
@@ -56,7 +56,7 @@ struct Running {
     hooks: Option<Arc<HookTable>>,
     /// The live dial, when it listens ([`Manager::with_dial`]); closed at shutdown.
     #[cfg(unix)]
-    dial: Mutex<Option<crate::clr::rewrite::control::ControlServer>>,
+    dial: Mutex<Option<crate::clr::dial::ControlServer>>,
 }
 
 /// An instrumentation method as registered: its priority and options.
@@ -253,7 +253,7 @@ impl Manager {
 
     /// Turns ReJIT on ([`Manager::with_rejit`], callers recompiled unless asked
     /// otherwise before) and listens for the live dial's commands on the Unix socket
-    /// `socket` (see [`ControlServer`](crate::clr::rewrite::control::ControlServer):
+    /// `socket` (see [`ControlServer`](crate::clr::dial::ControlServer):
     /// its directory is made with mode 0700, or must be the user's and closed to others;
     /// only the process's own user may connect). A dial that cannot listen is a start
     /// failure: nothing is rewritten.
@@ -413,7 +413,7 @@ impl Manager {
             let control = ReJitControl {
                 controller: controller.clone(),
             };
-            match crate::clr::rewrite::control::ControlServer::start(path, Arc::new(control)) {
+            match crate::clr::dial::ControlServer::start(path, Arc::new(control)) {
                 Ok(server) => {
                     log::write(&format!("dial listening on {}", server.path().display()));
                     dial = Some(server);

@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use super::super::rejit::IlTarget;
 use super::config::Options;
+use crate::clr::rejit::IlTarget;
 use crate::clr::runtime::CodegenFlags;
 
 /// What one ReJIT request adds to a method: an instrumentation method of the manager,

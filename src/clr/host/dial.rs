@@ -2,7 +2,7 @@
 //! [`Dial`]).
 
 use super::rejit_control::{Change, ReJitControl};
-use crate::clr::rewrite::control::{Command, Dial};
+use crate::clr::dial::{Command, Dial};
 use crate::clr::runtime::guard::is_shutting_down;
 
 /// The answer to a command once the runtime is shutting down.
@@ -31,7 +31,7 @@ impl Dial for ReJitControl {
                     false => Ok(states),
                 };
             }
-            Command::Help => return Ok(crate::clr::rewrite::control::help_lines()),
+            Command::Help => return Ok(crate::clr::dial::help_lines()),
             Command::Instrument {
                 selector,
                 method,

@@ -16,12 +16,12 @@ use std::time::{Duration, Instant};
 
 use smallvec::SmallVec;
 
-use super::super::module::ModuleState;
-use super::super::outcome::RewriteOutcome;
-use super::super::rejit::{FailedAt, IlTarget, MethodKey, ReJitMachine, ReJitStage};
 use super::hosting::Hosting;
 use super::plan::{InliningCallers, Plan, describe};
 use crate::clr::log;
+use crate::clr::rejit::{FailedAt, IlTarget, MethodKey, ReJitMachine, ReJitStage};
+use crate::clr::rewrite::module::ModuleState;
+use crate::clr::rewrite::outcome::RewriteOutcome;
 use crate::clr::runtime::guard::is_shutting_down;
 use crate::clr::runtime::{ClrError, CodegenFlags, FunctionControl, InlinerIl, RuntimeVersion};
 use crate::clr::sys::{FunctionID, HResult, ModuleID, ReJITID, mdMethodDef};

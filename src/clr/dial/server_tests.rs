@@ -555,7 +555,7 @@ fn a_peer_of_another_uid_is_refused_by_the_server() {
     let output = std::process::Command::new(&exe)
         .args([
             "--exact",
-            "clr::rewrite::control::server_tests::peer_of_another_uid",
+            "clr::dial::server_tests::peer_of_another_uid",
             "--ignored",
             "--nocapture",
             "--test-threads=1",

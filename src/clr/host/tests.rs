@@ -5,15 +5,15 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::super::items::Containers;
-use super::super::outcome::RewriteOutcome;
-use super::super::pipeline_tests::{TestDelivery, assembly, module, run, token_of};
 use super::compose::{EditFailure, Wanted, compose};
 use super::config::{Configuration, OptionKind, OptionSpec, Options};
 use super::host::{Manager, announce};
 use super::method::{Candidate, InstrumentationMethod, Interest, MethodEdit};
 use crate::body::MethodBody;
 use crate::clr::profiler::Profiler;
+use crate::clr::rewrite::items::Containers;
+use crate::clr::rewrite::outcome::RewriteOutcome;
+use crate::clr::rewrite::pipeline_tests::{TestDelivery, assembly, module, run, token_of};
 use crate::clr::runtime::AssemblyName;
 use crate::graph::Incoming;
 use crate::metadata::MetadataSource;
