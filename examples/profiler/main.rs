@@ -454,11 +454,7 @@ fn sample() -> Manager {
 /// The summary at shutdown (see the crate documentation above for the format).
 fn report(manager: &Manager, offered: &Offered, mode: &str) {
     // Nothing ran (an instrumentation method did not start): mode `off`.
-    let mode = if manager.rewriter().is_some() {
-        mode
-    } else {
-        "off"
-    };
+    let mode = if manager.is_running() { mode } else { "off" };
     if let Some(elt) = offered.elts.iter().find(|e| e.name() == mode) {
         elt.write_trace();
         // The hook modes: exactly one line.
@@ -496,7 +492,7 @@ fn report(manager: &Manager, offered: &Offered, mode: &str) {
     for (reason, count) in counts.reasons() {
         eprintln!("ilrewrite:   {count} {reason}");
     }
-    if let Some(phases) = manager.rewriter().and_then(|r| r.timings()) {
+    if let Some(phases) = manager.timings() {
         eprintln!(
             "ilrewrite: timing {} ns in {compilations} JITCompilationStarted callbacks",
             counts.callback_ns.load(Relaxed),

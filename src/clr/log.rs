@@ -87,7 +87,7 @@ pub fn write(message: &str) {
         .unwrap_or_else(PoisonError::into_inner)
         .clone()
         .unwrap_or_else(|| default_sink().clone());
-    let _ = catch_unwind(AssertUnwindSafe(|| sink(message)));
+    let _ = contain(|| sink(message));
 }
 
 /// The most reasons counted apart; later new ones are counted together under
@@ -155,13 +155,29 @@ pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> &str {
     }
 }
 
-/// Logs a panic caught at the FFI boundary, then drops its payload (itself guarded: a
-/// payload whose destructor panics is leaked rather than unwound into the runtime).
-pub(crate) fn log_panic(what: &str, payload: Box<dyn Any + Send>) {
-    write(&format!("panic in {what}: {}", panic_message(&*payload)));
-    if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
-        core::mem::forget(again);
-    }
+/// Runs `f` and contains a panic in it: the one place the layer catches panics. A panic
+/// gives its message; its payload is dropped inside a guard of its own (a payload whose
+/// destructor panics again is leaked rather than unwound: nothing unwinds into the
+/// runtime).
+///
+/// # Errors
+/// The panic's message.
+pub(crate) fn contain<R>(f: impl FnOnce() -> R) -> Result<R, String> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
+        let message = panic_message(&*payload).to_owned();
+        if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
+            core::mem::forget(again);
+        }
+        message
+    })
+}
+
+/// [`contain`], with a panic logged as `panic in <what>: <message>`: the guard at the FFI
+/// boundary. `None` when `f` panicked.
+pub(crate) fn contain_logged<R>(what: &str, f: impl FnOnce() -> R) -> Option<R> {
+    contain(f)
+        .map_err(|message| write(&format!("panic in {what}: {message}")))
+        .ok()
 }
 
 #[cfg(test)]

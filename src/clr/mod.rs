@@ -69,9 +69,8 @@ pub use rejit::{
     ReJitParameters, ReJitStage, ReloadPolicy,
 };
 pub use rewrite::{
-    Delivery, Failure, FailureCause, Filter, FirstJit, Inlining, Instrumentation, JitRewriter,
-    MethodRewrite, ModuleState, NativeCall, NativeFunction, NativeReturn, NativeType, PHASES,
-    Phase, ReJitDelivery, RewriteOutcome,
+    Failure, FailureCause, Filter, Inlining, Instrumentation, JitRewriter, MethodRewrite,
+    ModuleState, NativeCall, NativeFunction, NativeReturn, NativeType, Phase, RewriteOutcome,
 };
 pub use runtime::guard;
 pub use runtime::{

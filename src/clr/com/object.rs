@@ -4,10 +4,9 @@
 
 use core::ffi::c_void;
 use core::ptr;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU32, Ordering, fence};
 
-use crate::clr::log::log_panic;
+use crate::clr::log;
 use crate::clr::sys::{Guid, HResult};
 
 /// A COM object implemented by this crate.
@@ -99,9 +98,7 @@ pub(crate) unsafe extern "system" fn release<T: ComObject>(this: *mut c_void) ->
         // SAFETY: that was the last reference: nobody else can reach the object, which
         // was allocated as a `Box<T>` (`ComObject`'s contract).
         let object = unsafe { Box::from_raw(this.cast::<T>()) };
-        if let Err(payload) = catch_unwind(AssertUnwindSafe(move || drop(object))) {
-            log_panic(T::NAME, payload);
-        }
+        let _ = log::contain_logged(T::NAME, move || drop(object));
     }
     previous.wrapping_sub(1)
 }

@@ -2,13 +2,12 @@
 //! carried out and answered ([`serve_connection`]). Generic over the stream, so that
 //! it runs on a socket as on a pair made by a test.
 
-use std::any::Any;
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use super::command::Dial;
 use super::parse::{MAX_LINE, ParseError, parse};
 use super::peer::check_peer;
+use crate::clr::log;
 
 /// The last line of an answer that succeeded.
 pub(crate) const OK: &str = "ok";
@@ -140,7 +139,7 @@ fn respond(line: &[u8], dial: &dyn Dial, answer: &mut Vec<u8>) {
         Ok(command) => command,
         Err(e) => return error(answer, &e.to_string()),
     };
-    match catch_unwind(AssertUnwindSafe(|| dial.execute(&command))) {
+    match log::contain(|| dial.execute(&command)) {
         Ok(Ok(lines)) => {
             for line in &lines {
                 let line = one_line(line);
@@ -152,13 +151,12 @@ fn respond(line: &[u8], dial: &dyn Dial, answer: &mut Vec<u8>) {
             push_line(answer, OK);
         }
         Ok(Err(why)) => error(answer, &why),
-        Err(payload) => {
+        Err(message) => {
             let why = format!(
-                "internal: the dial panicked while carrying out `{}`: {}",
+                "internal: the dial panicked while carrying out `{}`: {message}",
                 command.verb(),
-                panic_message(payload.as_ref())
             );
-            crate::clr::log::write(&format!("dial: {}", one_line(&why)));
+            log::write(&format!("dial: {}", one_line(&why)));
             error(answer, &why);
         }
     }
@@ -178,12 +176,4 @@ fn push_line(answer: &mut Vec<u8>, text: &str) {
 /// `text` with every `\n` and `\r` made a space.
 fn one_line(text: &str) -> String {
     text.replace(['\n', '\r'], " ")
-}
-
-fn panic_message(payload: &(dyn Any + Send)) -> &str {
-    payload
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("a panic without a message")
 }

@@ -1,25 +1,30 @@
-//! [`Hosting`]: the manager's instrumentation methods while it runs (their options,
-//! the rewriter), shared by the JIT path, the ReJIT callbacks and the dial; and
+//! [`Hosting`]: the manager's instrumentation methods while it runs (their options, the
+//! rewrite engine), shared by the first-JIT path, the ReJIT callbacks and the dial; the
+//! one function that makes a method's plan for both paths ([`Hosting::plan`]); and
 //! [`merge`], how a ReJIT request's edit joins the configured ones.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
 
 use smallvec::SmallVec;
 
-use super::compose::{Wanted, compose};
 use super::config::Options;
-use super::method::{Candidate, InstrumentationMethod, Interest, Owner};
-use super::plan::Request;
+use super::method::{Candidate, InstrumentationMethod, Interest, MethodEdit, Owner};
+use super::plan::{Plan, Request};
 use super::report::{ManagerCounts, guarded, log_rollback};
 use crate::body::MethodBody;
 use crate::clr::log;
 use crate::clr::profiler::Callback;
+use crate::clr::rewrite::MethodRewrite;
+use crate::clr::rewrite::edits::{EditStep, MethodPlan};
+use crate::clr::rewrite::engine::{Engine, Located, Target};
 use crate::clr::rewrite::items::Containers;
-use crate::clr::rewrite::jit::JitRewriter;
 use crate::clr::rewrite::module::ModuleState;
-use crate::clr::rewrite::pipeline::MethodRewrite;
+use crate::clr::rewrite::pipeline::Rewrite;
+use crate::clr::runtime::ModuleMetadata;
 use crate::clr::sys::mdToken;
-use std::sync::atomic::Ordering::Relaxed;
+use crate::metadata::MetadataSource;
+use crate::transform::SingleRet;
 
 /// What the manager's instrumentation methods are while it runs, shared by the JIT
 /// path, the ReJIT callbacks and the dial.
@@ -29,36 +34,92 @@ pub(crate) struct Hosting {
     /// Each one's configured options.
     pub(crate) options: Box<[Options]>,
     pub(crate) containers: Arc<Containers>,
-    pub(crate) rewriter: JitRewriter,
+    pub(crate) engine: Engine,
     /// The manager's counts (edits rolled back).
     pub(crate) counts: Arc<ManagerCounts>,
 }
 
+/// One instrumentation method's step in a method's plan: its edit with its options and
+/// data items, run by the engine.
+pub(crate) struct HostedEdit<'a, M = ModuleMetadata> {
+    pub(crate) method: &'a dyn InstrumentationMethod<M>,
+    pub(crate) owner: Owner,
+    pub(crate) interest: Interest,
+    pub(crate) options: &'a Options,
+    pub(crate) containers: &'a Containers,
+}
+
+impl<M: MetadataSource + 'static> EditStep<M> for HostedEdit<'_, M> {
+    fn wants_single_ret(&self) -> bool {
+        self.interest == Interest::EditSingleRet
+    }
+
+    fn edit(
+        &self,
+        body: &mut MethodBody,
+        rewrite: &mut MethodRewrite<'_, M>,
+        single_ret: Option<SingleRet>,
+    ) -> crate::Result<bool> {
+        let mut edit = MethodEdit {
+            rewrite,
+            owner: self.owner,
+            single_ret,
+            containers: self.containers,
+            options: self.options,
+        };
+        self.method.edit(body, &mut edit)
+    }
+}
+
+/// What a method's plan is made for: its first JIT with nothing else wanted (the
+/// configured instrumentation methods that want it), or what ReJIT wants it to run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Wish<'p> {
+    /// The configured instrumentation, as at a first JIT.
+    Configured,
+    /// A ReJIT [`Plan`] (at a first JIT the machine has a wish for, or a ReJIT version).
+    Plan(&'p Plan),
+}
+
 impl Hosting {
+    /// Instrumentation method `index`'s view of MethodDef `token` of `module`: the one
+    /// place a [`Candidate`] is made.
+    fn candidate<'a>(
+        &'a self,
+        module: &'a ModuleState,
+        token: mdToken,
+        compiling: bool,
+        index: usize,
+    ) -> Candidate<'a> {
+        Candidate {
+            module,
+            token,
+            compiling,
+            owner: Owner {
+                index,
+                count: self.methods.len(),
+            },
+            containers: &self.containers,
+        }
+    }
+
     /// The configured instrumentation methods that want MethodDef `token` of `module`,
-    /// in editing order, with their interest.
+    /// in editing order, with their interest (a panic counts as no interest).
     pub(crate) fn wanting(
         &self,
         module: &ModuleState,
         token: mdToken,
         compiling: bool,
     ) -> SmallVec<[(usize, Interest); 4]> {
-        let count = self.methods.len();
+        let callback = match compiling {
+            true => Callback::JITCompilationStarted,
+            false => Callback::GetReJITParameters,
+        };
         self.methods
             .iter()
             .enumerate()
             .filter_map(|(index, method)| {
-                let candidate = Candidate {
-                    module,
-                    token,
-                    compiling,
-                    owner: Owner { index, count },
-                    containers: &self.containers,
-                };
-                let callback = match compiling {
-                    true => Callback::JITCompilationStarted,
-                    false => Callback::GetReJITParameters,
-                };
+                let candidate = self.candidate(module, token, compiling, index);
                 let interest = guarded(&**method, callback, || method.wants(&candidate))
                     .unwrap_or(Interest::No);
                 (interest != Interest::No).then_some((index, interest))
@@ -66,19 +127,81 @@ impl Hosting {
             .collect()
     }
 
-    /// The edits `configured` and `request` make ([`merge`]) on MethodDef `token` of
-    /// `module`; a request whose instrumentation method
-    /// [`refuses`](InstrumentationMethod::refuses) the method is left out (the
-    /// configured edits stay).
-    pub(crate) fn wanted<'a>(
+    /// Whether any instrumentation method wants MethodDef `token` of `module` (asked as
+    /// for inlining: nothing is being compiled).
+    pub(crate) fn wanted_by_any(&self, module: &ModuleState, token: mdToken) -> bool {
+        self.methods.iter().enumerate().any(|(index, method)| {
+            let candidate = self.candidate(module, token, false, index);
+            guarded(&**method, Callback::JITInlining, || {
+                method.wants(&candidate)
+            })
+            .is_some_and(|interest| interest != Interest::No)
+        })
+    }
+
+    /// The plan for MethodDef `token` of `module` under `wish`, for both paths (first
+    /// JIT and ReJIT): the configured instrumentation methods that want it (when the
+    /// wish includes them) and a request's ([`merge`]), each with its options. `None`
+    /// when nothing wants the method at all (it need not even be decoded). A request
+    /// whose instrumentation method [`refuses`](InstrumentationMethod::refuses) the
+    /// method is left out; the configured edits stay.
+    pub(crate) fn plan<'a>(
         &'a self,
         module: &ModuleState,
         token: mdToken,
-        configured: &[(usize, Interest)],
-        request: Option<&'a Request>,
-    ) -> SmallVec<[Wanted<'a>; 4]> {
+        wish: Wish<'a>,
+    ) -> Option<MethodPlan<HostedEdit<'a>>> {
+        let (configured, request) = match wish {
+            Wish::Configured => (self.wanting(module, token, true), None),
+            Wish::Plan(plan) => {
+                let configured = match plan.configured {
+                    true => self.wanting(module, token, true),
+                    false => SmallVec::new(),
+                };
+                (configured, plan.request.as_deref())
+            }
+        };
+        if configured.is_empty() && request.is_none() {
+            return None;
+        }
         let request = request.filter(|r| !self.refuses(module, token, r.index));
-        merge(&self.options, configured, request)
+        let steps = merge(&self.options, &configured, request)
+            .into_iter()
+            .map(|wanted| HostedEdit {
+                method: &*self.methods[wanted.index],
+                owner: Owner {
+                    index: wanted.index,
+                    count: self.methods.len(),
+                },
+                interest: wanted.interest,
+                options: wanted.options,
+                containers: &self.containers,
+            })
+            .collect();
+        Some(MethodPlan { steps })
+    }
+
+    /// Runs `plan` on the method of `target` in the engine, then counts and logs the
+    /// edits it rolled back.
+    pub(crate) fn run(&self, target: Target<'_>, plan: &MethodPlan<HostedEdit<'_>>) -> Rewrite {
+        let rewrite = self.engine.run(target, plan);
+        if !rewrite.rolled_back.is_empty() {
+            let method: &Located = match target {
+                Target::FirstJit(method) | Target::ReJit { method, .. } => method,
+            };
+            for (position, failure) in &rewrite.rolled_back {
+                let step = &plan.steps[*position];
+                self.counts.rolled_back.fetch_add(1, Relaxed);
+                log_rollback(
+                    step.method,
+                    step.owner.index,
+                    &method.module,
+                    method.token,
+                    failure,
+                );
+            }
+        }
+        rewrite
     }
 
     /// Whether instrumentation method `index` refuses MethodDef `token` of `module`
@@ -87,16 +210,7 @@ impl Hosting {
         let Some(method) = self.methods.get(index) else {
             return true;
         };
-        let candidate = Candidate {
-            module,
-            token,
-            compiling: true,
-            owner: Owner {
-                index,
-                count: self.methods.len(),
-            },
-            containers: &self.containers,
-        };
+        let candidate = self.candidate(module, token, true, index);
         let refused = guarded(&**method, Callback::GetReJITParameters, || {
             method.refuses(&candidate)
         })
@@ -114,29 +228,16 @@ impl Hosting {
         }
         refused
     }
+}
 
-    /// Runs the `wanted` edits on `body` (rolled back one by one when they fail, logged).
-    pub(crate) fn edit(
-        &self,
-        wanted: &[Wanted<'_>],
-        body: &mut MethodBody,
-        rewrite: &mut MethodRewrite<'_>,
-    ) -> crate::Result<bool> {
-        let all: SmallVec<[&dyn InstrumentationMethod; 4]> =
-            self.methods.iter().map(|m| &**m).collect();
-        let (module, token) = (rewrite.module, rewrite.token);
-        compose(
-            &all,
-            wanted,
-            body,
-            rewrite,
-            &self.containers,
-            &mut |index, failure| {
-                self.counts.rolled_back.fetch_add(1, Relaxed);
-                log_rollback(&*self.methods[index], index, module, token, &failure);
-            },
-        )
-    }
+/// One instrumentation method's part in a method's rewrite: its index among the
+/// manager's, its [`Interest`], and the options its edit sees
+/// ([`MethodEdit::options`]: the configured ones, or a ReJIT request's).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Wanted<'o> {
+    pub(crate) index: usize,
+    pub(crate) interest: Interest,
+    pub(crate) options: &'o Options,
 }
 
 /// The edits `configured` (the configured instrumentation methods that want a method,

@@ -73,24 +73,27 @@
 //! ```
 #![forbid(unsafe_code)]
 
-mod compose;
+mod callbacks;
 mod config;
 #[cfg(unix)]
 mod dial;
 mod events;
-mod host;
+mod first_jit;
 mod hosting;
+mod initialize;
+mod manager;
 mod method;
 mod plan;
 mod rejit;
 mod rejit_control;
 mod report;
+mod routing;
 
 pub use config::{
     ConfigError, Configuration, MethodEntry, OptionKind, OptionSpec, Options, Position,
 };
 pub use events::{Events, EventsHandle};
-pub use host::Manager;
+pub use manager::Manager;
 pub use method::{Candidate, InstrumentationMethod, Interest, MethodEdit, ModuleLoad, Start};
 pub use plan::{InliningCallers, Plan, Request};
 pub use rejit::ReJitCounts;

@@ -8,7 +8,7 @@
 //! first JIT (no call runs without it); the ReJIT the machine also requests then hands
 //! the runtime the same IL.
 
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -16,12 +16,14 @@ use std::time::{Duration, Instant};
 
 use smallvec::SmallVec;
 
-use super::hosting::Hosting;
+use super::hosting::{Hosting, Wish};
 use super::plan::{InliningCallers, Plan, describe};
 use crate::clr::log;
 use crate::clr::rejit::{FailedAt, IlTarget, MethodKey, ReJitMachine, ReJitStage};
+use crate::clr::rewrite::RewriteOutcome;
+use crate::clr::rewrite::edits::MethodPlan;
+use crate::clr::rewrite::engine::Target;
 use crate::clr::rewrite::module::ModuleState;
-use crate::clr::rewrite::outcome::RewriteOutcome;
 use crate::clr::runtime::guard::is_shutting_down;
 use crate::clr::runtime::{ClrError, CodegenFlags, FunctionControl, InlinerIl, RuntimeVersion};
 use crate::clr::sys::{FunctionID, HResult, ModuleID, ReJITID, mdMethodDef};
@@ -67,7 +69,7 @@ thread_local! {
     /// The target the last `GetReJITParameters` on this thread handed over: the
     /// runtime compiles a version's first instantiation on the thread it asked for the
     /// version's IL, so `ReJITCompilationStarted` learns the version's IL here.
-    static GIVEN: RefCell<Option<(MethodKey, IlTarget<Plan>)>> = const { RefCell::new(None) };
+    static GIVEN: Cell<Option<(MethodKey, IlTarget<Plan>)>> = const { Cell::new(None) };
 }
 
 /// How long a request waits for the driver to have made its runtime calls.
@@ -236,7 +238,7 @@ impl ReJitController {
 
     /// Makes the runtime calls of one batch.
     fn make(&self, rejit: &[MethodKey], revert: &[MethodKey]) {
-        let info = self.hosting.rewriter.info();
+        let info = self.hosting.engine.info();
         let pairs = |keys: &[MethodKey]| -> Vec<(ModuleID, mdMethodDef)> {
             keys.iter().map(|k| (k.module, k.token)).collect()
         };
@@ -257,7 +259,7 @@ impl ReJitController {
             let (with_inliners, plain): (Vec<MethodKey>, Vec<MethodKey>) = match self.callers {
                 InliningCallers::Recompile => rejit.iter().partition(|k| {
                     self.hosting
-                        .rewriter
+                        .engine
                         .module(k.module)
                         .ok()
                         .is_none_or(|state| state.may_be_inlined(k.token))
@@ -448,7 +450,7 @@ impl ReJitController {
         let clock = Instant::now();
         let key = MethodKey { module, token };
         self.counts.parameters.fetch_add(1, Relaxed);
-        let state = self.hosting.rewriter.module(module).ok();
+        let state = self.hosting.engine.module(module).ok();
         let current = match &state {
             Some(state) if state.was_rewritten(token) => IlTarget::Plan(Plan::CONFIGURED),
             _ => IlTarget::File,
@@ -464,7 +466,8 @@ impl ReJitController {
         };
         let given = match self.build(module, token, &parameters.target, control) {
             Ok(()) => Some(parameters.target),
-            Err(status) => {
+            Err(outcome) => {
+                let status = recorded_status(&outcome);
                 self.counts.fallbacks.fetch_add(1, Relaxed);
                 let fallback = parameters.fallback;
                 let built = match self.build(module, token, &fallback, control) {
@@ -491,68 +494,61 @@ impl ReJitController {
                 }
             }
         };
-        GIVEN.with(|g| *g.borrow_mut() = given.map(|target| (key, target)));
+        GIVEN.set(given.map(|target| (key, target)));
         let ns = u64::try_from(clock.elapsed().as_nanos()).unwrap_or(u64::MAX);
         self.counts.parameters_ns.fetch_add(ns, Relaxed);
     }
 
-    /// Builds `target`'s IL for MethodDef `token` of `module` and hands it to `control`.
+    /// Builds `target`'s IL for MethodDef `token` of `module` and hands it to `control`:
+    /// the plan made as for a first JIT ([`Hosting::plan`]), run by the engine.
+    ///
+    /// # Errors
+    /// The rewrite's outcome when no body was handed over.
     fn build(
         &self,
         module: ModuleID,
         token: mdMethodDef,
         target: &IlTarget<Plan>,
         control: &FunctionControl,
-    ) -> Result<(), HResult> {
-        let rewriter = &self.hosting.rewriter;
-        let outcome = match target {
-            IlTarget::File => {
-                rewriter.rejit(module, token, control, CodegenFlags::NONE, |_, _| Ok(false))
-            }
-            IlTarget::Plan(plan) => {
-                rewriter.rejit(module, token, control, plan.flags, |body, rewrite| {
-                    let configured = match plan.configured {
-                        true => self.hosting.wanting(rewrite.module, token, true),
-                        false => SmallVec::new(),
-                    };
-                    let wanted = self.hosting.wanted(
-                        rewrite.module,
-                        token,
-                        &configured,
-                        plan.request.as_deref(),
-                    );
-                    if wanted.is_empty() {
-                        return Ok(false);
-                    }
-                    self.hosting.edit(&wanted, body, rewrite)
-                })
-            }
+    ) -> Result<(), RewriteOutcome> {
+        let hosting = &*self.hosting;
+        let method = hosting.engine.locate_def(module, token)?;
+        let (wish, flags) = match target {
+            IlTarget::File => (None, CodegenFlags::NONE),
+            IlTarget::Plan(plan) => (Some(Wish::Plan(plan)), plan.flags),
         };
-        match outcome {
+        let plan = wish
+            .and_then(|wish| hosting.plan(&method.module, token, wish))
+            .unwrap_or(MethodPlan {
+                steps: SmallVec::new(),
+            });
+        let target = Target::ReJit {
+            method: &method,
+            control,
+            flags,
+        };
+        match hosting.run(target, &plan).outcome {
             RewriteOutcome::Rewritten { .. } | RewriteOutcome::Unchanged => Ok(()),
-            RewriteOutcome::Failed(_) | RewriteOutcome::Refused(_) => Err(HResult::E_FAIL),
-            RewriteOutcome::NotSelected | RewriteOutcome::AlreadyRewritten => {
-                Err(HResult::E_UNEXPECTED)
-            }
+            outcome => Err(outcome),
         }
     }
 
     /// `ReJITCompilationStarted` of `function`, version `rejit`.
     pub(crate) fn compilation_started(&self, function: FunctionID, rejit: ReJITID) {
-        let Ok(f) = self.hosting.rewriter.info().function_info(function) else {
+        let Ok(f) = self.hosting.engine.info().function_info(function) else {
             return;
         };
         let key = MethodKey {
             module: f.module,
             token: f.token,
         };
-        let given = GIVEN.with(|g| {
-            let mut g = g.borrow_mut();
-            match g.as_ref() {
-                Some((k, _)) if *k == key => g.take().map(|(_, t)| t),
-                _ => None,
+        let given = match GIVEN.take() {
+            Some((k, target)) if k == key => Some(target),
+            other => {
+                GIVEN.set(other);
+                None
             }
-        });
+        };
         self.machine().compilation_started(key, rejit, given);
     }
 
@@ -564,7 +560,7 @@ impl ReJitController {
         status: HResult,
     ) {
         self.counts.compiled.fetch_add(1, Relaxed);
-        let Ok(f) = self.hosting.rewriter.info().function_info(function) else {
+        let Ok(f) = self.hosting.engine.info().function_info(function) else {
             return;
         };
         let key = MethodKey {
@@ -637,6 +633,16 @@ impl ReJitController {
             let keep = modules.len() * 2;
             modules.shrink_to(keep);
         }
+    }
+}
+
+/// The status the machine records for a version whose wanted IL was not built (the
+/// dial's state shows it): `E_FAIL` for a refusal or a failure (the log line has its
+/// reason), `E_UNEXPECTED` for an outcome a ReJIT version cannot have.
+fn recorded_status(outcome: &RewriteOutcome) -> HResult {
+    match outcome {
+        RewriteOutcome::Failed(_) | RewriteOutcome::Refused(_) => HResult::E_FAIL,
+        _ => HResult::E_UNEXPECTED,
     }
 }
 

@@ -75,7 +75,7 @@ impl ReJitControl {
         method: Option<&str>,
     ) -> Vec<MethodKey> {
         let mut keys = Vec::new();
-        self.controller.hosting().rewriter.for_each_module(|state| {
+        self.controller.hosting().engine.for_each_module(|state| {
             if !loaded.contains(&state.id()) {
                 return;
             }
@@ -179,7 +179,7 @@ impl ReJitControl {
         let mut targets = Vec::with_capacity(keys.len());
         for &key in keys {
             let state = hosting
-                .rewriter
+                .engine
                 .module(key.module)
                 .map_err(|e| format!("module {:#x}: {e}; nothing was changed", key.module))?;
             let configured = !hosting.wanting(&state, key.token, false).is_empty();
@@ -257,7 +257,7 @@ impl ReJitControl {
     /// One line per method the ReJIT machine has a record of (wanted, default IL,
     /// where the runtime stands, failures with their `HRESULT`).
     pub fn states(&self) -> Vec<String> {
-        let rewriter = &self.controller.hosting().rewriter;
+        let rewriter = &self.controller.hosting().engine;
         // Records are only of loaded modules, which stay loaded while their names are read.
         self.controller.with_modules(|_| {
             self.controller.listing(|key| {

@@ -4,9 +4,8 @@
 
 use std::sync::Arc;
 
-use super::compose::Wanted;
 use super::config::{OptionKind, OptionSpec, Options};
-use super::hosting::merge;
+use super::hosting::{Wanted, merge};
 use super::method::Interest;
 use super::plan::{Plan, Request, describe};
 use crate::clr::rejit::IlTarget;

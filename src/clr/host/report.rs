@@ -7,12 +7,12 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Mutex, PoisonError};
 
-use super::compose::EditFailure;
 use super::method::InstrumentationMethod;
 use crate::clr::log;
 use crate::clr::profiler::Callback;
+use crate::clr::rewrite::RewriteOutcome;
+use crate::clr::rewrite::edits::EditFailure;
 use crate::clr::rewrite::module::{ModuleState, row};
-use crate::clr::rewrite::outcome::RewriteOutcome;
 use crate::clr::sys::mdToken;
 
 /// Counts of what the manager did, for a profiler's report, tests and benchmarks.

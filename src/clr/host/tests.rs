@@ -5,15 +5,19 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::compose::{EditFailure, Wanted, compose};
+use super::callbacks::announce;
 use super::config::{Configuration, OptionKind, OptionSpec, Options};
-use super::host::{Manager, announce};
-use super::method::{Candidate, InstrumentationMethod, Interest, MethodEdit};
+use super::hosting::HostedEdit;
+use super::manager::Manager;
+use super::method::{Candidate, InstrumentationMethod, Interest, MethodEdit, Owner};
 use crate::body::MethodBody;
 use crate::clr::profiler::Profiler;
+use crate::clr::rewrite::RewriteOutcome;
+use crate::clr::rewrite::clock::Clock;
+use crate::clr::rewrite::edits::MethodPlan;
 use crate::clr::rewrite::items::Containers;
-use crate::clr::rewrite::outcome::RewriteOutcome;
-use crate::clr::rewrite::pipeline_tests::{TestDelivery, assembly, module, run, token_of};
+use crate::clr::rewrite::pipeline::{self, Mode};
+use crate::clr::rewrite::pipeline_tests::{TestDelivery, assembly, module, token_of};
 use crate::clr::runtime::AssemblyName;
 use crate::graph::Incoming;
 use crate::metadata::MetadataSource;
@@ -145,28 +149,41 @@ fn compose_on(program: &str, name: &str, methods: &[&Test]) -> Composed {
     let token = token_of(asm, name);
     let module = module(asm);
     let delivery = TestDelivery::default();
-    let all: Vec<&dyn InstrumentationMethod<Asm>> = methods.iter().map(|m| *m as _).collect();
     let options = Options::default();
-    let wanting: Vec<Wanted<'_>> = methods
+    let containers = Containers::default();
+    let plan = MethodPlan {
+        steps: methods
+            .iter()
+            .enumerate()
+            .map(|(index, m)| HostedEdit {
+                method: *m as &dyn InstrumentationMethod<Asm>,
+                owner: Owner {
+                    index,
+                    count: methods.len(),
+                },
+                interest: m.interest,
+                options: &options,
+                containers: &containers,
+            })
+            .collect(),
+    };
+    let rewrite = pipeline::run(
+        &delivery,
+        &module,
+        0x7700,
+        token,
+        Mode::FirstJit {
+            keep_pristine: true,
+        },
+        &mut Clock::start(None),
+        &plan,
+    );
+    let outcome = rewrite.outcome;
+    let failures: Vec<(usize, String)> = rewrite
+        .rolled_back
         .iter()
-        .enumerate()
-        .map(|(index, m)| Wanted {
-            index,
-            interest: m.interest,
-            options: &options,
-        })
+        .map(|(position, f)| (plan.steps[*position].owner.index, f.to_string()))
         .collect();
-    let mut failures = Vec::new();
-    let outcome = run(&delivery, &module, token, |body, rewrite| {
-        compose(
-            &all,
-            &wanting,
-            body,
-            rewrite,
-            &Containers::default(),
-            &mut |i, f: EditFailure| failures.push((i, f.to_string())),
-        )
-    });
     let handed = delivery.bodies.lock().unwrap().get(&token).map(|bytes| {
         let body = MethodBody::decode(bytes).expect("a valid handed-over body");
         body.instrs.opcodes().map(|(_, op)| op).collect()

@@ -10,13 +10,12 @@ use core::ffi::c_void;
 use core::fmt;
 use core::ptr;
 use core::sync::atomic::{AtomicU32, Ordering};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use super::callbacks::Profiler;
 use super::thunks::CallbackObject;
 use crate::clr::com::ComPtr;
 use crate::clr::com::object::{self, ComObject};
-use crate::clr::log::log_panic;
+use crate::clr::log;
 use crate::clr::sys::{
     Guid, HResult, IClassFactoryVtbl, IID_ICLASSFACTORY, IID_IUNKNOWN, IUnknownVtbl,
 };
@@ -110,17 +109,16 @@ impl<P: Profiler> ClassFactory<P> {
         }
         // SAFETY: the caller's contract.
         let new = unsafe { Self::from_this(this) }.new;
-        match catch_unwind(AssertUnwindSafe(|| CallbackObject::create(new()))) {
+        match log::contain_logged("the profiler's constructor", || {
+            CallbackObject::create(new())
+        }) {
             // SAFETY: a live object; `riid` and `ppv` are valid (checked above, and the
             // caller's contract). The query adds the reference given out; ours is
             // released when `object` drops (freeing the object if the query failed).
-            Ok(object) => unsafe {
+            Some(object) => unsafe {
                 object::query_interface::<CallbackObject<P>>(object.as_raw(), riid, ppv)
             },
-            Err(payload) => {
-                log_panic("the profiler's constructor", payload);
-                HResult::E_FAIL
-            }
+            None => HResult::E_FAIL,
         }
     }
 
@@ -158,16 +156,13 @@ pub unsafe fn get_class_object<P: Profiler>(
     if unsafe { rclsid.read_unaligned() } != clsid {
         return HResult::CLASS_E_CLASSNOTAVAILABLE;
     }
-    match catch_unwind(|| ClassFactory::create(new)) {
+    match log::contain_logged("DllGetClassObject", || ClassFactory::create(new)) {
         // SAFETY: a live factory; valid `riid` and `ppv`. The query adds the reference
         // given out; ours is released when `factory` drops.
-        Ok(factory) => unsafe {
+        Some(factory) => unsafe {
             object::query_interface::<ClassFactory<P>>(factory.as_raw(), riid, ppv)
         },
-        Err(payload) => {
-            log_panic("DllGetClassObject", payload);
-            HResult::E_FAIL
-        }
+        None => HResult::E_FAIL,
     }
 }
 

@@ -16,12 +16,11 @@
 use core::ffi::c_void;
 use core::fmt;
 use core::sync::atomic::{AtomicU32, Ordering};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use super::callbacks::{Profiler, for_each_callback};
 use crate::clr::com::ComPtr;
 use crate::clr::com::object::{self, ComObject};
-use crate::clr::log::{self, log_panic};
+use crate::clr::log;
 use crate::clr::runtime::guard::{CallbackScope, SHUTDOWN_WAIT, close_for_shutdown};
 use crate::clr::runtime::{AssemblyReferenceProvider, FunctionControl, ProfilerInfo};
 use crate::clr::sys::callback::{
@@ -126,13 +125,7 @@ impl IntoHResult for Result<(), HResult> {
 /// `callback` and answered with `on_panic`.
 fn dispatch<R>(callback: &'static str, on_panic: R, call: impl FnOnce() -> R) -> R {
     let _scope = CallbackScope::enter();
-    match catch_unwind(AssertUnwindSafe(call)) {
-        Ok(result) => result,
-        Err(payload) => {
-            log_panic(callback, payload);
-            on_panic
-        }
-    }
+    log::contain_logged(callback, call).unwrap_or(on_panic)
 }
 
 /// What `initialize` or `initialize_for_attach` answered, logged when it failed (the

@@ -3,7 +3,7 @@
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::pipeline::MethodRewrite;
+use super::method_rewrite::MethodRewrite;
 use crate::body::MethodBody;
 use crate::metadata::MetadataSource;
 use crate::transform::{InstrumentationCode, Instrumenter, TailCallPolicy};

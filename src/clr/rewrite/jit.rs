@@ -1,18 +1,16 @@
 //! Rewriting methods as the JIT compiles them: [`JitRewriter`].
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
-use super::delivery::{FirstJit, ReJitDelivery};
+use super::edits::{MethodPlan, OnceEdit};
+use super::engine::{Engine, Target};
 use super::instrumentation::Instrumentation;
+use super::method_rewrite::MethodRewrite;
 use super::module::ModuleState;
-use super::outcome::{Failure, Phase, RewriteOutcome};
-use super::pipeline::{self, Clock, MethodRewrite, Mode, PHASES, Timings};
-use super::registry::{Found, ModuleRegistry};
+use super::outcome::{Phase, RewriteOutcome};
 use super::states::MethodState;
 use crate::body::MethodBody;
-use crate::clr::log;
-use crate::clr::runtime::{ClrError, CodegenFlags, FunctionControl, ModuleMetadata, ProfilerInfo};
+use crate::clr::runtime::{ClrError, CodegenFlags, FunctionControl, ProfilerInfo};
 use crate::clr::sys::{FunctionID, ModuleID, mdToken};
 
 /// Which methods a [`JitRewriter`] rewrites: a cheap check on the method's module and
@@ -39,7 +37,8 @@ pub enum Inlining {
     Allow,
 }
 
-/// Rewrites methods in `JITCompilationStarted`, through the pipeline: finds the method's
+/// Rewrites methods in `JITCompilationStarted`, through the rewrite engine (the path for
+/// a profiler that rewrites methods itself, without the `Manager`): finds the method's
 /// module and token, claims the method, reads its IL, decodes it, runs the caller's edit,
 /// verifies the result (the stack analysis with the exact max stack, and the clauses; a
 /// body the edit left unedited must re-encode to exactly its original bytes), defines a
@@ -80,23 +79,18 @@ pub enum Inlining {
 /// No lock is held across a rewrite; per-thread scratch buffers; a module lookup takes
 /// one shard's read lock.
 pub struct JitRewriter {
-    info: ProfilerInfo,
-    modules: ModuleRegistry<ModuleMetadata>,
+    engine: Engine,
     filter: Option<Box<Filter>>,
     inlining: Inlining,
-    /// Whether the pristine IL of rewritten methods is kept.
-    keep_pristine: bool,
-    /// Nanoseconds spent in each phase, when timing is on.
-    timings: Option<Box<Timings>>,
 }
 
 impl std::fmt::Debug for JitRewriter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("JitRewriter")
-            .field("modules", &self.modules)
+            .field("engine", &self.engine)
             .field("filter", &self.filter.is_some())
             .field("inlining", &self.inlining)
-            .finish_non_exhaustive()
+            .finish()
     }
 }
 
@@ -104,12 +98,9 @@ impl JitRewriter {
     /// A rewriter using `info` (from [`Profiler::initialize`](crate::clr::Profiler::initialize)).
     pub fn new(info: ProfilerInfo) -> JitRewriter {
         JitRewriter {
-            info,
-            modules: ModuleRegistry::default(),
+            engine: Engine::new(info),
             filter: None,
             inlining: Inlining::default(),
-            keep_pristine: false,
-            timings: None,
         }
     }
 
@@ -121,7 +112,7 @@ impl JitRewriter {
     /// rewrite's time in the callback), for nothing in a profiler that rewrites each
     /// method once.
     pub fn with_pristine_il(mut self) -> JitRewriter {
-        self.keep_pristine = true;
+        self.engine.keep_pristine_il();
         self
     }
 
@@ -146,21 +137,18 @@ impl JitRewriter {
     /// Turns on the timing of each phase of [`JitRewriter::rewrite`] (two clock reads
     /// per phase; off by default).
     pub fn with_timings(mut self) -> JitRewriter {
-        self.timings = Some(Box::default());
+        self.engine.time_phases();
         self
     }
 
-    /// Nanoseconds spent so far in each phase ([`PHASES`]), when timing is on.
-    pub fn timings(&self) -> Option<[(&'static str, u64); PHASES.len()]> {
-        let t = self.timings.as_ref()?;
-        Some(core::array::from_fn(|i| {
-            (PHASES[i], t[i].load(Ordering::Relaxed))
-        }))
+    /// Nanoseconds spent so far in each [`Phase`], in order, when timing is on.
+    pub fn timings(&self) -> Option<[(Phase, u64); Phase::ALL.len()]> {
+        self.engine.timings()
     }
 
     /// The runtime's `ICorProfilerInfo`.
     pub fn info(&self) -> &ProfilerInfo {
-        &self.info
+        self.engine.info()
     }
 
     /// The state of `module`, created (its metadata opened) the first time, and created
@@ -169,21 +157,12 @@ impl JitRewriter {
     /// # Errors
     /// When the runtime does not give the module's metadata (e.g. it is unloading).
     pub fn module(&self, module: ModuleID) -> Result<Arc<ModuleState>, ClrError> {
-        let identity = ModuleMetadata::identity_of(&self.info, module)?;
-        if let Found::Same(state) = self.modules.get(module, identity) {
-            return Ok(state);
-        }
-        let metadata = ModuleMetadata::open(&self.info, module)?;
-        let identity = metadata.identity();
-        let facts = self.info.module_facts(module).ok();
-        Ok(self
-            .modules
-            .insert(ModuleState::new(module, identity, metadata).with_facts(facts)))
+        self.engine.module(module)
     }
 
     /// How many modules it keeps state for now.
     pub fn modules_kept(&self) -> usize {
-        self.modules.len()
+        self.engine.modules_kept()
     }
 
     /// Forgets the state of `module`: call it from
@@ -194,7 +173,7 @@ impl JitRewriter {
     /// Without it, the state stays until a module gets the same id (correct, but the
     /// memory is held longer).
     pub fn module_unloaded(&self, module: ModuleID) {
-        self.modules.remove(module);
+        self.engine.module_unloaded(module);
     }
 
     /// The module and MethodDef token of `function`.
@@ -202,8 +181,7 @@ impl JitRewriter {
     /// # Errors
     /// The errors of [`ProfilerInfo::function_info`] and [`JitRewriter::module`].
     pub fn locate(&self, function: FunctionID) -> Result<(Arc<ModuleState>, mdToken), ClrError> {
-        let f = self.info.function_info(function)?;
-        Ok((self.module(f.module)?, f.token))
+        self.engine.function(function)
     }
 
     fn selects(&self, module: &ModuleState, token: mdToken) -> bool {
@@ -269,22 +247,26 @@ impl JitRewriter {
     where
         F: FnOnce(&mut MethodBody, &mut MethodRewrite<'_>) -> crate::Result<bool>,
     {
-        self.rewrite_selected(
-            function,
-            |module, token| self.selects(module, token).then_some(()),
-            |(), body, method| edit(body, method),
-        )
+        let method = match self.engine.locate(function) {
+            Ok(method) => method,
+            Err(outcome) => return outcome,
+        };
+        if !self.selects(&method.module, method.token) {
+            return RewriteOutcome::NotSelected;
+        }
+        let plan = MethodPlan::one(OnceEdit::new(edit));
+        self.engine.run(Target::FirstJit(&method), &plan).outcome
     }
 
     /// Builds the IL of a ReJIT version of MethodDef `token` of `module` with `edit`,
     /// from inside `GetReJITParameters`, and hands it to `control` with `flags`: the
     /// same pipeline as a first JIT (decode, edit, verify, locals, encode, map), started
-    /// from the method's pristine IL ([`ReJitDelivery`]: keep it with
-    /// [`JitRewriter::with_pristine_il`] when methods are also rewritten at first JIT).
-    /// Nothing is claimed: every version is built. An edit that changes nothing hands
-    /// the pristine IL over as it is ([`RewriteOutcome::Unchanged`]): the version then
-    /// runs the file's IL. A refusal or failure hands nothing over; the caller then
-    /// hands over something else (the runtime would compile the method's default IL).
+    /// from the method's pristine IL (keep it with [`JitRewriter::with_pristine_il`]
+    /// when methods are also rewritten at first JIT). Nothing is claimed: every version
+    /// is built. An edit that changes nothing hands the pristine IL over as it is
+    /// ([`RewriteOutcome::Unchanged`]): the version then runs the file's IL. A refusal
+    /// or failure hands nothing over; the caller then hands over something else (the
+    /// runtime would compile the method's default IL).
     pub fn rejit<F>(
         &self,
         module: ModuleID,
@@ -296,90 +278,16 @@ impl JitRewriter {
     where
         F: FnOnce(&mut MethodBody, &mut MethodRewrite<'_>) -> crate::Result<bool>,
     {
-        let mut clock = Clock::start(self.timings.as_deref());
-        let module = match self.module(module) {
-            Ok(module) => module,
-            Err(e) => return RewriteOutcome::Failed(Failure::new(Phase::Locate, e)),
+        let method = match self.engine.locate_def(module, token) {
+            Ok(method) => method,
+            Err(outcome) => return outcome,
         };
-        let delivery = ReJitDelivery::new(&self.info, control, flags);
-        let outcome = pipeline::run(&delivery, &module, 0, token, Mode::ReJit, &mut clock, edit);
-        if outcome.key().is_some() {
-            self.log_outcome(0, Some((&module, token)), &outcome);
-        }
-        outcome
-    }
-
-    /// Calls `f` with the state of every module it keeps now.
-    pub(crate) fn for_each_module(&self, f: impl FnMut(&ModuleState)) {
-        self.modules.for_each(f);
-    }
-
-    /// [`JitRewriter::rewrite`] with `select` in place of the filter: what it returns
-    /// for the method's module and token (before anything is read), `None` for
-    /// [`RewriteOutcome::NotSelected`], is handed to `edit`.
-    pub(crate) fn rewrite_selected<S, F>(
-        &self,
-        function: FunctionID,
-        select: impl FnOnce(&ModuleState, mdToken) -> Option<S>,
-        edit: F,
-    ) -> RewriteOutcome
-    where
-        F: FnOnce(S, &mut MethodBody, &mut MethodRewrite<'_>) -> crate::Result<bool>,
-    {
-        let mut clock = Clock::start(self.timings.as_deref());
-        let (module, token) = match self.locate(function) {
-            Ok(found) => found,
-            Err(e) => {
-                let outcome = RewriteOutcome::Failed(Failure::new(Phase::Locate, e));
-                self.log_outcome(function, None, &outcome);
-                return outcome;
-            }
+        let plan = MethodPlan::one(OnceEdit::new(edit));
+        let target = Target::ReJit {
+            method: &method,
+            control,
+            flags,
         };
-        let Some(selected) = select(&module, token) else {
-            return RewriteOutcome::NotSelected;
-        };
-        let delivery = FirstJit::new(&self.info);
-        let outcome = pipeline::run(
-            &delivery,
-            &module,
-            function,
-            token,
-            Mode::FirstJit {
-                keep_pristine: self.keep_pristine,
-            },
-            &mut clock,
-            |body, method| edit(selected, body, method),
-        );
-        if outcome.key().is_some() {
-            self.log_outcome(function, Some((&module, token)), &outcome);
-        }
-        outcome
-    }
-
-    /// Logs a refusal, failure or refused IL map with the method's name and token, once
-    /// per kind of outcome ([`log::throttled`]).
-    #[cold]
-    fn log_outcome(
-        &self,
-        function: FunctionID,
-        method: Option<(&ModuleState, mdToken)>,
-        outcome: &RewriteOutcome,
-    ) {
-        let Some(key) = outcome.key() else { return };
-        // The method's name is read only for the first of its kind.
-        log::throttled(&key, || {
-            let name = match method {
-                Some((module, token)) => {
-                    let name = crate::disasm::method_name(module.metadata(), token);
-                    format!("{name} (0x{token:08x})")
-                }
-                None => format!("function {function:#x}"),
-            };
-            let kept = match outcome {
-                RewriteOutcome::Rewritten { .. } => "",
-                _ => "; its original IL is kept",
-            };
-            format!("{name}: {outcome}{kept} (later ones counted as \"{key}\")")
-        });
+        self.engine.run(target, &plan).outcome
     }
 }

@@ -8,7 +8,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use super::items::DataItems;
-use super::states::{MethodMarks, MethodState, MethodStates};
+pub(crate) use super::states::MethodState;
+use super::states::{MethodMarks, MethodStates};
 use crate::analysis::{CachingResolver, MetadataResolver};
 use crate::clr::runtime::{ModuleFacts, ModuleMetadata};
 use crate::clr::sys::{ModuleID, mdToken};

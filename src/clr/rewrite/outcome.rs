@@ -28,11 +28,15 @@ pub enum Phase {
     Encode,
     /// Handing the body to the runtime.
     HandOver,
+    /// Handing the IL map over. Never a failure: the body is the runtime's already, and
+    /// a refused map is [`RewriteOutcome::Rewritten`]'s `map_refused`. Timed
+    /// ([`JitRewriter::timings`](super::JitRewriter::timings)) like the others.
+    Map,
 }
 
 impl Phase {
     /// Every phase, in order.
-    pub const ALL: [Phase; 8] = [
+    pub const ALL: [Phase; 9] = [
         Phase::Locate,
         Phase::Read,
         Phase::Decode,
@@ -41,6 +45,7 @@ impl Phase {
         Phase::Locals,
         Phase::Encode,
         Phase::HandOver,
+        Phase::Map,
     ];
 
     /// The phase's name, as log lines show it.
@@ -54,6 +59,7 @@ impl Phase {
             Phase::Locals => "locals",
             Phase::Encode => "encode",
             Phase::HandOver => "hand-over",
+            Phase::Map => "map",
         }
     }
 }

@@ -6,11 +6,14 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use super::clock::Clock;
 use super::delivery::Delivery;
+use super::edits::{MethodPlan, OnceEdit};
 use super::instrumentation::Instrumentation;
+use super::method_rewrite::MethodRewrite;
 use super::module::ModuleState;
 use super::outcome::{FailureCause, Phase, RewriteOutcome};
-use super::pipeline::{self, Clock, MethodRewrite, Mode};
+use super::pipeline::{self, Mode};
 use crate::body::{Encoder, MethodBody};
 use crate::clr::runtime::ClrError;
 use crate::clr::sys::{FunctionID, HResult, mdToken};
@@ -117,6 +120,35 @@ pub(crate) fn token_of(asm: &Assembly<'_>, name: &str) -> mdToken {
         .expect(name)
 }
 
+/// The pipeline on `token` of `module` with `edit` as a one-step plan, in `mode`,
+/// untimed; its outcome.
+pub(crate) fn run_in<F>(
+    delivery: &TestDelivery,
+    module: &Module,
+    function: FunctionID,
+    token: mdToken,
+    mode: Mode,
+    edit: F,
+) -> RewriteOutcome
+where
+    F: FnOnce(
+        &mut MethodBody,
+        &mut MethodRewrite<'_, &'static Assembly<'static>>,
+    ) -> crate::Result<bool>,
+{
+    let plan = MethodPlan::one(OnceEdit::new(edit));
+    pipeline::run(
+        delivery,
+        module,
+        function,
+        token,
+        mode,
+        &mut Clock::start(None),
+        &plan,
+    )
+    .outcome
+}
+
 pub(crate) fn run<F>(
     delivery: &TestDelivery,
     module: &Module,
@@ -129,7 +161,7 @@ where
         &mut MethodRewrite<'_, &'static Assembly<'static>>,
     ) -> crate::Result<bool>,
 {
-    pipeline::run(
+    run_in(
         delivery,
         module,
         0x7700,
@@ -137,7 +169,6 @@ where
         Mode::FirstJit {
             keep_pristine: true,
         },
-        &mut Clock::start(None),
         edit,
     )
 }
@@ -392,7 +423,7 @@ fn a_rewrite_hands_over_body_and_map_and_keeps_the_pristine_il() {
     // Not kept when not asked for.
     let module = self::module(asm);
     let delivery = TestDelivery::default();
-    let outcome = pipeline::run(
+    let outcome = run_in(
         &delivery,
         &module,
         1,
@@ -400,7 +431,6 @@ fn a_rewrite_hands_over_body_and_map_and_keeps_the_pristine_il() {
         Mode::FirstJit {
             keep_pristine: false,
         },
-        &mut Clock::start(None),
         |b, _| add_nop(b),
     );
     assert!(outcome.is_rewritten());
@@ -509,15 +539,7 @@ fn rejit_versions_are_each_built_and_an_unchanged_one_gets_the_il_read() {
     let token = token_of(asm, "Get");
     let module = module(asm);
     let rejit = |delivery: &TestDelivery, edit: &dyn Fn(&mut MethodBody) -> crate::Result<bool>| {
-        pipeline::run(
-            delivery,
-            &module,
-            0,
-            token,
-            Mode::ReJit,
-            &mut Clock::start(None),
-            |b, _| edit(b),
-        )
+        run_in(delivery, &module, 0, token, Mode::ReJit, |b, _| edit(b))
     };
     let first = TestDelivery::default();
     assert!(rejit(&first, &add_nop).is_rewritten());

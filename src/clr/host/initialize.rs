@@ -1,0 +1,271 @@
+//! The manager's `Initialize`: a short sequence of named steps, each of which fails
+//! closed once (then no instrumentation method runs, the runtime is asked for no event,
+//! and the program runs unchanged).
+
+use std::sync::Arc;
+#[cfg(unix)]
+use std::sync::Mutex;
+
+use super::events::{EventMasks, Events, EventsHandle};
+use super::hosting::Hosting;
+use super::manager::{Manager, OWN_EVENTS, Running};
+use super::method::Start;
+use super::rejit::ReJitController;
+use super::routing::Routing;
+use crate::clr::hooks::{self, HookError, HookSubscriber, HookTable};
+use crate::clr::log;
+use crate::clr::rewrite::engine::Engine;
+use crate::clr::runtime::guard::spawn_profiler_thread;
+use crate::clr::runtime::{ClrError, ProfilerInfo};
+use crate::clr::sys::{CorPrfHighMonitor, CorPrfMonitor, HResult};
+
+/// Why the manager does not run: the first step of its start that failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum StartError {
+    /// Instrumentation methods did not start (each one's reason is logged as it fails).
+    #[error("{0} instrumentation method(s) did not start")]
+    MethodsDidNotStart(usize),
+    /// More instrumentation methods than the manager routes (255).
+    #[error("more than 255 instrumentation methods")]
+    TooManyMethods,
+    /// The live dial cannot listen on its socket.
+    #[cfg(unix)]
+    #[error("the dial cannot listen: {0}")]
+    DialCannotListen(#[source] crate::clr::dial::ControlError),
+    /// The runtime refused the events asked for.
+    #[error("the runtime refused the events: {0}")]
+    Events(#[source] ClrError),
+    /// The enter/leave/tailcall hooks cannot be registered.
+    #[error("the enter/leave hooks cannot be registered: {0}")]
+    Hooks(#[source] HookError),
+}
+
+impl Manager {
+    /// `Initialize`: starts the instrumentation methods, the engine, ReJIT, the dial and
+    /// the hooks, and asks the runtime for their events; or, when any step fails, asks
+    /// for no event and runs nothing.
+    pub(super) fn on_initialize(&self, info: ProfilerInfo) -> Result<(), HResult> {
+        if self.pending.is_empty() {
+            // Nothing to host: attached, asking for no event.
+            return ask_for_nothing(&info);
+        }
+        let masks = self.event_masks();
+        match self.start(&info, &masks) {
+            Ok(running) => {
+                let _ = self.running.set(running);
+                Ok(())
+            }
+            Err(StartError::Events(e)) => Err(HResult::from(e)),
+            Err(e) => {
+                // Fail closed: attached, asking for no event, rewriting nothing.
+                masks.close();
+                log::write(&format!(
+                    "{e}; no instrumentation method runs: the program runs unchanged"
+                ));
+                ask_for_nothing(&info)
+            }
+        }
+    }
+
+    /// The steps, in order; the first failure ends the start.
+    fn start(&self, info: &ProfilerInfo, masks: &Arc<EventMasks>) -> Result<Running, StartError> {
+        let references = self.start_methods(info, masks)?;
+        let hosting = Arc::new(self.hosting(info));
+        let rejit = self.rejit_controller(info, &hosting);
+        #[cfg(unix)]
+        let dial = Mutex::new(self.start_dial(rejit.as_ref())?);
+        let subscribers = self.hook_subscribers();
+        masks.add_own(self.extra_events(&subscribers, references));
+        masks.arm(info).map_err(StartError::Events)?;
+        let hooks = self.register_hooks(info, subscribers)?;
+        if let Some(controller) = &rejit {
+            start_driver(controller);
+        }
+        Ok(Running {
+            routing: Routing::new(&hosting.methods),
+            hosting,
+            rejit,
+            hooks,
+            #[cfg(unix)]
+            dial,
+        })
+    }
+
+    /// The masks of the manager's own events and each instrumentation method's.
+    fn event_masks(&self) -> Arc<EventMasks> {
+        let own = match self.rejit {
+            Some(_) => OWN_EVENTS.union(CorPrfMonitor::ENABLE_REJIT),
+            None => OWN_EVENTS,
+        };
+        EventMasks::new(
+            Events {
+                low: own,
+                high: CorPrfHighMonitor::empty(),
+            },
+            vec![Events::default(); self.pending.len()],
+        )
+    }
+
+    /// Starts every instrumentation method (each one, also after another failed, so
+    /// that every reason is logged); whether any announces assembly references.
+    fn start_methods(
+        &self,
+        info: &ProfilerInfo,
+        masks: &Arc<EventMasks>,
+    ) -> Result<bool, StartError> {
+        let mut failed = 0;
+        let mut references = false;
+        for (index, hosted) in self.pending.iter().enumerate() {
+            let method = &hosted.method;
+            let handle = EventsHandle::new(masks.clone(), index);
+            let start = Start {
+                info,
+                options: &hosted.options,
+                events: &handle,
+            };
+            match log::contain(|| method.start(&start)) {
+                Ok(Ok(())) => {
+                    // What it declares, with what it set during its start.
+                    let (declared, set) = (method.events(), handle.get());
+                    let _ = handle.set(Events {
+                        low: declared.low | set.low,
+                        high: declared.high | set.high,
+                    });
+                    references |= !method.assembly_references().is_empty();
+                }
+                Ok(Err(why)) => {
+                    failed += 1;
+                    log::write(&format!(
+                        "instrumentation method {} did not start: {why}",
+                        method.name()
+                    ));
+                }
+                Err(message) => {
+                    failed += 1;
+                    log::write(&format!(
+                        "instrumentation method {} panicked at start: {message}",
+                        method.name(),
+                    ));
+                }
+            }
+        }
+        if failed > 0 {
+            return Err(StartError::MethodsDidNotStart(failed));
+        }
+        if self.pending.len() > usize::from(u8::MAX) {
+            return Err(StartError::TooManyMethods);
+        }
+        Ok(references)
+    }
+
+    /// The instrumentation methods with their options and the rewrite engine.
+    fn hosting(&self, info: &ProfilerInfo) -> Hosting {
+        let mut engine = Engine::new(info.clone());
+        if self.timings {
+            engine.time_phases();
+        }
+        if self.rejit.is_some() {
+            // Every ReJIT version starts from the pristine IL.
+            engine.keep_pristine_il();
+        }
+        Hosting {
+            methods: self.pending.iter().map(|h| h.method.clone()).collect(),
+            options: self.pending.iter().map(|h| h.options.clone()).collect(),
+            containers: self.containers.clone(),
+            engine,
+            counts: self.counts.clone(),
+        }
+    }
+
+    /// The ReJIT controller, when ReJIT is on, for the runtime in hand (logged).
+    fn rejit_controller(
+        &self,
+        info: &ProfilerInfo,
+        hosting: &Arc<Hosting>,
+    ) -> Option<Arc<ReJitController>> {
+        let runtime = match info.runtime_version() {
+            Ok(runtime) => {
+                log::write(&format!("runtime {runtime}"));
+                Some(runtime)
+            }
+            Err(e) => {
+                log::write(&format!("the runtime's version is not known: {e}"));
+                None
+            }
+        };
+        let callers = self.rejit?;
+        Some(Arc::new(ReJitController::new(
+            hosting.clone(),
+            callers,
+            runtime.as_ref(),
+        )))
+    }
+
+    /// The live dial, when asked for (it needs ReJIT, which asking for it turns on).
+    #[cfg(unix)]
+    fn start_dial(
+        &self,
+        rejit: Option<&Arc<ReJitController>>,
+    ) -> Result<Option<crate::clr::dial::ControlServer>, StartError> {
+        let (Some(path), Some(controller)) = (&self.dial, rejit) else {
+            return Ok(None);
+        };
+        let control = super::rejit_control::ReJitControl {
+            controller: controller.clone(),
+        };
+        let server = crate::clr::dial::ControlServer::start(path, Arc::new(control))
+            .map_err(StartError::DialCannotListen)?;
+        log::write(&format!("dial listening on {}", server.path().display()));
+        Ok(Some(server))
+    }
+
+    /// The instrumentation methods' hook subscribers (a panic counts as none).
+    fn hook_subscribers(&self) -> Vec<Arc<dyn HookSubscriber>> {
+        self.pending
+            .iter()
+            .filter_map(|h| log::contain(|| h.method.hook_subscriber()).ok().flatten())
+            .collect()
+    }
+
+    /// The events the hooks and the announced assembly references need.
+    fn extra_events(&self, subscribers: &[Arc<dyn HookSubscriber>], references: bool) -> Events {
+        let mut events = Events::default();
+        if !subscribers.is_empty() {
+            events.low = hooks::events_for(self.hook_path, subscribers);
+        }
+        if references {
+            events.high = CorPrfHighMonitor::ADD_ASSEMBLY_REFERENCES;
+        }
+        events
+    }
+
+    /// The hooks' table, when an instrumentation method subscribed to them.
+    fn register_hooks(
+        &self,
+        info: &ProfilerInfo,
+        subscribers: Vec<Arc<dyn HookSubscriber>>,
+    ) -> Result<Option<Arc<HookTable>>, StartError> {
+        if subscribers.is_empty() {
+            return Ok(None);
+        }
+        hooks::register(info, self.hook_path, subscribers)
+            .map(Some)
+            .map_err(StartError::Hooks)
+    }
+}
+
+/// Starts the ReJIT driver thread. If it cannot start, requests wait in vain and say
+/// so; first JITs still follow them.
+fn start_driver(controller: &Arc<ReJitController>) {
+    let driver = controller.clone();
+    if let Err(e) = spawn_profiler_thread("ilrewrite-rejit", move || driver.drive()) {
+        log::write(&format!("the ReJIT driver thread did not start: {e}"));
+    }
+}
+
+/// Asks the runtime for no event: the profiler stays attached and does nothing.
+fn ask_for_nothing(info: &ProfilerInfo) -> Result<(), HResult> {
+    info.set_event_mask(CorPrfMonitor::empty(), CorPrfHighMonitor::empty())
+        .map_err(|_| HResult::E_FAIL)
+}

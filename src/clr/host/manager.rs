@@ -1,0 +1,281 @@
+//! [`Manager`]: a [`Profiler`](crate::clr::Profiler) hosting several instrumentation
+//! methods; what it is configured with, and what it has once running.
+
+#[cfg(unix)]
+use std::sync::Mutex;
+use std::sync::{Arc, OnceLock};
+
+use super::config::{ConfigError, Configuration, Options};
+use super::hosting::Hosting;
+use super::method::InstrumentationMethod;
+use super::plan::InliningCallers;
+use super::rejit::ReJitController;
+use super::rejit_control::ReJitControl;
+use super::report::ManagerCounts;
+use super::routing::Routing;
+use crate::clr::hooks::{HookPath, HookTable};
+use crate::clr::rewrite::items::Containers;
+use crate::clr::rewrite::{Inlining, Phase};
+use crate::clr::sys::CorPrfMonitor;
+
+/// What the manager has once initialized: one sub-object per concern.
+pub(super) struct Running {
+    /// The instrumentation methods that started, their options, the rewrite engine.
+    pub(super) hosting: Arc<Hosting>,
+    /// Which instrumentation methods hear which callback.
+    pub(super) routing: Routing,
+    /// The ReJIT controller, when ReJIT is on ([`Manager::with_rejit`]).
+    pub(super) rejit: Option<Arc<ReJitController>>,
+    /// The enter/leave/tailcall hooks, when an instrumentation method subscribed.
+    pub(super) hooks: Option<Arc<HookTable>>,
+    /// The live dial, when it listens ([`Manager::with_dial`]); closed at shutdown.
+    #[cfg(unix)]
+    pub(super) dial: Mutex<Option<crate::clr::dial::ControlServer>>,
+}
+
+/// An instrumentation method as registered: its priority and options.
+pub(super) struct Hosted {
+    pub(super) priority: i32,
+    pub(super) method: Arc<dyn InstrumentationMethod>,
+    pub(super) options: Options,
+}
+
+/// What a host runs at shutdown ([`Manager::with_report`]).
+pub(super) type Report = Box<dyn Fn(&Manager) + Send + Sync>;
+
+/// A profiler hosting several instrumentation methods in one process: it asks the
+/// runtime for the union of their events, delivers each callback only to those that
+/// subscribed to it, and rewrites each method they want once, through the rewrite
+/// engine, with all their edits on one shared body.
+///
+/// At each JIT compilation of a method not yet rewritten, each instrumentation method's
+/// [`wants`](InstrumentationMethod::wants) is asked; if none wants it, the method is not
+/// read or decoded. Otherwise the pipeline decodes it once, the manager makes it
+/// single-ret if one of them asks, runs the edits in priority order (descending, ties
+/// in registration order), and the pipeline verifies, encodes and hands over the body
+/// with one IL map. An edit that fails or panics is rolled back alone and logged once
+/// per (instrumentation method, method); the others' edits stay. Inlining is answered
+/// as [`JitRewriter::jit_inlining`](crate::clr::JitRewriter::jit_inlining) does, with "any instrumentation method wants it" as
+/// the filter, and with the subscribers' own answers.
+///
+/// When a module finishes loading, each instrumentation method's
+/// [`module_loaded`](InstrumentationMethod::module_loaded) runs, before the
+/// subscribers' `module_load_finished`. Data items live with their container: a
+/// module's, with its methods', are dropped when it unloads (and all of them at
+/// shutdown, after the subscribers' `shutdown`).
+///
+/// No lock is shared by all JIT threads: each module's data has its own, and the
+/// rewriter's module registry is sharded.
+pub struct Manager {
+    /// Registered, in editing order.
+    pub(super) pending: Vec<Hosted>,
+    pub(super) inlining: Inlining,
+    pub(super) timings: bool,
+    pub(super) report: Option<Report>,
+    pub(super) running: OnceLock<Running>,
+    /// The data items on assemblies and app domains.
+    pub(super) containers: Arc<Containers>,
+    pub(super) counts: Arc<ManagerCounts>,
+    /// ReJIT, when on: what to do with callers that inlined a method.
+    pub(super) rejit: Option<InliningCallers>,
+    /// The live dial's socket, when asked for.
+    #[cfg(unix)]
+    pub(super) dial: Option<std::path::PathBuf>,
+    /// The path the hooks run on, when an instrumentation method subscribes to them.
+    pub(super) hook_path: HookPath,
+}
+
+impl Default for Manager {
+    fn default() -> Manager {
+        Manager::new()
+    }
+}
+
+impl core::fmt::Debug for Manager {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let names = self.names();
+        f.debug_struct("Manager")
+            .field("methods", &names)
+            .field("counts", &self.counts)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The events the manager needs itself: JIT compilations (to rewrite), module loads
+/// and unloads (metadata at load, data items freed at unload), assembly and app-domain
+/// unloads (their data items freed).
+pub(super) const OWN_EVENTS: CorPrfMonitor = CorPrfMonitor::MONITOR_JIT_COMPILATION
+    .union(CorPrfMonitor::MONITOR_MODULE_LOADS)
+    .union(CorPrfMonitor::MONITOR_ASSEMBLY_LOADS)
+    .union(CorPrfMonitor::MONITOR_APPDOMAIN_LOADS);
+
+impl Manager {
+    /// A manager without instrumentation methods.
+    pub fn new() -> Manager {
+        Manager {
+            pending: Vec::new(),
+            inlining: Inlining::default(),
+            timings: false,
+            report: None,
+            running: OnceLock::new(),
+            containers: Arc::default(),
+            counts: Arc::default(),
+            rejit: None,
+            #[cfg(unix)]
+            dial: None,
+            hook_path: HookPath::Fast,
+        }
+    }
+
+    /// Adds `method` with its own [`priority`](InstrumentationMethod::priority).
+    pub fn with(self, method: impl InstrumentationMethod) -> Manager {
+        let priority = method.priority();
+        self.with_priority(method, priority)
+    }
+
+    /// Adds `method`, which the caller may keep a handle to, with its own
+    /// [`priority`](InstrumentationMethod::priority).
+    pub fn with_shared(self, method: Arc<dyn InstrumentationMethod>) -> Manager {
+        let priority = method.priority();
+        self.host(method, priority, Options::default())
+    }
+
+    /// Adds `method` with `priority` (higher edits first; ties in the order added).
+    pub fn with_priority(self, method: impl InstrumentationMethod, priority: i32) -> Manager {
+        self.host(Arc::new(method), priority, Options::default())
+    }
+
+    fn host(
+        mut self,
+        method: Arc<dyn InstrumentationMethod>,
+        priority: i32,
+        options: Options,
+    ) -> Manager {
+        self.pending.push(Hosted {
+            priority,
+            method,
+            options,
+        });
+        // Stable: equal priorities keep the order they were added in.
+        self.pending
+            .sort_by_key(|hosted| core::cmp::Reverse(hosted.priority));
+        self
+    }
+
+    /// A manager hosting the instrumentation methods `configuration` enables, chosen by
+    /// name among `available` (what the profiler offers), in its order, with its
+    /// priorities (else their own) and options (checked against what each declares).
+    ///
+    /// # Errors
+    /// A name `available` does not have, and an option an instrumentation method does
+    /// not declare or of another type than declared, at its place in the file.
+    pub fn configured(
+        configuration: &Configuration,
+        available: &[Arc<dyn InstrumentationMethod>],
+    ) -> Result<Manager, ConfigError> {
+        let mut manager = Manager::new();
+        for entry in configuration.methods() {
+            let Some(method) = available.iter().find(|m| m.name() == entry.name) else {
+                let offered: Vec<&str> = available.iter().map(|m| m.name()).collect();
+                return Err(configuration.error(
+                    entry.at,
+                    format!(
+                        "unknown instrumentation method {:?} (this profiler has {})",
+                        entry.name,
+                        offered.join(", ")
+                    ),
+                ));
+            };
+            entry.options.check(&entry.name, method.options())?;
+            if entry.enabled {
+                let priority = entry.priority.unwrap_or_else(|| method.priority());
+                manager = manager.host(method.clone(), priority, entry.options.clone());
+            }
+        }
+        Ok(manager)
+    }
+
+    /// Runs `report` at shutdown, after the subscribers' `shutdown` and before the data
+    /// items are dropped: a host's final report of [`Manager::counts`].
+    pub fn with_report(mut self, report: impl Fn(&Manager) + Send + Sync + 'static) -> Manager {
+        self.report = Some(Box::new(report));
+        self
+    }
+
+    /// What the rewriter answers the JIT's inlining questions
+    /// ([`Inlining::KeepInstrumentation`] by default).
+    pub fn with_inlining(mut self, inlining: Inlining) -> Manager {
+        self.inlining = inlining;
+        self
+    }
+
+    /// Times the `JITCompilationStarted` callbacks ([`ManagerCounts::callback_ns`]) and
+    /// the rewrite pipeline's phases ([`Manager::timings`]).
+    pub fn with_timings(mut self) -> Manager {
+        self.timings = true;
+        self
+    }
+
+    /// Turns ReJIT on (`COR_PRF_ENABLE_REJIT`): methods can then be changed while the
+    /// program runs, through [`Manager::rejit`], with `callers` saying what happens to
+    /// the callers that inlined a changed method. The pristine IL of every method
+    /// rewritten at its first JIT is kept (every version starts from it).
+    pub fn with_rejit(mut self, callers: InliningCallers) -> Manager {
+        self.rejit = Some(callers);
+        self
+    }
+
+    /// Turns ReJIT on ([`Manager::with_rejit`], callers recompiled unless asked
+    /// otherwise before) and listens for the live dial's commands on the Unix socket
+    /// `socket` (see [`ControlServer`](crate::clr::dial::ControlServer):
+    /// its directory is made with mode 0700, or must be the user's and closed to others;
+    /// only the process's own user may connect). A dial that cannot listen is a start
+    /// failure: nothing is rewritten.
+    #[cfg(unix)]
+    pub fn with_dial(mut self, socket: impl Into<std::path::PathBuf>) -> Manager {
+        self.rejit.get_or_insert_default();
+        self.dial = Some(socket.into());
+        self
+    }
+
+    /// The path the enter/leave/tailcall hooks run on when an instrumentation method
+    /// subscribes to them ([`HookPath::Fast`] by default).
+    pub fn with_hook_path(mut self, path: HookPath) -> Manager {
+        self.hook_path = path;
+        self
+    }
+
+    /// The enter/leave/tailcall hooks' table, once initialized with a subscriber.
+    pub fn hooks(&self) -> Option<&Arc<HookTable>> {
+        self.running.get()?.hooks.as_ref()
+    }
+
+    /// The handle on ReJIT, once initialized with it on ([`Manager::with_rejit`]).
+    pub fn rejit(&self) -> Option<ReJitControl> {
+        let running = self.running.get()?;
+        let controller = running.rejit.clone()?;
+        Some(ReJitControl { controller })
+    }
+
+    /// The names of the instrumentation methods, in editing order.
+    pub fn names(&self) -> Vec<&str> {
+        self.pending.iter().map(|h| h.method.name()).collect()
+    }
+
+    /// Counts of what it did so far.
+    pub fn counts(&self) -> &ManagerCounts {
+        &self.counts
+    }
+
+    /// Whether it runs: initialized, every instrumentation method started (else it
+    /// runs nothing and the program runs unchanged).
+    pub fn is_running(&self) -> bool {
+        self.running.get().is_some()
+    }
+
+    /// Nanoseconds spent so far in each phase of the rewrite pipeline, first JITs and
+    /// ReJIT versions together, once running with [`Manager::with_timings`].
+    pub fn timings(&self) -> Option<[(Phase, u64); Phase::ALL.len()]> {
+        self.running.get()?.hosting.engine.timings()
+    }
+}
