@@ -25,10 +25,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-use ilrewrite::clr::{
-    CodegenFlags, CorPrfHighMonitor, CorPrfMonitor, FunctionControl, FunctionID, HResult,
-    InlinerIl, ModuleID, Profiler, ProfilerInfo, guard, mdMethodDef,
+use ilrewrite::clr::sys::{
+    CorPrfHighMonitor, CorPrfMonitor, FunctionID, HResult, ModuleID, mdMethodDef,
 };
+use ilrewrite::clr::{CodegenFlags, FunctionControl, InlinerIl, Profiler, ProfilerInfo, guard};
 
 /// What the request thread asks for.
 #[derive(Clone, Copy, PartialEq)]

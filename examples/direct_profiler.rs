@@ -11,10 +11,8 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
-use ilrewrite::clr::{
-    CorPrfHighMonitor, CorPrfMonitor, FunctionID, HResult, JitRewriter, ModuleID, Profiler,
-    ProfilerInfo, RewriteOutcome,
-};
+use ilrewrite::clr::sys::{CorPrfHighMonitor, CorPrfMonitor, FunctionID, HResult, ModuleID};
+use ilrewrite::clr::{JitRewriter, Profiler, ProfilerInfo, RewriteOutcome};
 use ilrewrite::graph::Incoming;
 use ilrewrite::{Instruction, OpCode};
 

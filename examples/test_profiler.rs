@@ -28,16 +28,18 @@
 //! shutdown the profiler waits (briefly) for its own thread's answer in the `guard` case.
 
 use ilrewrite::clr::guard::spawn_profiler_thread;
+use ilrewrite::clr::sys::{CorPrfHighMonitor, CorPrfMonitor, FunctionID, ModuleID, mdMethodDef};
+use ilrewrite::clr::sys::{HResult, ReJITID};
 use ilrewrite::clr::{
-    ClrError, CodegenFlags, FunctionControl, HResult, JitRewriter, Profiler, ProfilerInfo, ReJITID,
+    ClrError, CodegenFlags, FunctionControl, JitRewriter, Profiler, ProfilerInfo,
 };
-use ilrewrite::clr::{CorPrfHighMonitor, CorPrfMonitor, FunctionID, ModuleID, mdMethodDef};
 use ilrewrite::disasm::method_name;
 use ilrewrite::graph::Incoming;
 use ilrewrite::transform::{InstrumentationCode, Instrumenter, Snippet};
 use ilrewrite::{Instruction, OpCode};
 use std::sync::mpsc::{Sender, channel};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Condvar, Mutex, OnceLock};
+use std::time::Duration;
 
 static REWRITER: OnceLock<JitRewriter> = OnceLock::new();
 /// Where `Get` is, once it has been compiled.
@@ -46,6 +48,27 @@ static GET: OnceLock<(ModuleID, u32)> = OnceLock::new();
 static REPORT: Mutex<Vec<String>> = Mutex::new(Vec::new());
 /// Asks the profiler's own thread to read `Get`'s body.
 static ASK: Mutex<Option<Sender<(ModuleID, u32)>>> = Mutex::new(None);
+/// Set once the profiler's thread has reported its read: the instrumented code waits
+/// for it, so that the program cannot end (and the runtime refuse every call after its
+/// `Shutdown`) before the thread was served, however late it is scheduled.
+static SERVED: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
+
+/// Marks the profiler thread's read as reported.
+fn served() {
+    let (done, ready) = &SERVED;
+    if let Ok(mut done) = done.lock() {
+        *done = true;
+        ready.notify_all();
+    }
+}
+
+/// Waits (at most a minute) until the profiler thread's read was reported.
+fn wait_until_served() {
+    let (done, ready) = &SERVED;
+    if let Ok(done) = done.lock() {
+        let _ = ready.wait_timeout_while(done, Duration::from_secs(60), |done| !*done);
+    }
+}
 
 /// Prints a line at once (a case may end the process before shutdown) and keeps it.
 fn report(line: String) {
@@ -67,6 +90,7 @@ extern "C" fn from_managed_code() {
         }
         other => report(format!("from instrumented code: not refused: {other:?}")),
     }
+    wait_until_served();
 }
 
 /// A fat method body: header (max stack as given, no locals) and `code`.
@@ -108,6 +132,7 @@ impl Profiler for Test {
                         Err(e) => report(format!("from a profiler thread: {e}")),
                     }
                 }
+                served();
             });
         }
         Ok(())

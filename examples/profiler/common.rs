@@ -2,10 +2,8 @@
 //! before every `ret`.
 
 use ilrewrite::body::MethodBody;
-use ilrewrite::clr::{
-    CorPrfHighMonitor, CorPrfMonitor, Events, MethodRewrite, ModuleState, OptionKind, OptionSpec,
-    Options, mdToken,
-};
+use ilrewrite::clr::sys::{CorPrfHighMonitor, CorPrfMonitor, mdToken};
+use ilrewrite::clr::{Events, MethodRewrite, ModuleState, OptionKind, OptionSpec, Options};
 use ilrewrite::disasm::method_name;
 use ilrewrite::graph::Incoming;
 use ilrewrite::sig::{MethodSig, TypeSig};

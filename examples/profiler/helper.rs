@@ -11,10 +11,11 @@ use std::sync::{Mutex, OnceLock};
 
 use ilrewrite::OpCode;
 use ilrewrite::body::MethodBody;
+use ilrewrite::clr::sys::mdToken;
 use ilrewrite::clr::{
     AssemblyName, Candidate, ClrResult, Instrumentation, InstrumentationMethod, Interest,
     MethodEdit, ModuleLoad, ModuleMetadata, NativeCall, OptionKind, OptionSpec, Profiler, Start,
-    log, mdToken,
+    log,
 };
 use ilrewrite::sig::{FieldSig, MethodSig, TypeSig};
 use ilrewrite::transform::{InstrumentationCode, Snippet};

@@ -8,10 +8,13 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 use ilrewrite::body::MethodBody;
+use ilrewrite::clr::sys::{
+    AppDomainID, AssemblyID, ClassID, CorPrfHighMonitor, CorPrfMonitor, FunctionID, HResult,
+    ModuleID, ThreadID,
+};
 use ilrewrite::clr::{
-    AppDomainID, AssemblyID, Callback, Callbacks, Candidate, ClassID, CorPrfHighMonitor,
-    CorPrfMonitor, Events, EventsHandle, FunctionID, HResult, InstrumentationMethod, Interest,
-    MethodEdit, ModuleID, ModuleLoad, OptionKind, OptionSpec, Profiler, Start, ThreadID,
+    Callback, Callbacks, Candidate, Events, EventsHandle, InstrumentationMethod, Interest,
+    MethodEdit, ModuleLoad, OptionKind, OptionSpec, Profiler, Start,
 };
 
 /// Counts the callbacks it receives.

@@ -5,9 +5,10 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, AtomicU64, Ordering::Re
 use std::sync::{Arc, Mutex, OnceLock};
 
 use ilrewrite::body::MethodBody;
+use ilrewrite::clr::sys::mdToken;
 use ilrewrite::clr::{
     AssemblyName, Candidate, Events, Instrumentation, InstrumentationMethod, Interest, MethodEdit,
-    ModuleLoad, ModuleMetadata, NativeCall, OptionKind, OptionSpec, Profiler, Start, mdToken,
+    ModuleLoad, ModuleMetadata, NativeCall, OptionKind, OptionSpec, Profiler, Start,
 };
 use ilrewrite::sig::{MethodSig, TypeSig};
 use ilrewrite::transform::{InstrumentationCode, Snippet};

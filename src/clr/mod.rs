@@ -3,40 +3,44 @@
 //! The layer is a house of floors, one folder each, from the runtime up; a floor imports
 //! only from the floors below it:
 //!
-//! 1. `sys`: the raw ABI, declarations only. The COM basics ([`Guid`], [`HResult`],
-//!    [`IUnknownVtbl`], [`IClassFactoryVtbl`], the [`ComVtable`] description every bound
-//!    vtable implements, declared by one macro per interface), the vtables of the
-//!    profiling interfaces (`ICorProfilerCallback` .. `ICorProfilerCallback11`,
-//!    `ICorProfilerInfo` .. `ICorProfilerInfo15`, `ICorProfilerFunctionControl`,
-//!    `IMethodMalloc`) and of the metadata interfaces a rewriting profiler uses
-//!    (`IMetaDataImport`/`2`, `IMetaDataEmit`/`2`, `IMetaDataAssemblyImport`), with the
-//!    IDL's structures, flag sets and enumerations. Also reachable as `clr::ffi`, its
-//!    former name.
-//! 2. `com`: [`ComPtr`], a reference to an object the runtime implements, and the
+//! 1. [`sys`]: the raw ABI, declarations only: the COM basics ([`sys::Guid`],
+//!    [`sys::HResult`], [`sys::IUnknownVtbl`], the [`sys::ComVtable`] description every
+//!    bound vtable implements), the ids ([`sys::FunctionID`], [`sys::ModuleID`], ..),
+//!    the vtables of the profiling interfaces (`ICorProfilerCallback` ..
+//!    `ICorProfilerCallback11`, `ICorProfilerInfo` .. `ICorProfilerInfo15`,
+//!    `ICorProfilerFunctionControl`, `IMethodMalloc`) and of the metadata interfaces a
+//!    rewriting profiler uses, with the IDL's structures, flag sets
+//!    ([`sys::CorPrfMonitor`], ..) and enumerations. Each of these names has this one
+//!    path.
+//! 2. [`com`]: [`com::ComPtr`], a reference to an object the runtime implements, and the
 //!    `IUnknown` half of the objects the crate implements and serves to the runtime.
+//!    Beside it, `rejit`: the ReJIT state machine, pure (what the profiler wants of each
+//!    method, where the runtime stands); only [`MethodKey`] is public.
 //! 3. `runtime`: [`ProfilerInfo`] (the runtime's `ICorProfilerInfo`, typed, every call
 //!    checked by the call-sequence [`guard`]), [`ModuleMetadata`] (a module's metadata
 //!    inside the runtime) and [`ClrError`].
 //! 4. `profiler`: the [`Profiler`] trait a profiler implements, one method per callback
-//!    with a default (see there for a profiler in a dozen lines); [`CallbackObject`], the
-//!    COM object the runtime calls, whose thunks mark the thread as inside a callback and
-//!    keep panics from unwinding into the runtime; [`ClassFactory`],
-//!    [`get_class_object`] and [`export_profiler!`](crate::export_profiler), the entry
-//!    points a profiler `cdylib` exports.
-//! 4. `hooks` (beside `profiler`; x86_64 Linux for now): the enter/leave/tailcall hooks
-//!    the runtime calls from JIT-compiled code (`FunctionEnter3` ..), assembler stubs
-//!    that keep the registers the JIT keeps live and call one Rust handler with the
-//!    saved argument or return registers; `unsafe` allowed there item by item.
-//! 5. `rewrite`: the rewrite pipeline, separate from its [`Delivery`] (first JIT:
-//!    [`FirstJit`]); [`JitRewriter`], which rewrites methods as the JIT compiles them;
-//!    per-module state freed when its module unloads; typed outcomes; the live dial's
-//!    control channel ([`dial`], Unix). No `unsafe` there
-//!    (`#![forbid(unsafe_code)]`): it reaches the runtime only through the floors below.
+//!    with a default; [`CallbackObject`], the COM object the runtime calls, whose thunks
+//!    mark the thread as inside a callback and keep panics from unwinding into the
+//!    runtime; [`ClassFactory`], [`get_class_object`] and
+//!    [`export_profiler!`](crate::export_profiler), the entry points a profiler `cdylib`
+//!    exports. Beside it: [`hooks`], the enter/leave/tailcall hooks (assembler stubs per
+//!    platform, one Rust handler); `rewrite`, the rewrite engine (one method at a time,
+//!    from a target and a plan to an outcome; [`JitRewriter`], the single-method path
+//!    for a profiler that rewrites methods itself); and [`dial`] (Unix), the live dial's
+//!    socket transport and command grammar, which knows only its `Dial` trait.
+//! 5. `host`: the application on the top floor, the [`Manager`] of instrumentation
+//!    methods: callback routing, configuration, events, data items, hook registration,
+//!    the ReJIT driver, [`ReJitControl`] and the dial adapter. It makes each method's
+//!    plan and hands it to the engine; nothing crosses from it to the engine but that
+//!    plan and the target.
 //!
-//! [`log`], where the layer reports what it cannot return (panics, failed starts), may be
-//! used by every floor and uses none. `unsafe` is allowed floor by floor (in `sys`,
-//! `com`, `runtime` and `profiler`), not for the whole of `clr`. This module only
-//! declares the floors and re-exports what a profiler uses.
+//! [`log`], where the layer reports what it cannot return (panics, failed starts), and
+//! the one place panics are contained, may be used by every floor and uses none.
+//! `unsafe` is allowed floor by floor (in `sys`, `com`, `runtime`, `profiler` and item
+//! by item in `hooks`), not for the whole of `clr`; `rejit`, `rewrite`, `dial` and `host`
+//! forbid it. This module only declares the floors and re-exports what a profiler uses,
+//! each name at one path.
 //!
 //! `tests/clr_bindings.rs` compares every vtable's slots, IID and parameter count, and
 //! every flag and enumeration value, with facts extracted from the runtime's
@@ -54,20 +58,20 @@ mod rewrite;
 mod runtime;
 pub mod sys;
 
-/// The raw ABI under its former name: `clr::ffi::…` paths still resolve.
+/// The raw ABI under its former name: `clr::ffi::…` paths still resolve. Not part of
+/// the documented face (each name has one path there: [`sys`]); kept until the next
+/// breaking release.
+#[doc(hidden)]
 pub use sys as ffi;
 
-pub use com::ComPtr;
 pub use host::{
-    Candidate, Change, ConfigError, Configuration, Events, EventsHandle, InliningCallers,
-    InstrumentationMethod, Interest, Manager, ManagerCounts, MethodEdit, MethodEntry, ModuleLoad,
-    OptionKind, OptionSpec, Options, Plan, Position, ReJitControl, ReJitCounts, Request, Start,
+    Candidate, Change, ChangeError, ConfigError, Configuration, Events, EventsHandle,
+    InliningCallers, InstrumentationMethod, Interest, Manager, ManagerCounts, MethodEdit,
+    MethodEntry, ModuleLoad, OptionKind, OptionSpec, Options, Position, ReJitControl, ReJitCounts,
+    Start,
 };
 pub use profiler::{Callback, CallbackObject, Callbacks, ClassFactory, Profiler, get_class_object};
-pub use rejit::{
-    FailedAt, IlTarget, MethodKey, MethodRecord, ReJitBatch, ReJitCall, ReJitFailure, ReJitMachine,
-    ReJitParameters, ReJitStage, ReloadPolicy,
-};
+pub use rejit::MethodKey;
 pub use rewrite::{
     Failure, FailureCause, Filter, Inlining, Instrumentation, JitRewriter, MethodRewrite,
     ModuleState, NativeCall, NativeFunction, NativeReturn, NativeType, Phase, RewriteOutcome,
@@ -78,9 +82,4 @@ pub use runtime::{
     CodegenFlags, CodegenFlagsError, FieldOffset, FunctionControl, FunctionInfo, InfoVtbl,
     InlinerIl, MethodReference, ModuleFacts, ModuleInfo, ModuleMetadata, ProfilerInfo, RuntimeKind,
     RuntimeVersion,
-};
-pub use sys::{
-    AppDomainID, AssemblyID, ClassID, ComVtable, CorPrfHighMonitor, CorPrfMonitor, FreeThreaded,
-    FunctionID, Guid, HResult, IClassFactoryVtbl, IUnknownVtbl, ModuleID, ObjectID, ReJITID,
-    ThreadID, mdMethodDef, mdToken,
 };

@@ -11,6 +11,10 @@ pub(crate) mod fake;
 pub(crate) mod object;
 mod ptr;
 
+/// The COM basics under their former paths (`clr::com::Guid`, ...): not part of the
+/// documented face (their one path is [`sys`](super::sys)); kept until the next
+/// breaking release.
+#[doc(hidden)]
 pub use super::sys::{
     ComVtable, Guid, HResult, IClassFactoryVtbl, IID_ICLASSFACTORY, IID_IUNKNOWN, IUnknownVtbl,
     ParseGuidError,

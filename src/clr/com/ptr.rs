@@ -15,7 +15,7 @@ use crate::clr::sys::{ComVtable, FreeThreaded, HResult, IUnknownVtbl};
 /// it.
 ///
 /// ```
-/// use ilrewrite::clr::ComPtr;
+/// use ilrewrite::clr::com::ComPtr;
 /// use ilrewrite::clr::sys::{ICorProfilerInfo11Vtbl, IMetaDataEmit2Vtbl};
 ///
 /// fn share<T: Send + Sync>(_: T) {}
@@ -26,7 +26,8 @@ use crate::clr::sys::{ComVtable, FreeThreaded, HResult, IUnknownVtbl};
 /// ```
 ///
 /// ```compile_fail,E0277
-/// use ilrewrite::clr::{ComPtr, IUnknownVtbl};
+/// use ilrewrite::clr::com::ComPtr;
+/// use ilrewrite::clr::sys::{IUnknownVtbl};
 ///
 /// fn send<T: Send>(_: T) {}
 /// fn give_away(unknown: ComPtr<IUnknownVtbl>) {

@@ -27,6 +27,33 @@ use crate::clr::sys::types::{
 use crate::clr::sys::{Guid, HResult};
 
 impl Manager {
+    /// Delivers a callback to its subscribers ([`Routing::forward`](super::routing::Routing::forward); none before
+    /// initialization).
+    pub(super) fn forward(
+        &self,
+        callback: Callback,
+        call: impl FnMut(&dyn InstrumentationMethod) -> Result<(), HResult>,
+    ) -> Result<(), HResult> {
+        match self.running.get() {
+            Some(running) => running.routing.forward(callback, call),
+            None => Ok(()),
+        }
+    }
+
+    /// A `bool` callback of the subscribers ([`Routing::all`](super::routing::Routing::all); `true` before
+    /// initialization).
+    pub(super) fn all(
+        &self,
+        callback: Callback,
+        default: bool,
+        call: impl FnMut(&dyn InstrumentationMethod) -> bool,
+    ) -> bool {
+        match self.running.get() {
+            Some(running) => running.routing.all(callback, default, call),
+            None => true,
+        }
+    }
+
     pub(super) fn on_module_load_finished(
         &self,
         module: ModuleID,

@@ -1,7 +1,8 @@
 //! The live dial's commands carried out by the manager's ReJIT ([`ReJitControl`] as a
 //! [`Dial`]).
 
-use super::rejit_control::{Change, ReJitControl};
+use super::change::Change;
+use super::rejit_control::ReJitControl;
 use crate::clr::dial::{Command, Dial};
 use crate::clr::runtime::guard::is_shutting_down;
 
@@ -55,7 +56,8 @@ impl Dial for ReJitControl {
             // Shutdown arrived while it was carried out: its runtime calls were refused,
             // which is why it failed.
             Err(_) if is_shutting_down() => Err(SHUTTING_DOWN.to_owned()),
-            Err(why) => Err(why),
+            // The channel's answer line: where the typed error becomes text.
+            Err(why) => Err(why.to_string()),
         }
     }
 }

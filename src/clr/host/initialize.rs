@@ -83,7 +83,7 @@ impl Manager {
             start_driver(controller);
         }
         Ok(Running {
-            routing: Routing::new(&hosting.methods),
+            routing: Routing::new(hosting.methods.clone()),
             hosting,
             rejit,
             hooks,

@@ -74,6 +74,7 @@
 #![forbid(unsafe_code)]
 
 mod callbacks;
+mod change;
 mod config;
 #[cfg(unix)]
 mod dial;
@@ -89,15 +90,16 @@ mod rejit_control;
 mod report;
 mod routing;
 
+pub use change::{Change, ChangeError};
 pub use config::{
     ConfigError, Configuration, MethodEntry, OptionKind, OptionSpec, Options, Position,
 };
 pub use events::{Events, EventsHandle};
 pub use manager::Manager;
 pub use method::{Candidate, InstrumentationMethod, Interest, MethodEdit, ModuleLoad, Start};
-pub use plan::{InliningCallers, Plan, Request};
+pub use plan::InliningCallers;
 pub use rejit::ReJitCounts;
-pub use rejit_control::{Change, ReJitControl};
+pub use rejit_control::ReJitControl;
 pub use report::ManagerCounts;
 
 #[cfg(test)]

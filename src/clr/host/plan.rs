@@ -17,18 +17,6 @@ pub struct Request {
     pub(crate) options: Options,
 }
 
-impl Request {
-    /// The instrumentation method's name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The options its edit sees ([`MethodEdit::options`](super::MethodEdit::options)).
-    pub fn options(&self) -> &Options {
-        &self.options
-    }
-}
-
 /// Two requests are the same IL when they name the same instrumentation method with the
 /// same option values.
 impl PartialEq for Request {

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use smallvec::SmallVec;
 
+use super::change::ChangeError;
 use super::hosting::{Hosting, Wish};
 use super::plan::{InliningCallers, Plan, describe};
 use crate::clr::log;
@@ -171,19 +172,16 @@ impl ReJitController {
     /// # Errors
     /// When it did not within [`WAIT_FOR_DRIVER`], or the driver stopped, or the
     /// runtime is shutting down (the driver makes no more requests then).
-    pub(crate) fn wait_served(&self, ask: u64) -> Result<(), String> {
+    pub(crate) fn wait_served(&self, ask: u64) -> Result<(), ChangeError> {
         let deadline = Instant::now() + WAIT_FOR_DRIVER;
         let mut signal = self.signal();
         while signal.served < ask {
             if signal.stop || is_shutting_down() {
-                return Err("the profiler is shutting down".to_owned());
+                return Err(ChangeError::ShuttingDown);
             }
             let now = Instant::now();
             if now >= deadline {
-                return Err(format!(
-                    "the runtime calls were not made within {} s",
-                    WAIT_FOR_DRIVER.as_secs()
-                ));
+                return Err(ChangeError::NotMadeInTime(WAIT_FOR_DRIVER.as_secs()));
             }
             signal = self
                 .served

@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use super::change::{Change, ChangeError};
 use super::config::Options;
 use super::plan::{Plan, Request};
 use super::rejit::{ReJitController, ReJitCounts};
@@ -12,28 +13,6 @@ use crate::clr::profiler::Callback;
 use crate::clr::rejit::{IlTarget, MethodKey};
 use crate::clr::runtime::CodegenFlags;
 use crate::clr::sys::ModuleID;
-
-/// What a request asks of the methods it selects.
-#[derive(Debug, Clone)]
-pub enum Change {
-    /// Run the configured instrumentation and `method` with `options` (checked against
-    /// what it declares and accepted by its
-    /// [`check_options`](super::InstrumentationMethod::check_options)), compiled with `flags`.
-    Instrument {
-        /// The instrumentation method's name.
-        method: String,
-        /// Its options as `key=value` words.
-        options: Vec<(String, String)>,
-        /// The code-generation flags.
-        flags: CodegenFlags,
-    },
-    /// Back to what the first JIT gives them: the configured instrumentation, no flags.
-    Configured,
-    /// The file's own IL, no instrumentation at all.
-    File,
-    /// What they are wanted to run now, with these flags.
-    Flags(CodegenFlags),
-}
 
 /// A handle on a running [`Manager`](super::Manager)'s ReJIT
 /// ([`Manager::rejit`](super::Manager::rejit)): changes which instrumentation methods
@@ -113,14 +92,11 @@ impl ReJitControl {
     /// accept, no method, or a method of a module unloaded since it was selected:
     /// nothing is changed. The runtime's calls not made in time (then the change is made
     /// later).
-    pub fn apply(&self, keys: &[MethodKey], change: &Change) -> Result<usize, String> {
+    pub fn apply(&self, keys: &[MethodKey], change: &Change) -> Result<usize, ChangeError> {
         let request = self.request_of(change)?;
         let ask = self.controller.with_modules(|loaded| {
             if let Some(gone) = keys.iter().find(|k| !loaded.contains(&k.module)) {
-                return Err(format!(
-                    "module {:#x} is no longer loaded; nothing was changed",
-                    gone.module
-                ));
+                return Err(ChangeError::ModuleUnloaded(gone.module));
             }
             self.want(keys, change, request.as_ref())
         })?;
@@ -138,15 +114,15 @@ impl ReJitControl {
         type_name: &str,
         method: Option<&str>,
         change: &Change,
-    ) -> Result<usize, String> {
+    ) -> Result<usize, ChangeError> {
         let request = self.request_of(change)?;
         let (count, ask) = self.controller.with_modules(|loaded| {
             let keys = self.select_among(loaded, type_name, method);
             if keys.is_empty() {
-                return Err(format!(
-                    "no loaded module has a method {type_name}::{}; nothing was changed",
-                    method.unwrap_or("*")
-                ));
+                return Err(ChangeError::NothingSelected {
+                    type_name: type_name.to_owned(),
+                    method: method.map(str::to_owned),
+                });
             }
             Ok((keys.len(), self.want(&keys, change, request.as_ref())?))
         })?;
@@ -155,7 +131,7 @@ impl ReJitControl {
     }
 
     /// The request an [`Change::Instrument`] makes, checked.
-    fn request_of(&self, change: &Change) -> Result<Option<Arc<Request>>, String> {
+    fn request_of(&self, change: &Change) -> Result<Option<Arc<Request>>, ChangeError> {
         match change {
             Change::Instrument {
                 method, options, ..
@@ -171,17 +147,21 @@ impl ReJitControl {
         keys: &[MethodKey],
         change: &Change,
         request: Option<&Arc<Request>>,
-    ) -> Result<u64, String> {
+    ) -> Result<u64, ChangeError> {
         if keys.is_empty() {
-            return Err("no loaded method is selected".to_owned());
+            return Err(ChangeError::NoMethod);
         }
         let hosting = self.controller.hosting();
         let mut targets = Vec::with_capacity(keys.len());
         for &key in keys {
-            let state = hosting
-                .engine
-                .module(key.module)
-                .map_err(|e| format!("module {:#x}: {e}; nothing was changed", key.module))?;
+            let state =
+                hosting
+                    .engine
+                    .module(key.module)
+                    .map_err(|source| ChangeError::Module {
+                        module: key.module,
+                        source,
+                    })?;
             let configured = !hosting.wanting(&state, key.token, false).is_empty();
             let default = match state.was_rewritten(key.token) {
                 true => IlTarget::Plan(Plan::CONFIGURED),
@@ -230,23 +210,29 @@ impl ReJitControl {
     }
 
     /// The request for instrumentation method `name` with `words` as options.
-    fn request(&self, name: &str, words: &[(String, String)]) -> Result<Request, String> {
+    fn request(&self, name: &str, words: &[(String, String)]) -> Result<Request, ChangeError> {
         let hosting = &self.controller.hosting();
         let Some(index) = hosting.methods.iter().position(|m| m.name() == name) else {
-            let hosted: Vec<&str> = hosting.methods.iter().map(|m| m.name()).collect();
-            return Err(format!(
-                "unknown instrumentation method {name:?} (this profiler runs {})",
-                hosted.join(", ")
-            ));
+            return Err(ChangeError::UnknownMethod {
+                name: name.to_owned(),
+                hosted: hosting
+                    .methods
+                    .iter()
+                    .map(|m| m.name().to_owned())
+                    .collect(),
+            });
         };
         let method = &hosting.methods[index];
-        let options =
-            Options::from_words("request", name, method.options(), words).map_err(|e| e.message)?;
+        let options = Options::from_words("request", name, method.options(), words)
+            .map_err(ChangeError::Options)?;
         guarded(&**method, Callback::GetReJITParameters, || {
             method.check_options(&options)
         })
         .unwrap_or_else(|| Err("its option check panicked".to_owned()))
-        .map_err(|why| format!("{name} refuses these options: {why}"))?;
+        .map_err(|why| ChangeError::OptionsRefused {
+            name: name.to_owned(),
+            why,
+        })?;
         Ok(Request {
             index,
             name: name.to_owned(),

@@ -1,23 +1,25 @@
 //! Which instrumentation methods hear which callback ([`Routing`]), and the delivery of a
 //! callback to them, each inside its own panic guard.
 
+use std::sync::Arc;
+
 use smallvec::SmallVec;
 
-use super::manager::Manager;
 use super::method::InstrumentationMethod;
 use super::report::guarded;
 use crate::clr::profiler::Callback;
 use crate::clr::sys::HResult;
 
-/// Per callback, the indices of its subscribers among the manager's instrumentation
-/// methods, in editing order.
+/// The manager's instrumentation methods, and per callback the indices of its
+/// subscribers among them, in editing order.
 pub(super) struct Routing {
+    methods: Arc<[Arc<dyn InstrumentationMethod>]>,
     subscribers: Box<[SmallVec<[u8; 4]>]>,
 }
 
 impl Routing {
     /// The routes of `methods` (at most 255: the manager refuses to start with more).
-    pub(super) fn new(methods: &[std::sync::Arc<dyn InstrumentationMethod>]) -> Routing {
+    pub(super) fn new(methods: Arc<[Arc<dyn InstrumentationMethod>]>) -> Routing {
         let subscribers = Callback::ALL
             .iter()
             .map(|&callback| {
@@ -27,18 +29,17 @@ impl Routing {
                     .collect()
             })
             .collect();
-        Routing { subscribers }
+        Routing {
+            methods,
+            subscribers,
+        }
     }
-}
 
-impl Manager {
-    /// The subscribers of `callback`, in order (none before initialization).
+    /// The subscribers of `callback`, in order.
     fn subscribers(&self, callback: Callback) -> impl Iterator<Item = &dyn InstrumentationMethod> {
-        self.running.get().into_iter().flat_map(move |running| {
-            running.routing.subscribers[callback as usize]
-                .iter()
-                .map(|&i| &*running.hosting.methods[usize::from(i)])
-        })
+        self.subscribers[callback as usize]
+            .iter()
+            .map(|&i| &*self.methods[usize::from(i)])
     }
 
     /// Delivers a callback to its subscribers, each in its own panic guard (a panic is

@@ -470,7 +470,7 @@ macro_rules! define_profiler_trait {
         /// ```no_run
         /// use std::sync::OnceLock;
         ///
-        /// use ilrewrite::clr::{CorPrfHighMonitor, CorPrfMonitor, FunctionID, HResult};
+        /// use ilrewrite::clr::sys::{CorPrfHighMonitor, CorPrfMonitor, FunctionID, HResult};
         /// use ilrewrite::clr::{Profiler, ProfilerInfo, log};
         ///
         /// #[derive(Default)]

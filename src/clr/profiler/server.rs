@@ -202,11 +202,11 @@ macro_rules! export_profiler {
         #[allow(non_snake_case)]
         #[unsafe(no_mangle)]
         pub unsafe extern "system" fn DllGetClassObject(
-            rclsid: *const $crate::clr::Guid,
-            riid: *const $crate::clr::Guid,
+            rclsid: *const $crate::clr::sys::Guid,
+            riid: *const $crate::clr::sys::Guid,
             ppv: *mut *mut ::core::ffi::c_void,
-        ) -> $crate::clr::HResult {
-            const CLSID: $crate::clr::Guid = $crate::clr::Guid::parse_const($clsid);
+        ) -> $crate::clr::sys::HResult {
+            const CLSID: $crate::clr::sys::Guid = $crate::clr::sys::Guid::parse_const($clsid);
             // The `profiler` expression is not evaluated here, where a panic would unwind
             // out of an `extern` function, but in the constructor, which the class
             // factory's `CreateInstance` calls inside `catch_unwind`.
@@ -220,8 +220,8 @@ macro_rules! export_profiler {
         /// runs (made by `ilrewrite::export_profiler!`).
         #[allow(non_snake_case)]
         #[unsafe(no_mangle)]
-        pub extern "system" fn DllCanUnloadNow() -> $crate::clr::HResult {
-            $crate::clr::HResult::S_FALSE
+        pub extern "system" fn DllCanUnloadNow() -> $crate::clr::sys::HResult {
+            $crate::clr::sys::HResult::S_FALSE
         }
     };
 }

@@ -138,6 +138,7 @@ pub struct ReJitBatch {
 
 impl ReJitBatch {
     /// Whether there is nothing to call.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.rejit.is_empty() && self.revert.is_empty()
     }
@@ -198,11 +199,6 @@ impl<P: Clone + PartialEq> MethodRecord<P> {
         &self.stage
     }
 
-    /// The call waiting for the next batch, if any.
-    pub fn queued(&self) -> Option<ReJitCall> {
-        self.queued
-    }
-
     /// The last failure: the stage's, or a rewrite's (the method then runs the IL it ran
     /// before).
     pub fn failure(&self) -> Option<ReJitFailure> {
@@ -224,6 +220,7 @@ impl<P: Clone + PartialEq> MethodRecord<P> {
     }
 
     /// Whether the method runs what is wanted, with nothing left to do.
+    #[cfg(test)]
     pub fn settled(&self) -> bool {
         self.queued.is_none() && self.running() == Some(&self.desired)
     }

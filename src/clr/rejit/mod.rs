@@ -4,10 +4,8 @@
 
 mod machine;
 
-pub use machine::{
-    FailedAt, IlTarget, MethodKey, MethodRecord, ReJitBatch, ReJitCall, ReJitFailure, ReJitMachine,
-    ReJitParameters, ReJitStage, ReloadPolicy,
-};
+pub use machine::MethodKey;
+pub(crate) use machine::{FailedAt, IlTarget, ReJitMachine, ReJitStage};
 
 #[cfg(test)]
 mod machine_tests;

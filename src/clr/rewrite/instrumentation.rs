@@ -71,7 +71,7 @@ impl Instrumentation {
     /// [`MethodRewrite::method_id`], the module's resolver; the return-value local's
     /// signature goes to the pipeline, which defines it after verification, and the
     /// instrumenter's exact max stack is the verification of the stack. For an
-    /// instrumentation method's [`edit`](super::InstrumentationMethod::edit), or a
+    /// instrumentation method's [`edit`](crate::clr::InstrumentationMethod::edit), or a
     /// [`JitRewriter::rewrite`](super::JitRewriter::rewrite) edit.
     ///
     /// # Errors

@@ -43,11 +43,11 @@ pub enum Inlining {
 /// verifies the result (the stack analysis with the exact max stack, and the clauses; a
 /// body the edit left unedited must re-encode to exactly its original bytes), defines a
 /// changed LocalVarSig's token, encodes, and hands the body and its IL map to the runtime
-/// ([`FirstJit`]).
+/// (`SetILFunctionBody`, `SetILInstrumentedCodeMap`).
 ///
 /// Any refusal, failure or panic on the way leaves the method's original IL untouched
 /// (the runtime cannot take back a body once it has it, so nothing is handed over before
-/// it has been verified), is logged once per kind of reason ([`log::throttled`]) with
+/// it has been verified), is logged once per kind of reason ([`log::throttled`](crate::clr::log::throttled)) with
 /// the method's name and token, and is returned as a [`RewriteOutcome`] whose failures
 /// name their [`Phase`]. A method is rewritten at most once: later compilations of it
 /// (generic instantiations, tier-up) are [`RewriteOutcome::AlreadyRewritten`] and

@@ -469,7 +469,8 @@ impl ProfilerInfo {
 ///
 /// ```compile_fail,E0277
 /// use core::ffi::c_void;
-/// use ilrewrite::clr::{ComVtable, Guid, HResult, InfoVtbl};
+/// use ilrewrite::clr::{InfoVtbl};
+/// use ilrewrite::clr::sys::{ComVtable, Guid, HResult};
 /// use ilrewrite::clr::sys::ICorProfilerInfoVtbl;
 ///
 /// /// ICorProfilerInfo with a slot it does not have.

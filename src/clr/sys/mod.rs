@@ -26,12 +26,20 @@
 //! same way.
 #![allow(unsafe_code)]
 
+// The declarations' files: their items' one documented path is `sys` itself (the files
+// stay reachable, hidden, for the paths of earlier releases).
+
+#[doc(hidden)]
 pub mod callback;
+#[doc(hidden)]
 pub mod enums;
 mod guid;
 mod hresult;
+#[doc(hidden)]
 pub mod info;
+#[doc(hidden)]
 pub mod metadata;
+#[doc(hidden)]
 pub mod types;
 mod vtable;
 

@@ -90,7 +90,7 @@ pub(crate) use com_interface;
 /// declares the vtable, from the same tokens as its fields.
 ///
 /// Code that calls a runtime object through a vtable trusts this description:
-/// [`ComPtr::query`](crate::clr::ComPtr::query) asks `QueryInterface` for `V::IID` and
+/// [`ComPtr::query`](crate::clr::com::ComPtr::query) asks `QueryInterface` for `V::IID` and
 /// reads the object's vtable as a `V`, and
 /// [`ProfilerInfo::module_metadata`](crate::clr::ProfilerInfo::module_metadata) does the
 /// same with `GetModuleMetaData`. A wrong IID or a wrong layout would make safe code call
@@ -124,7 +124,7 @@ pub(crate) use com_interface;
 ///
 /// ```
 /// use core::ffi::c_void;
-/// use ilrewrite::clr::{ComVtable, Guid, HResult, IUnknownVtbl};
+/// use ilrewrite::clr::sys::{ComVtable, Guid, HResult, IUnknownVtbl};
 ///
 /// /// `interface IAnswer : IUnknown { HRESULT Get([out] ULONG *value); }`.
 /// #[repr(C)]
@@ -153,7 +153,7 @@ pub(crate) use com_interface;
 ///
 /// ```compile_fail,E0200
 /// use core::ffi::c_void;
-/// use ilrewrite::clr::{ComVtable, Guid, HResult, IUnknownVtbl};
+/// use ilrewrite::clr::sys::{ComVtable, Guid, HResult, IUnknownVtbl};
 ///
 /// #[repr(C)]
 /// #[allow(non_snake_case)]
@@ -189,7 +189,7 @@ pub unsafe trait ComVtable {
 
 /// A COM interface whose objects may be called from any thread, from several at once,
 /// and whose references may be added and released on any thread: what makes a
-/// [`ComPtr`](crate::clr::ComPtr) to it `Send` and `Sync`.
+/// [`ComPtr`](crate::clr::com::ComPtr) to it `Send` and `Sync`.
 ///
 /// Implemented for the interfaces the runtime documents or implements as free-threaded:
 /// `ICorProfilerInfo` .. `ICorProfilerInfo15`, `ICorProfilerFunctionControl`, and the

@@ -1,0 +1,84 @@
+//! What a ReJIT request asks of the methods it selects ([`Change`]), and why one was not
+//! made ([`ChangeError`]).
+
+use super::config::ConfigError;
+use crate::clr::runtime::{ClrError, CodegenFlags};
+use crate::clr::sys::ModuleID;
+
+/// What a request asks of the methods it selects.
+#[derive(Debug, Clone)]
+pub enum Change {
+    /// Run the configured instrumentation and `method` with `options` (checked against
+    /// what it declares and accepted by its
+    /// [`check_options`](super::InstrumentationMethod::check_options)), compiled with `flags`.
+    Instrument {
+        /// The instrumentation method's name.
+        method: String,
+        /// Its options as `key=value` words.
+        options: Vec<(String, String)>,
+        /// The code-generation flags.
+        flags: CodegenFlags,
+    },
+    /// Back to what the first JIT gives them: the configured instrumentation, no flags.
+    Configured,
+    /// The file's own IL, no instrumentation at all.
+    File,
+    /// What they are wanted to run now, with these flags.
+    Flags(CodegenFlags),
+}
+
+/// Why a change was not made ([`ReJitControl::apply`](super::ReJitControl::apply)): nothing was changed, except
+/// for [`ChangeError::NotMadeInTime`] (the change is made later).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ChangeError {
+    /// No hosted instrumentation method has this name.
+    #[error("unknown instrumentation method {name:?} (this profiler runs {})", hosted.join(", "))]
+    UnknownMethod {
+        /// The name asked for.
+        name: String,
+        /// The names it hosts, in editing order.
+        hosted: Vec<String>,
+    },
+    /// Options the instrumentation method does not declare, or of another type.
+    #[error("{}", .0.message)]
+    Options(ConfigError),
+    /// Options its [`check_options`](super::InstrumentationMethod::check_options)
+    /// refuses (or panicked on).
+    #[error("{name} refuses these options: {why}")]
+    OptionsRefused {
+        /// The instrumentation method.
+        name: String,
+        /// Its reason.
+        why: String,
+    },
+    /// A selected method's module unloaded since it was selected.
+    #[error("module {0:#x} is no longer loaded; nothing was changed")]
+    ModuleUnloaded(ModuleID),
+    /// A selector that names no method of a loaded module.
+    #[error("no loaded module has a method {type_name}::{}; nothing was changed", method.as_deref().unwrap_or("*"))]
+    NothingSelected {
+        /// The type's full name.
+        type_name: String,
+        /// The method's name (`None`: every method of the type).
+        method: Option<String>,
+    },
+    /// An empty selection.
+    #[error("no loaded method is selected")]
+    NoMethod,
+    /// The runtime does not give a selected method's module.
+    #[error("module {module:#x}: {source}; nothing was changed")]
+    Module {
+        /// The module.
+        module: ModuleID,
+        /// The runtime's answer.
+        source: ClrError,
+    },
+    /// The runtime's `Shutdown` arrived: no request reaches it any more.
+    #[error("the profiler is shutting down")]
+    ShuttingDown,
+    /// The runtime's calls were not made within this many seconds (the change is made
+    /// later).
+    #[error("the runtime calls were not made within {0} s")]
+    NotMadeInTime(u64),
+}
