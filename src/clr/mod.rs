@@ -58,11 +58,21 @@ mod rewrite;
 mod runtime;
 pub mod sys;
 
-/// The raw ABI under its former name: `clr::ffi::…` paths still resolve. Not part of
-/// the documented face (each name has one path there: [`sys`]); kept until the next
-/// breaking release.
+/// The raw ABI under its former name: `clr::ffi::…` paths (and `ffi::callback::…`,
+/// `ffi::enums::…`) still resolve. Not part of the documented face, where each name has
+/// one path ([`sys`]); kept until the next breaking release.
 #[doc(hidden)]
-pub use sys as ffi;
+pub mod ffi {
+    pub use super::sys::*;
+    /// The former path of the callback interfaces' declarations.
+    pub mod callback {
+        pub use crate::clr::sys::*;
+    }
+    /// The former path of the IDL's enumerations and flag sets.
+    pub mod enums {
+        pub use crate::clr::sys::*;
+    }
+}
 
 pub use host::{
     Candidate, Change, ChangeError, ConfigError, Configuration, Events, EventsHandle,

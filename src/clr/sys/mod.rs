@@ -26,21 +26,15 @@
 //! same way.
 #![allow(unsafe_code)]
 
-// The declarations' files: their items' one documented path is `sys` itself (the files
-// stay reachable, hidden, for the paths of earlier releases).
+// The declarations' files: their items' one path is `sys` itself.
 
-#[doc(hidden)]
-pub mod callback;
-#[doc(hidden)]
-pub mod enums;
+pub(crate) mod callback;
+pub(crate) mod enums;
 mod guid;
 mod hresult;
-#[doc(hidden)]
-pub mod info;
-#[doc(hidden)]
-pub mod metadata;
-#[doc(hidden)]
-pub mod types;
+pub(crate) mod info;
+pub(crate) mod metadata;
+pub(crate) mod types;
 mod vtable;
 
 pub use callback::*;
