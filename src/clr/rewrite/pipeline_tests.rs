@@ -187,17 +187,13 @@ fn failed_in(outcome: &RewriteOutcome) -> Option<Phase> {
     }
 }
 
-/// Each phase that can fail fails with its phase named, hands nothing over, keeps no
-/// pristine IL, and leaves the method to be tried again (the next run rewrites it).
-#[test]
-fn every_failure_names_its_phase_and_hands_nothing_over() {
-    let asm = assembly("Answer.exe");
-    let token = token_of(asm, "Get");
-    type Edit = fn(
-        &mut MethodBody,
-        &mut MethodRewrite<'_, &'static Assembly<'static>>,
-    ) -> crate::Result<bool>;
-    let cases: Vec<(&str, TestDelivery, Edit, Phase)> = vec![
+/// An edit as a case of [`every_failure_names_its_phase_and_hands_nothing_over`] has it.
+type Edit =
+    fn(&mut MethodBody, &mut MethodRewrite<'_, &'static Assembly<'static>>) -> crate::Result<bool>;
+
+/// A way to fail each phase that can fail: its name, the delivery, the edit, the phase.
+fn failing_cases() -> Vec<(&'static str, TestDelivery, Edit, Phase)> {
+    vec![
         (
             "read",
             TestDelivery {
@@ -281,8 +277,16 @@ fn every_failure_names_its_phase_and_hands_nothing_over() {
             |b, _| add_nop(b),
             Phase::HandOver,
         ),
-    ];
-    for (name, delivery, edit, phase) in cases {
+    ]
+}
+
+/// Each phase that can fail fails with its phase named, hands nothing over, keeps no
+/// pristine IL, and leaves the method to be tried again (the next run rewrites it).
+#[test]
+fn every_failure_names_its_phase_and_hands_nothing_over() {
+    let asm = assembly("Answer.exe");
+    let token = token_of(asm, "Get");
+    for (name, delivery, edit, phase) in failing_cases() {
         let module = module(asm);
         let outcome = run(&delivery, &module, token, edit);
         assert_eq!(failed_in(&outcome), Some(phase), "{name}: {outcome}");
