@@ -10,10 +10,10 @@ use super::wrap::{
 };
 use crate::analysis::{CallSiteResolver, MaxStackMode, ReturnKind, StackAnalyzer};
 use crate::body::{EncodedHeader, Encoder, MethodBody};
+use crate::error::{Error, Result, TailCallRefusal};
 use crate::ilmap::IlMap;
 use crate::metadata::MetadataSource;
 use crate::sig::{LocalVarSig, summarize_method_sig};
-use crate::{Error, Result, TailCallRefusal};
 
 /// The empty LocalVarSig (`LOCAL_SIG`, no locals), what a body without one extends.
 const EMPTY_LOCALS: &[u8] = &[0x07, 0x00];

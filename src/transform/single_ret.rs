@@ -1,9 +1,9 @@
 //! Single-ret: every `ret` becomes a jump to one epilogue at the end of the method.
 
 use crate::body::{ClauseKind, MethodBody};
+use crate::error::{Error, Result};
 use crate::graph::{InstrId, Instruction};
 use crate::opcode::OpCode;
-use crate::{Error, Result};
 use smallvec::SmallVec;
 
 /// What the method returns, which decides the epilogue's shape.

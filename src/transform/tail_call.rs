@@ -18,12 +18,12 @@
 //! with a [`TailCallRefusal`], before any edit.
 
 use crate::body::{ClauseKind, MethodBody};
+use crate::error::{Error, Result, TailCallRefusal};
 use crate::graph::{InstrId, Operand};
 use crate::metadata::{MetadataSource, table, token_table};
 use crate::opcode::OpCode;
 use crate::sig::compressed::SigReader;
 use crate::sig::{CallingConvention, MethodSig, TypeSig};
-use crate::{Error, Result, TailCallRefusal};
 use smallvec::SmallVec;
 
 /// What a wrapping transform does with `tail.` calls, which cannot stay inside the

@@ -5,12 +5,12 @@ use super::single_ret::{Returns, rewrite_rets_at};
 use super::snippet::{Fill, relocate};
 use super::tail_call::{TailCallPolicy, TailPlan};
 use crate::body::{ClauseKind, ExceptionClause, MethodBody};
+use crate::error::{Error, Result, TailCallRefusal};
 use crate::graph::FlatAppend;
 use crate::graph::build::stored;
 use crate::graph::packed::{Slot, instruction};
 use crate::graph::{Incoming, InstrId, InstrList, Instruction, Operand};
 use crate::opcode::OpCode;
-use crate::{Error, Result, TailCallRefusal};
 use smallvec::SmallVec;
 
 /// A catch handler that runs `code` and rethrows.
