@@ -1,8 +1,8 @@
 //! Method entry/exit instrumentation, set up once and applied to every body:
 //! [`Instrumenter`].
 
-use super::Returns;
 use super::return_local::ReturnLocal;
+use super::returns::Returns;
 use super::snippet::{Fill, Snippet};
 use super::tail_call::{self, NewLocals, TailCallPolicy};
 use super::wrap::{

@@ -1,7 +1,7 @@
 //! The return-value local: one call from a method's signature and its LocalVarSig to the
 //! [`Returns`] the transforms take and the LocalVarSig to emit.
 
-use super::Returns;
+use super::returns::Returns;
 use crate::error::Result;
 use crate::sig::{LocalVarSig, summarize_method_sig_and_return_type};
 

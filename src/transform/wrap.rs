@@ -1,7 +1,8 @@
 //! Wrapping a whole method body in try/finally (and optionally try/catch/rethrow), the
 //! shape APM agents use for method entry/exit instrumentation.
 
-use super::single_ret::{Returns, rewrite_rets_at};
+use super::returns::Returns;
+use super::single_ret::rewrite_rets_at;
 use super::snippet::{Fill, relocate};
 use super::tail_call::{TailCallPolicy, TailPlan};
 use crate::body::{ClauseKind, ExceptionClause, MethodBody};
