@@ -3,6 +3,12 @@
 //! Every error raised while decoding bytes names what was wrong and the byte offset at
 //! which it was found. Offsets are relative to the start of the input the decoder was
 //! given (the method body, the signature blob, or the PE file), as each variant documents.
+//!
+//! This is the floor the modules that can fail stand on: they import [`Error`] and
+//! [`Result`] from here, not through the crate root (which only re-exports them). It
+//! needs only the two modules below it, neither of which fails with an [`Error`]:
+//! [`crate::opcode`] ([`InstrSite`] names an opcode) and [`crate::graph`], for the
+//! [`InstrId`] by which an error names an instruction.
 
 use crate::graph::InstrId;
 use crate::opcode::OpCode;

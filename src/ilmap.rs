@@ -14,8 +14,8 @@
 //!
 //! Maps from successive rewrite stages compose with [`IlMap::then`].
 
-use crate::Result;
 use crate::body::{Encoder, MethodBody};
+use crate::error::Result;
 
 /// One `COR_IL_MAP` entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

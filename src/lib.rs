@@ -7,6 +7,8 @@
 //! * [`body`]: method bodies (tiny/fat headers, EH clauses) decoded from and encoded to
 //!   bytes, keeping the original encoding choices unless an edit forces a change, and the
 //!   editing operations that keep branches and EH regions consistent.
+//! * [`error`]: the crate's one error type, [`Error`], and its [`Result`]; the floor every
+//!   module that can fail imports them from.
 //! * [`graph`]: the editable instruction graph: stable [`InstrId`]s and branch targets
 //!   that are ids.
 //! * [`analysis`]: control flow, stack verification and the exact max stack.

@@ -14,7 +14,7 @@
 //! required; the names have default implementations that report them unavailable, so a
 //! source that only rewrites need not provide them.
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// The table a token belongs to: its high byte.
 #[inline]

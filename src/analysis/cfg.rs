@@ -23,9 +23,9 @@
 
 use super::layout::{Layout, NONE};
 use crate::body::MethodBody;
+use crate::error::{Error, Result};
 use crate::graph::{InstrId, Operand};
 use crate::opcode::Flow;
-use crate::{Error, Result};
 use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;

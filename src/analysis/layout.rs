@@ -1,9 +1,8 @@
 //! The linear view the analyses share: instruction positions and clause spans.
 
 use crate::body::{ClauseKind, MethodBody, SpanError};
-use crate::error::InstrSite;
+use crate::error::{Error, InstrSite, Result};
 use crate::graph::InstrId;
-use crate::{Error, Result};
 
 /// Marks "no position" (an id not in the body) and "no filter".
 pub(crate) const NONE: u32 = u32::MAX;

@@ -5,10 +5,10 @@
 //! [`CallSiteResolver`] supplies them; [`CallEffect::from_parts`] applies the ECMA-335
 //! rules to the facts a signature decoder extracts, so every resolver agrees on them.
 
+use crate::error::{Error, Result};
 use crate::metadata::MetadataSource;
 use crate::opcode::OpCode;
 use crate::sig::summarize_method_sig;
-use crate::{Error, Result};
 use std::fmt;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -48,10 +48,9 @@
 use super::layout::{HandlerKind, Layout, NONE as LAYOUT_NONE, build_clause_spans, site};
 use super::resolve::{CallEffect, CallSiteResolver};
 use crate::body::MethodBody;
-use crate::error::InstrSite;
+use crate::error::{Error, InstrSite, Result};
 use crate::graph::{InstrId, SwitchTargets};
 use crate::opcode::{Flow, OpCode, StackCount};
-use crate::{Error, Result};
 use std::sync::LazyLock;
 
 /// Per-position state word: the height before the instruction in the low 16 bits

@@ -2,9 +2,9 @@
 
 use super::*;
 use crate::body::{ClauseKind, ExceptionClause, MethodBody};
+use crate::error::{Error, Result};
 use crate::graph::{Incoming, InstrId, Instruction, Operand, SwitchTargets};
 use crate::opcode::{OpCode, OperandKind};
-use crate::{Error, Result};
 use std::collections::HashMap;
 
 /// A body plus its labels.

@@ -12,10 +12,10 @@ use super::header::read_header;
 use super::scan::switch_len;
 use super::sections::{RawClause, read_sections};
 use super::{CODE_PADDING, ClauseKind, ExceptionClause, MethodBody};
+use crate::error::{Error, Result};
 use crate::graph::packed::Slot;
 use crate::graph::{InstrId, InstrList};
 use crate::opcode::{DECODE_ONE, DECODE_TWO, OpCode, OperandKind};
-use crate::{Error, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Reusable scratch space for decoding many bodies without reallocating.

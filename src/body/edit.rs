@@ -11,8 +11,8 @@
 //! except by [`MethodBody::append`]).
 
 use crate::body::{ClauseKind, ExceptionClause, MethodBody, SpanError};
+use crate::error::{Error, Result};
 use crate::graph::{Incoming, InstrId, Instruction, Operand};
-use crate::{Error, Result};
 use smallvec::SmallVec;
 
 /// Which part of a clause a region is.

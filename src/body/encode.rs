@@ -23,10 +23,10 @@ use super::header::{
 };
 use super::sections::{RawClause, fit_small_section, write_section};
 use super::{ClauseKind, HeaderFormat, MethodBody};
+use crate::error::{Error, Result};
 use crate::graph::packed::Slot;
 use crate::graph::{InstrId, InstrList, Instruction, Operand};
 use crate::opcode::{OpCode, OperandKind, Word};
-use crate::{Error, Result};
 
 const NOT_PLACED: u32 = u32::MAX;
 

@@ -1,7 +1,7 @@
 //! Tiny and fat method headers (ECMA-335 II.25.4.2, II.25.4.3).
 
 use super::HeaderFormat;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Largest code size a tiny header can describe.
 pub const TINY_MAX_CODE_SIZE: u32 = 63;

@@ -33,6 +33,7 @@ pub use encode::{EncodedHeader, Encoder};
 pub use header::{FAT_HEADER_SIZE, TINY_MAX_CODE_SIZE, TINY_MAX_STACK};
 pub use scan::{BodyExtent, scan_body};
 
+use crate::error::Result;
 use crate::graph::{InstrId, InstrList};
 use smallvec::SmallVec;
 
@@ -274,7 +275,7 @@ impl MethodBody {
     /// # Errors
     ///
     /// Those of [`Decoder::decode_into`]: the structural faults of the bytes.
-    pub fn decode(bytes: &[u8]) -> crate::Result<MethodBody> {
+    pub fn decode(bytes: &[u8]) -> Result<MethodBody> {
         let mut body = MethodBody::new();
         Decoder::new().decode_into(bytes, &mut body)?;
         Ok(body)
@@ -292,7 +293,7 @@ impl MethodBody {
     /// [`crate::Error::Unencodable`] for a branch target or EH boundary that is not an
     /// instruction of the body, an EH region that ends before it starts, or code or EH
     /// sections too large for the format.
-    pub fn encode(&self) -> crate::Result<Vec<u8>> {
+    pub fn encode(&self) -> Result<Vec<u8>> {
         let mut out = Vec::new();
         Encoder::deriving_every_byte().encode(self, &mut out)?;
         Ok(out)

@@ -19,8 +19,8 @@
 
 use super::header::read_header;
 use super::sections::read_section_header;
+use crate::error::{Error, Result};
 use crate::opcode::OpCode;
-use crate::{Error, Result};
 
 /// Where a method body's parts lie, as found by [`scan_body`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,7 +1,7 @@
 //! Extra data sections after the code: EH tables, small and fat (ECMA-335 II.25.4.5-6).
 
 use super::SectionFormat;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 use smallvec::SmallVec;
 
 const KIND_EH_TABLE: u8 = 0x01;

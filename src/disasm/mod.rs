@@ -50,6 +50,7 @@ mod names;
 mod text;
 
 use crate::body::{ClauseKind, Encoder, MethodBody};
+use crate::error::Result;
 use crate::graph::{InstrId, Operand};
 use crate::metadata::MetadataSource;
 use crate::opcode::OperandKind;
@@ -209,7 +210,7 @@ pub fn disassemble<M: MetadataSource + ?Sized>(
     body: &MethodBody,
     metadata: &M,
     method: Option<u32>,
-) -> crate::Result<Listing> {
+) -> Result<Listing> {
     let mut encoder = Encoder::new();
     let offsets = encoder.code_offsets(body)?;
     let code_size = offsets.last().copied().unwrap_or(0);
@@ -592,8 +593,10 @@ impl Blocks {
 mod tests {
     use super::*;
     use crate::body::ExceptionClause;
+    use crate::error::Error;
+    use crate::graph::Instruction;
     use crate::metadata::{MemberName, NoMetadata, TypeName};
-    use crate::{Error, Instruction, OpCode, Result};
+    use crate::opcode::OpCode;
     use std::collections::HashMap;
 
     /// A source over a few hand-made rows.

@@ -3,6 +3,7 @@
 
 use super::Unresolved;
 use super::text::{write_dotted, write_id, write_user_string};
+use crate::error::Result;
 use crate::metadata::{MetadataSource, table, token_table};
 use crate::opcode::{OpCode, OperandKind};
 use crate::sig::compressed::{SigReader, bad};
@@ -494,7 +495,7 @@ impl<M: MetadataSource + ?Sized> Printer<'_, M> {
 }
 
 /// The type arguments of a MethodSpec instantiation blob (`GENERICINST count types`).
-fn parse_instantiation(blob: &[u8]) -> crate::Result<Vec<TypeSig>> {
+fn parse_instantiation(blob: &[u8]) -> Result<Vec<TypeSig>> {
     let mut r = SigReader::new(blob);
     if r.read_u8()? != callconv::GENERICINST {
         return Err(bad(

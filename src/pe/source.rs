@@ -2,8 +2,8 @@
 //! types, members, user strings and generic parameters.
 
 use super::{Assembly, TableId, col, tables::MAX_ROWS};
+use crate::error::{Error, Result};
 use crate::metadata::{MemberName, MetadataSource, TypeName};
-use crate::{Error, Result};
 
 /// Signatures straight from the `#Blob` heap, without allocating; names from the
 /// `#Strings` and `#US` heaps and the TypeDef, TypeRef, NestedClass, MemberRef and

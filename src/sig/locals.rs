@@ -11,7 +11,7 @@
 //! [`LocalType`] answer the usual questions (pinned? by-ref? modifiers?) without
 //! caring about that order.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::sig::compressed::{SigReader, bad, unencodable, write_compressed_u32};
 use crate::sig::types::{
     Ctx, TypeSig, callconv, encode_atomic, read_type, skip_type_at, write_type,
@@ -107,8 +107,8 @@ impl LocalType {
 
 /// The error for a signature of `count` locals, more than [`LocalVarSig::MAX_LOCALS`].
 #[cold]
-fn too_many_locals(count: usize) -> crate::Error {
-    crate::Error::TooManyLocals {
+fn too_many_locals(count: usize) -> Error {
+    Error::TooManyLocals {
         count,
         limit: LocalVarSig::MAX_LOCALS,
     }
@@ -433,7 +433,7 @@ mod tests {
         let mut full = vec![0x07, 0xC0, 0x00, 0xFF, 0xFF];
         full.extend(std::iter::repeat_n(0x08, 0xFFFF));
         same_as_tree(&full, &[0x08]);
-        let too_many = crate::Error::TooManyLocals {
+        let too_many = Error::TooManyLocals {
             count: 0x1_0000,
             limit: 0xFFFF,
         };

@@ -35,7 +35,7 @@
 //! walks over them) is defined here too; [`crate::sig::method`] has the rest of the
 //! method-signature API and re-exports these items.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::sig::compressed::{
     SigReader, bad, decode_type_def_or_ref, unencodable, write_compressed_i32,
     write_compressed_u32, write_type_def_or_ref,
@@ -449,8 +449,8 @@ const NO_GENERIC_ARGS: &str = "generic instantiation with no type arguments";
 
 /// The error for a type at blob offset `at` one level deeper than [`MAX_NESTING`].
 #[cold]
-fn too_deep(at: Option<usize>) -> crate::Error {
-    crate::Error::TooDeep {
+fn too_deep(at: Option<usize>) -> Error {
+    Error::TooDeep {
         offset: at,
         limit: MAX_NESTING,
     }
@@ -506,7 +506,7 @@ fn read_generic_inst_head(r: &mut SigReader<'_>) -> Result<(bool, u32, u32)> {
 }
 
 /// The error for an element-type byte that cannot start a type.
-fn bad_element(at: usize, b: u8) -> crate::Error {
+fn bad_element(at: usize, b: u8) -> Error {
     bad(
         at,
         match b {
@@ -1292,7 +1292,7 @@ mod tests {
                         assert_eq!(a.position(), b.position(), "{blob:02x?}");
                         assert_eq!(t.strip_modifiers() == &TypeSig::Void, void, "{blob:02x?}");
                     }
-                    (Err(crate::Error::TooDeep { .. }), _) => deep += 1,
+                    (Err(Error::TooDeep { .. }), _) => deep += 1,
                     (Err(x), Err(y)) => {
                         errors += 1;
                         assert_eq!(x, y, "{blob:02x?}");
@@ -1315,7 +1315,7 @@ mod tests {
                 let mut b = SigReader::new(&blob);
                 let read = read_type(&mut a, 0, Ctx::PLAIN);
                 let skipped = skip_type_full(&mut b, Ctx::PLAIN);
-                if let Err(crate::Error::TooDeep { .. }) = read {
+                if let Err(Error::TooDeep { .. }) = read {
                     deep += 1;
                 } else {
                     assert_eq!(read.map(|_| a.position()), skipped.map(|_| b.position()));

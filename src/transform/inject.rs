@@ -1,8 +1,8 @@
 //! Prologue and epilogue injection.
 
 use crate::body::MethodBody;
+use crate::error::{Error, Result};
 use crate::graph::{Incoming, InstrId, Instruction};
-use crate::{Error, Result};
 use smallvec::SmallVec;
 
 /// Inserts `code` before the first instruction. Branches to the first instruction (a loop

@@ -1,19 +1,17 @@
 //! Method entry/exit instrumentation, set up once and applied to every body:
 //! [`Instrumenter`].
 
-use super::Returns;
 use super::return_local::ReturnLocal;
+use super::returns::Returns;
 use super::snippet::{Fill, Snippet};
 use super::tail_call::{self, NewLocals, TailCallPolicy};
-use super::wrap::{
-    CodeScan, StoredCode, prologue_stored, wrap_scanned_stored, wrap_scanned_stored_keeping,
-};
+use super::wrap::{CodeScan, Path, StoredCode, prologue_stored, wrap_stored};
 use crate::analysis::{CallSiteResolver, MaxStackMode, ReturnKind, StackAnalyzer};
 use crate::body::{EncodedHeader, Encoder, MethodBody};
+use crate::error::{Error, Result, TailCallRefusal};
 use crate::ilmap::IlMap;
 use crate::metadata::MetadataSource;
 use crate::sig::{LocalVarSig, summarize_method_sig};
-use crate::{Error, Result, TailCallRefusal};
 
 /// The empty LocalVarSig (`LOCAL_SIG`, no locals), what a body without one extends.
 const EMPTY_LOCALS: &[u8] = &[0x07, 0x00];
@@ -368,13 +366,13 @@ impl Instrumenter {
             );
         }
         #[cfg(test)]
-        let wrap = match self.general_path_only {
-            true => super::wrap::wrap_scanned_stored_linked,
-            false => wrap_scanned_stored,
+        let path = match self.general_path_only {
+            true => Path::Linked,
+            false => Path::Best,
         };
         #[cfg(not(test))]
-        let wrap = wrap_scanned_stored;
-        let wrapped = wrap(body, plan.returns, &scan, &code)?;
+        let path = Path::Best;
+        let wrapped = wrap_stored(body, plan.returns, &scan, &code, path)?;
         // The clause list needs no check of its own: the wrap adds its clause through the
         // editing API, which keeps the list valid (or, in one pass, builds the lone
         // clause of a body that had none), and the stack analysis checks the regions it
@@ -500,7 +498,8 @@ fn instrument_keeping_tail_calls<'s, R: CallSiteResolver + ?Sized>(
         LocalVarSig::append_all_to_blob(&base, &scratch.tail_locals.types(), scratch.locals)
             .map_err(too_many)?;
     }
-    let wrapped = wrap_scanned_stored_keeping(body, plan.returns, scan, code, &mut sites)?;
+    let keeping = Path::KeepingTailCalls(&mut sites);
+    let wrapped = wrap_stored(body, plan.returns, scan, code, keeping)?;
     let returns = ReturnKind::from(plan.returns);
     let analysis = scratch.analyzer.analyze(body, resolver, returns)?;
     for site in &sites.sites {

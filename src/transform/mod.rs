@@ -9,6 +9,7 @@
 mod inject;
 mod instrument;
 mod return_local;
+mod returns;
 mod single_ret;
 mod snippet;
 mod tail_call;
@@ -17,17 +18,8 @@ mod wrap;
 pub use inject::{inject_epilogue, inject_prologue};
 pub use instrument::{InstrumentationCode, Instrumented, Instrumenter, MethodContext};
 pub use return_local::ReturnLocal;
-pub use single_ret::{Returns, SingleRet, single_ret};
+pub use returns::Returns;
+pub use single_ret::{SingleRet, single_ret};
 pub use snippet::{Label, Snippet, SnippetBuilder};
 pub use tail_call::TailCallPolicy;
 pub use wrap::{CatchRethrow, WrapOptions, Wrapped, wrap_try_finally};
-
-impl From<Returns> for crate::analysis::ReturnKind {
-    /// What `ret` pops once a transform has given the method this return shape.
-    fn from(returns: Returns) -> Self {
-        match returns {
-            Returns::Void => crate::analysis::ReturnKind::Void,
-            Returns::Value { .. } => crate::analysis::ReturnKind::Value,
-        }
-    }
-}

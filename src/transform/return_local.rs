@@ -1,8 +1,8 @@
 //! The return-value local: one call from a method's signature and its LocalVarSig to the
 //! [`Returns`] the transforms take and the LocalVarSig to emit.
 
-use super::Returns;
-use crate::Result;
+use super::returns::Returns;
+use crate::error::Result;
 use crate::sig::{LocalVarSig, summarize_method_sig_and_return_type};
 
 /// The empty LocalVarSig (`LOCAL_SIG`, no locals), what a body without one extends.
@@ -90,7 +90,7 @@ impl ReturnLocal {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Error;
+    use crate::error::Error;
 
     #[test]
     fn the_return_type_is_copied_with_its_modifiers() {

@@ -1,24 +1,11 @@
 //! Single-ret: every `ret` becomes a jump to one epilogue at the end of the method.
 
+use super::returns::Returns;
 use crate::body::{ClauseKind, MethodBody};
+use crate::error::{Error, Result};
 use crate::graph::{InstrId, Instruction};
 use crate::opcode::OpCode;
-use crate::{Error, Result};
 use smallvec::SmallVec;
-
-/// What the method returns, which decides the epilogue's shape.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Returns {
-    /// `void`: the epilogue is `ret`.
-    Void,
-    /// A value: each `ret` stores it in `local` first, and the epilogue is
-    /// `ldloc local; ret`. The local must have the method's return type (add it with the
-    /// LocalVarSig editing API and set the body's signature token).
-    Value {
-        /// Index of the return-value local.
-        local: u16,
-    },
-}
 
 /// The result of [`single_ret`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,10 +1,10 @@
 //! Code to inject, given once and placed into many bodies: [`Snippet`].
 
+use crate::error::{Error, Result};
 use crate::graph::build::stored;
 use crate::graph::packed::{Slot, operand_bits};
 use crate::graph::{InstrId, Instruction, Operand};
 use crate::opcode::{Flow, OpCode, OperandKind};
-use crate::{Error, Result};
 
 /// A piece of code to inject into many method bodies, built once: straight-line
 /// instructions, branches within the snippet, and two values that differ per method and

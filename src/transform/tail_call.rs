@@ -18,12 +18,12 @@
 //! with a [`TailCallRefusal`], before any edit.
 
 use crate::body::{ClauseKind, MethodBody};
+use crate::error::{Error, Result, TailCallRefusal};
 use crate::graph::{InstrId, Operand};
 use crate::metadata::{MetadataSource, table, token_table};
 use crate::opcode::OpCode;
 use crate::sig::compressed::SigReader;
 use crate::sig::{CallingConvention, MethodSig, TypeSig};
-use crate::{Error, Result, TailCallRefusal};
 use smallvec::SmallVec;
 
 /// What a wrapping transform does with `tail.` calls, which cannot stay inside the
@@ -887,6 +887,9 @@ mod tests {
         assert_eq!(rets, 2, "{text}");
     }
 
+    /// The signature of a method without parameters returning nothing.
+    const VOID_SIG: &[u8] = &[0x00, 0x00, 0x01];
+
     /// Every refusal leaves the body as it was.
     #[test]
     fn refusals_leave_the_body_as_it_was() {
@@ -957,10 +960,14 @@ mod tests {
                 true,
             ),
         ];
-        let void = [0x00, 0x00, 0x01];
         for (code, reason, with_metadata) in cases {
-            refused(code, &void, reason, with_metadata);
+            refused(code, VOID_SIG, reason, with_metadata);
         }
+    }
+
+    /// A `constrained.` prefix beside `tail.` is refused, the body left as it was.
+    #[test]
+    fn other_prefixes_at_a_tail_call_are_refused() {
         // Found by the instrument fuzz target. `constrained.` with the `tail.` prefix
         // (valid IL: the importer skips prefixes) would be left before the site's
         // stores, and is refused; so is the other order.
@@ -972,8 +979,14 @@ mod tests {
             let mut code = vec![Instruction::ldarga(0)];
             code.extend(order);
             code.extend([call(OpCode::Callvirt, EXTERNAL_METHOD), op(OpCode::Ret)]);
-            refused(&code, &void, TailCallRefusal::OtherPrefix, true);
+            refused(&code, VOID_SIG, TailCallRefusal::OtherPrefix, true);
         }
+    }
+
+    /// A tail call with more on the stack than its operands is refused before any edit,
+    /// the body left as it was.
+    #[test]
+    fn extra_stack_values_are_refused_before_any_edit() {
         // A `void` callee in a method returning int32: the `ret` returns a value from
         // below the call's operands, which the stack rules let through; refused before
         // any edit (it used to fail in the analysis after the wrap).
@@ -990,6 +1003,11 @@ mod tests {
             TailCallRefusal::ExtraStackValues,
             true,
         );
+    }
+
+    /// A tail call to a callee nested too deep is refused, the body left as it was.
+    #[test]
+    fn too_deep_callees_are_refused() {
         // A callee whose parameter nests types deeper than the trees the crate builds.
         let code = [
             op(OpCode::Ldnull),
@@ -997,7 +1015,7 @@ mod tests {
             call(OpCode::Call, DEEP),
             op(OpCode::Ret),
         ];
-        refused(&code, &void, TailCallRefusal::TooDeep, true);
+        refused(&code, VOID_SIG, TailCallRefusal::TooDeep, true);
     }
 
     /// Instruments `code` in a method of signature `signature` and expects the refusal
