@@ -59,7 +59,7 @@ impl<M: MetadataSource + 'static> EditStep<M> for HostedEdit<'_, M> {
         body: &mut MethodBody,
         rewrite: &mut MethodRewrite<'_, M>,
         single_ret: Option<SingleRet>,
-    ) -> crate::Result<bool> {
+    ) -> crate::error::Result<bool> {
         let mut edit = MethodEdit {
             rewrite,
             owner: self.owner,

@@ -131,7 +131,7 @@ pub trait InstrumentationMethod<M = ModuleMetadata>: Profiler {
     ///
     /// # Errors
     /// Logged; its data item stays unset, which its edits can see.
-    fn module_loaded(&self, module: &ModuleLoad<'_, M>) -> crate::Result<()> {
+    fn module_loaded(&self, module: &ModuleLoad<'_, M>) -> crate::error::Result<()> {
         let _ = module;
         Ok(())
     }
@@ -163,7 +163,7 @@ pub trait InstrumentationMethod<M = ModuleMetadata>: Profiler {
         &self,
         body: &mut MethodBody,
         method: &mut MethodEdit<'_, '_, M>,
-    ) -> crate::Result<bool>;
+    ) -> crate::error::Result<bool>;
 }
 
 /// What an instrumentation method gets at [`InstrumentationMethod::start`].

@@ -20,9 +20,10 @@ use crate::clr::rewrite::pipeline::{self, Mode};
 use crate::clr::rewrite::pipeline_tests::{TestDelivery, assembly, module, token_of};
 use crate::clr::runtime::AssemblyName;
 use crate::graph::Incoming;
+use crate::graph::Instruction;
 use crate::metadata::MetadataSource;
+use crate::opcode::OpCode;
 use crate::pe::Assembly;
-use crate::{Instruction, OpCode};
 
 type Asm = &'static Assembly<'static>;
 
@@ -63,7 +64,7 @@ impl Test {
 
 impl Profiler for Test {}
 
-fn before_rets(body: &mut MethodBody, code: [Instruction; 2]) -> crate::Result<()> {
+fn before_rets(body: &mut MethodBody, code: [Instruction; 2]) -> crate::error::Result<()> {
     let rets: Vec<_> = body
         .instrs
         .opcodes()
@@ -78,7 +79,7 @@ fn before_rets(body: &mut MethodBody, code: [Instruction; 2]) -> crate::Result<(
     Ok(())
 }
 
-fn entry_nop(body: &mut MethodBody) -> crate::Result<()> {
+fn entry_nop(body: &mut MethodBody) -> crate::error::Result<()> {
     let first = body.instrs.first().expect("an instruction");
     body.insert_before(first, Instruction::simple(OpCode::Nop), Incoming::Keep)?;
     Ok(())
@@ -97,7 +98,7 @@ impl InstrumentationMethod<Asm> for Test {
         &self,
         body: &mut MethodBody,
         method: &mut MethodEdit<'_, '_, Asm>,
-    ) -> crate::Result<bool> {
+    ) -> crate::error::Result<bool> {
         self.edits.fetch_add(1, Ordering::SeqCst);
         match self.does {
             Does::Multiply(n) => {
@@ -114,7 +115,7 @@ impl InstrumentationMethod<Asm> for Test {
             }
             Does::NopThenError => {
                 entry_nop(body)?;
-                return Err(crate::Error::Unencodable {
+                return Err(crate::error::Error::Unencodable {
                     what: "a test error",
                 });
             }
@@ -377,7 +378,7 @@ impl InstrumentationMethod for Named {
     fn wants(&self, _: &Candidate<'_>) -> Interest {
         Interest::No
     }
-    fn edit(&self, _: &mut MethodBody, _: &mut MethodEdit<'_, '_>) -> crate::Result<bool> {
+    fn edit(&self, _: &mut MethodBody, _: &mut MethodEdit<'_, '_>) -> crate::error::Result<bool> {
         Ok(false)
     }
 }
@@ -465,7 +466,7 @@ impl InstrumentationMethod for Referencing {
     fn wants(&self, _: &Candidate<'_>) -> Interest {
         Interest::No
     }
-    fn edit(&self, _: &mut MethodBody, _: &mut MethodEdit<'_, '_>) -> crate::Result<bool> {
+    fn edit(&self, _: &mut MethodBody, _: &mut MethodEdit<'_, '_>) -> crate::error::Result<bool> {
         Ok(false)
     }
 }

@@ -30,7 +30,7 @@ pub(crate) trait EditStep<M> {
         body: &mut MethodBody,
         rewrite: &mut MethodRewrite<'_, M>,
         single_ret: Option<SingleRet>,
-    ) -> crate::Result<bool>;
+    ) -> crate::error::Result<bool>;
 }
 
 /// What the engine does to one method: its edit steps, in the order they run. An empty
@@ -60,7 +60,7 @@ impl<S> MethodPlan<S> {
 #[derive(Debug)]
 pub(crate) enum EditFailure {
     /// It returned this error.
-    Error(crate::Error),
+    Error(crate::error::Error),
     /// It panicked, with this message.
     Panic(String),
 }
@@ -93,7 +93,7 @@ impl<F> OnceEdit<F> {
 
 impl<M, F> EditStep<M> for OnceEdit<F>
 where
-    F: FnOnce(&mut MethodBody, &mut MethodRewrite<'_, M>) -> crate::Result<bool>,
+    F: FnOnce(&mut MethodBody, &mut MethodRewrite<'_, M>) -> crate::error::Result<bool>,
 {
     fn wants_single_ret(&self) -> bool {
         false
@@ -104,7 +104,7 @@ where
         body: &mut MethodBody,
         rewrite: &mut MethodRewrite<'_, M>,
         _: Option<SingleRet>,
-    ) -> crate::Result<bool> {
+    ) -> crate::error::Result<bool> {
         match self.0.take() {
             Some(edit) => edit(body, rewrite),
             None => Ok(false),
@@ -122,7 +122,7 @@ pub(crate) fn run_plan<M: MetadataSource, S: EditStep<M>>(
     plan: &MethodPlan<S>,
     body: &mut MethodBody,
     rewrite: &mut MethodRewrite<'_, M>,
-) -> crate::Result<(bool, Rollbacks)> {
+) -> crate::error::Result<(bool, Rollbacks)> {
     let single = match plan.steps.iter().any(EditStep::wants_single_ret) {
         true => Some(make_single_ret(body, rewrite)?),
         false => None,
@@ -163,7 +163,7 @@ pub(crate) fn run_plan<M: MetadataSource, S: EditStep<M>>(
 fn make_single_ret<M: MetadataSource>(
     body: &mut MethodBody,
     rewrite: &mut MethodRewrite<'_, M>,
-) -> crate::Result<SingleRet> {
+) -> crate::error::Result<SingleRet> {
     let mut new_locals = Vec::new();
     let returns = {
         let context = rewrite.context(body)?;

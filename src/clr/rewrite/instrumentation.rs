@@ -38,7 +38,7 @@ impl Instrumentation {
     ///
     /// # Errors
     /// The errors of [`Instrumenter::new`], checked here once.
-    pub fn new(code: InstrumentationCode) -> crate::Result<Instrumentation> {
+    pub fn new(code: InstrumentationCode) -> crate::error::Result<Instrumentation> {
         Instrumenter::new(code.clone())?;
         Ok(Instrumentation {
             key: NEXT_KEY.fetch_add(1, Ordering::Relaxed),
@@ -82,12 +82,12 @@ impl Instrumentation {
         body: &mut MethodBody,
         method: &mut MethodRewrite<'_, M>,
         tokens: &[u32],
-    ) -> crate::Result<bool> {
+    ) -> crate::error::Result<bool> {
         let mut context = method.context(body)?;
         context.tokens = tokens;
         let locals = self.with(|instrumenter| {
             let done = instrumenter.instrument(body, &context, method.module.resolver())?;
-            crate::Result::Ok(done.new_locals_signature.map(<[u8]>::to_vec))
+            crate::error::Result::Ok(done.new_locals_signature.map(<[u8]>::to_vec))
         })?;
         method.stack_verified();
         if let Some(locals) = locals {

@@ -231,7 +231,7 @@ impl JitRewriter {
         tokens: T,
     ) -> RewriteOutcome
     where
-        T: FnOnce(&ModuleState) -> crate::Result<Vec<u32>>,
+        T: FnOnce(&ModuleState) -> crate::error::Result<Vec<u32>>,
     {
         self.rewrite(function, |body, method| {
             let tokens = tokens(method.module)?;
@@ -245,7 +245,7 @@ impl JitRewriter {
     /// `JITCompilationStarted`, on the thread of the callback.
     pub fn rewrite<F>(&self, function: FunctionID, edit: F) -> RewriteOutcome
     where
-        F: FnOnce(&mut MethodBody, &mut MethodRewrite<'_>) -> crate::Result<bool>,
+        F: FnOnce(&mut MethodBody, &mut MethodRewrite<'_>) -> crate::error::Result<bool>,
     {
         let method = match self.engine.locate(function) {
             Ok(method) => method,
@@ -276,7 +276,7 @@ impl JitRewriter {
         edit: F,
     ) -> RewriteOutcome
     where
-        F: FnOnce(&mut MethodBody, &mut MethodRewrite<'_>) -> crate::Result<bool>,
+        F: FnOnce(&mut MethodBody, &mut MethodRewrite<'_>) -> crate::error::Result<bool>,
     {
         let method = match self.engine.locate_def(module, token) {
             Ok(method) => method,

@@ -28,7 +28,7 @@ impl<M: MetadataSource> MethodRewrite<'_, M> {
     ///
     /// # Errors
     /// When the module's metadata does not give it.
-    pub fn signature(&self) -> crate::Result<&[u8]> {
+    pub fn signature(&self) -> crate::error::Result<&[u8]> {
         self.module.metadata().signature(self.token)
     }
 
@@ -47,7 +47,7 @@ impl<M: MetadataSource> MethodRewrite<'_, M> {
     /// Its locals are the LocalVarSig an earlier edit set
     /// ([`MethodRewrite::set_locals_signature`]) when there is one, so that edits
     /// composed on one body each extend what the one before left.
-    pub fn context(&self, body: &MethodBody) -> crate::Result<MethodContext<'_>> {
+    pub fn context(&self, body: &MethodBody) -> crate::error::Result<MethodContext<'_>> {
         let mut context = MethodContext::from_metadata(
             self.module.metadata(),
             self.token,

@@ -3,9 +3,10 @@
 
 use super::super::runtime::{ClrResult, ModuleMetadata};
 use crate::clr::sys::mdSignature;
+use crate::graph::Instruction;
+use crate::opcode::OpCode;
 use crate::sig::{CallingConvention, MethodSig, TypeSig};
 use crate::transform::{Snippet, SnippetBuilder};
-use crate::{Instruction, OpCode};
 
 mod sealed {
     pub trait Sealed {}
@@ -168,7 +169,7 @@ impl NativeCall {
     ///
     /// # Errors
     /// An argument instruction a snippet cannot hold ([`SnippetBuilder::finish`]).
-    pub fn snippet(&self, arguments: &[Instruction]) -> crate::Result<Snippet> {
+    pub fn snippet(&self, arguments: &[Instruction]) -> crate::error::Result<Snippet> {
         let mut builder = Snippet::builder();
         for &argument in arguments {
             builder.push(argument);

@@ -76,7 +76,7 @@ impl fmt::Display for Phase {
 pub enum FailureCause {
     /// An error of the crate's core (decoding, the edit, the verification, encoding).
     #[error(transparent)]
-    Crate(#[from] crate::Error),
+    Crate(#[from] crate::error::Error),
     /// A call to the runtime failed.
     #[error(transparent)]
     Runtime(#[from] ClrError),
@@ -168,7 +168,7 @@ pub enum RewriteOutcome {
     /// The crate declined the method with a typed error (e.g. a body with `jmp`, which
     /// cannot be wrapped, a tail call that cannot be kept, more locals than a method can
     /// have): its original IL is kept.
-    Refused(crate::Error),
+    Refused(crate::error::Error),
     /// A phase failed (see [`Failure`]): the original IL is kept.
     Failed(Failure),
 }
@@ -242,9 +242,9 @@ mod tests {
 
     #[test]
     fn keys_leave_out_what_differs_from_method_to_method() {
-        let at = |offset| crate::Error::TailCallNotKept {
+        let at = |offset| crate::error::Error::TailCallNotKept {
             offset: Some(offset),
-            reason: crate::TailCallRefusal::VarArg,
+            reason: crate::error::TailCallRefusal::VarArg,
         };
         let a = RewriteOutcome::Refused(at(4));
         let b = RewriteOutcome::Refused(at(40));
@@ -254,7 +254,8 @@ mod tests {
             a.key().as_deref(),
             Some("refused: TailCallNotKept: a vararg call")
         );
-        let failed = RewriteOutcome::Failed(Failure::new(Phase::Verify, crate::Error::EmptyBody));
+        let failed =
+            RewriteOutcome::Failed(Failure::new(Phase::Verify, crate::error::Error::EmptyBody));
         assert_eq!(failed.key().as_deref(), Some("failed: verify: EmptyBody"));
         assert_eq!(
             failed.to_string(),

@@ -258,9 +258,10 @@ impl<M: MetadataSource, D: Delivery<M> + ?Sized> Run<'_, M, D> {
                 Err(RewriteOutcome::Unchanged)
             }
             Ok((false, _)) => Err(RewriteOutcome::Unchanged),
-            Err(e @ (crate::Error::Unsupported { .. } | crate::Error::TailCallNotKept { .. })) => {
-                Err(RewriteOutcome::Refused(e))
-            }
+            Err(
+                e @ (crate::error::Error::Unsupported { .. }
+                | crate::error::Error::TailCallNotKept { .. }),
+            ) => Err(RewriteOutcome::Refused(e)),
             // A limit (more locals than a method can have, a type too deep for a
             // signature tree) is valid IL the crate declines, not a failure.
             Err(e) if e.is_limit() => Err(RewriteOutcome::Refused(e)),
@@ -271,7 +272,7 @@ impl<M: MetadataSource, D: Delivery<M> + ?Sized> Run<'_, M, D> {
     /// The edited body's stack (the exact max stack, unless an edit analysed it with
     /// this module's resolver already), its clauses and its tail calls.
     fn verify(&self, s: &mut Scratch, method: &MethodRewrite<'_, M>) -> Step<()> {
-        let verify = |e: crate::Error| fail(Phase::Verify, e);
+        let verify = |e: crate::error::Error| fail(Phase::Verify, e);
         if !method.stack_verified {
             let sig = method
                 .signature()
@@ -318,12 +319,12 @@ impl<M: MetadataSource, D: Delivery<M> + ?Sized> Run<'_, M, D> {
 /// every `ret`") makes IL the JIT rejects with `InvalidProgramException` at every call.
 ///
 /// # Errors
-/// [`crate::Error::TailCallNotKept`] with [`crate::TailCallRefusal::NotCallThenRet`].
-pub(crate) fn tail_calls_return(body: &MethodBody) -> crate::Result<()> {
-    use crate::OpCode;
-    let broken = || crate::Error::TailCallNotKept {
+/// [`crate::error::Error::TailCallNotKept`] with [`crate::error::TailCallRefusal::NotCallThenRet`].
+pub(crate) fn tail_calls_return(body: &MethodBody) -> crate::error::Result<()> {
+    use crate::opcode::OpCode;
+    let broken = || crate::error::Error::TailCallNotKept {
         offset: None,
-        reason: crate::TailCallRefusal::NotCallThenRet,
+        reason: crate::error::TailCallRefusal::NotCallThenRet,
     };
     // 0: anywhere; 1: after `tail.`; 2: after its call.
     let mut state = 0u8;
@@ -347,7 +348,8 @@ pub(crate) fn tail_calls_return(body: &MethodBody) -> crate::Result<()> {
 mod tail_call_tests {
     use super::tail_calls_return;
     use crate::body::MethodBody;
-    use crate::{Instruction, OpCode};
+    use crate::graph::Instruction;
+    use crate::opcode::OpCode;
 
     fn body(ops: &[Instruction]) -> MethodBody {
         let mut body = MethodBody::new();
@@ -385,8 +387,8 @@ mod tail_call_tests {
             assert!(
                 matches!(
                     tail_calls_return(&body(broken)),
-                    Err(crate::Error::TailCallNotKept {
-                        reason: crate::TailCallRefusal::NotCallThenRet,
+                    Err(crate::error::Error::TailCallNotKept {
+                        reason: crate::error::TailCallRefusal::NotCallThenRet,
                         ..
                     })
                 ),

@@ -18,10 +18,11 @@ use crate::body::{Encoder, MethodBody};
 use crate::clr::runtime::ClrError;
 use crate::clr::sys::{FunctionID, HResult, mdToken};
 use crate::graph::Incoming;
+use crate::graph::Instruction;
 use crate::ilmap::IlMap;
+use crate::opcode::OpCode;
 use crate::pe::Assembly;
 use crate::transform::{InstrumentationCode, Snippet};
-use crate::{Instruction, OpCode};
 
 pub(crate) type Module = ModuleState<&'static Assembly<'static>>;
 
@@ -134,7 +135,7 @@ where
     F: FnOnce(
         &mut MethodBody,
         &mut MethodRewrite<'_, &'static Assembly<'static>>,
-    ) -> crate::Result<bool>,
+    ) -> crate::error::Result<bool>,
 {
     let plan = MethodPlan::one(OnceEdit::new(edit));
     pipeline::run(
@@ -159,7 +160,7 @@ where
     F: FnOnce(
         &mut MethodBody,
         &mut MethodRewrite<'_, &'static Assembly<'static>>,
-    ) -> crate::Result<bool>,
+    ) -> crate::error::Result<bool>,
 {
     run_in(
         delivery,
@@ -174,7 +175,7 @@ where
 }
 
 /// Inserts a `nop` before the first instruction: an edit that verifies.
-fn add_nop(body: &mut MethodBody) -> crate::Result<bool> {
+fn add_nop(body: &mut MethodBody) -> crate::error::Result<bool> {
     let first = body.instrs.first().expect("an instruction");
     body.insert_before(first, Instruction::simple(OpCode::Nop), Incoming::Keep)?;
     Ok(true)
@@ -188,8 +189,10 @@ fn failed_in(outcome: &RewriteOutcome) -> Option<Phase> {
 }
 
 /// An edit as a case of [`every_failure_names_its_phase_and_hands_nothing_over`] has it.
-type Edit =
-    fn(&mut MethodBody, &mut MethodRewrite<'_, &'static Assembly<'static>>) -> crate::Result<bool>;
+type Edit = fn(
+    &mut MethodBody,
+    &mut MethodRewrite<'_, &'static Assembly<'static>>,
+) -> crate::error::Result<bool>;
 
 /// A way to fail each phase that can fail: its name, the delivery, the edit, the phase.
 fn failing_cases() -> Vec<(&'static str, TestDelivery, Edit, Phase)> {
@@ -216,7 +219,7 @@ fn failing_cases() -> Vec<(&'static str, TestDelivery, Edit, Phase)> {
             "edit",
             TestDelivery::default(),
             |_, _| {
-                Err(crate::Error::BadOperand {
+                Err(crate::error::Error::BadOperand {
                     opcode: "ldc.i4",
                     what: "an edit's own error",
                 })
@@ -340,16 +343,16 @@ fn refusals_and_unchanged_hand_nothing_over() {
     let delivery = TestDelivery::default();
     let module = module(asm);
     let refused = run(&delivery, &module, token, |_, _| {
-        Err(crate::Error::Unsupported {
+        Err(crate::error::Error::Unsupported {
             what: "a body with jmp",
         })
     });
     assert!(matches!(
         refused,
-        RewriteOutcome::Refused(crate::Error::Unsupported { .. })
+        RewriteOutcome::Refused(crate::error::Error::Unsupported { .. })
     ));
     let limit = run(&delivery, &module, token, |_, _| {
-        Err(crate::Error::TooManyLocals {
+        Err(crate::error::Error::TooManyLocals {
             count: 65_536,
             limit: 65_535,
         })
@@ -357,7 +360,7 @@ fn refusals_and_unchanged_hand_nothing_over() {
     assert!(
         matches!(
             limit,
-            RewriteOutcome::Refused(crate::Error::TooManyLocals { .. })
+            RewriteOutcome::Refused(crate::error::Error::TooManyLocals { .. })
         ),
         "{limit}"
     );
@@ -542,7 +545,8 @@ fn rejit_versions_are_each_built_and_an_unchanged_one_gets_the_il_read() {
     let asm = assembly("Answer.exe");
     let token = token_of(asm, "Get");
     let module = module(asm);
-    let rejit = |delivery: &TestDelivery, edit: &dyn Fn(&mut MethodBody) -> crate::Result<bool>| {
+    let rejit = |delivery: &TestDelivery,
+                 edit: &dyn Fn(&mut MethodBody) -> crate::error::Result<bool>| {
         run_in(delivery, &module, 0, token, Mode::ReJit, |b, _| edit(b))
     };
     let first = TestDelivery::default();
@@ -576,7 +580,7 @@ fn rejit_versions_are_each_built_and_an_unchanged_one_gets_the_il_read() {
 
     let refused = TestDelivery::default();
     let outcome = rejit(&refused, &|_| {
-        Err(crate::Error::Unsupported { what: "a test" })
+        Err(crate::error::Error::Unsupported { what: "a test" })
     });
     assert!(matches!(outcome, RewriteOutcome::Refused(_)), "{outcome}");
     assert!(refused.bodies.lock().unwrap().is_empty());

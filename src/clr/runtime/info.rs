@@ -743,14 +743,14 @@ mod tests {
         let info = info(&fake);
         // As inside JITCompilationStarted (the guard refuses the call elsewhere).
         let _scope = super::super::guard::CallbackScope::enter();
-        let mut body = crate::MethodBody::new();
+        let mut body = crate::body::MethodBody::new();
         for i in 0..40 {
-            body.append(crate::Instruction::ldc_i4(i));
-            body.append(crate::Instruction::simple(crate::OpCode::Pop));
+            body.append(crate::graph::Instruction::ldc_i4(i));
+            body.append(crate::graph::Instruction::simple(crate::opcode::OpCode::Pop));
         }
-        body.append(crate::Instruction::simple(crate::OpCode::Ret));
+        body.append(crate::graph::Instruction::simple(crate::opcode::OpCode::Ret));
         let code = body.encode().expect("encodes");
-        let decoded = crate::MethodBody::decode(&code).expect("decodes");
+        let decoded = crate::body::MethodBody::decode(&code).expect("decodes");
         let mut encoder = crate::body::Encoder::new();
         encoder.encode(&decoded, &mut Vec::new()).expect("encodes");
         let map = IlMap::from_offsets(&decoded, encoder.encoded_offsets());

@@ -11,8 +11,8 @@ use crate::clr::sys::{
     HCorEnum, HResult, IMetaDataAssemblyImportVtbl, IMetaDataEmit2Vtbl, IMetaDataImport2Vtbl,
     ModuleID, mdToken,
 };
+use crate::error::{Error, Result};
 use crate::metadata::{MemberName, MetadataSource, TypeName, table, token_table};
-use crate::{Error, Result};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
