@@ -387,7 +387,7 @@ impl InstrumentationMethod for Elt {
         self.name
     }
 
-    fn start(&self, _: &ilrewrite::clr::Start<'_>) -> Result<(), String> {
+    fn start(&self, _: &ilrewrite::clr::Start<'_>) -> Result<(), ilrewrite::clr::MethodError> {
         let _ = self.started.set(());
         Ok(())
     }

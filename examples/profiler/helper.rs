@@ -14,8 +14,8 @@ use ilrewrite::body::MethodBody;
 use ilrewrite::clr::sys::mdToken;
 use ilrewrite::clr::{
     AssemblyName, Candidate, ClrResult, Instrumentation, InstrumentationMethod, Interest,
-    MethodEdit, ModuleLoad, ModuleMetadata, NativeCall, OptionKind, OptionSpec, Profiler, Start,
-    log,
+    MethodEdit, MethodError, ModuleLoad, ModuleMetadata, NativeCall, OptionKind, OptionSpec,
+    Profiler, Start, log,
 };
 use ilrewrite::sig::{FieldSig, MethodSig, TypeSig};
 use ilrewrite::transform::{InstrumentationCode, Snippet};
@@ -137,7 +137,7 @@ impl InstrumentationMethod for Helper {
         ];
         &OPTIONS
     }
-    fn start(&self, start: &Start<'_>) -> Result<(), String> {
+    fn start(&self, start: &Start<'_>) -> Result<(), MethodError> {
         let options = start.options();
         let assembly = options
             .string("assembly")
@@ -147,7 +147,7 @@ impl InstrumentationMethod for Helper {
             Some("native") => Via::Native,
             Some(other) => {
                 let why = format!("{other:?} is not a helper (managed or native)");
-                return Err(options.invalid("via", &why).to_string());
+                return Err(options.invalid("via", &why).into());
             }
         };
         let entry = Helper::entry(via).map_err(|e| e.to_string())?;

@@ -14,7 +14,7 @@ use ilrewrite::clr::sys::{
 };
 use ilrewrite::clr::{
     Callback, Callbacks, Candidate, Events, EventsHandle, InstrumentationMethod, Interest,
-    MethodEdit, ModuleLoad, OptionKind, OptionSpec, Profiler, Start,
+    MethodEdit, MethodError, ModuleLoad, OptionKind, OptionSpec, Profiler, Start,
 };
 
 /// Counts the callbacks it receives.
@@ -166,7 +166,7 @@ impl InstrumentationMethod for Listener {
             .copied()
             .unwrap_or(Callbacks::empty().with(Callback::ModuleLoadFinished))
     }
-    fn start(&self, start: &Start<'_>) -> Result<(), String> {
+    fn start(&self, start: &Start<'_>) -> Result<(), MethodError> {
         if let Some(assembly) = start.options().string("from_assembly") {
             let _ = self.later.set((assembly.to_owned(), start.events()));
         }

@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use ilrewrite::body::{Encoder, MethodBody};
 use ilrewrite::clr::{
-    Candidate, Events, InstrumentationMethod, Interest, MethodEdit, OptionSpec, Profiler, Start,
+    Candidate, Events, InstrumentationMethod, Interest, MethodEdit, MethodError, OptionSpec,
+    Profiler, Start,
 };
 
 use ilrewrite::{Instruction, OpCode};
@@ -76,7 +77,7 @@ impl InstrumentationMethod for Count {
     fn options(&self) -> &[OptionSpec] {
         &[FILTER]
     }
-    fn start(&self, start: &Start<'_>) -> Result<(), String> {
+    fn start(&self, start: &Start<'_>) -> Result<(), MethodError> {
         self.filter.start(start);
         Ok(())
     }
@@ -128,7 +129,7 @@ impl<E: BodyEdit> InstrumentationMethod for EveryMethod<E> {
     fn options(&self) -> &[OptionSpec] {
         &[FILTER]
     }
-    fn start(&self, start: &Start<'_>) -> Result<(), String> {
+    fn start(&self, start: &Start<'_>) -> Result<(), MethodError> {
         self.filter.start(start);
         Ok(())
     }

@@ -6,8 +6,8 @@ use ilrewrite::clr::Options;
 
 use ilrewrite::body::MethodBody;
 use ilrewrite::clr::{
-    Candidate, Events, InstrumentationMethod, Interest, MethodEdit, OptionKind, OptionSpec,
-    Profiler, Start,
+    Candidate, Events, InstrumentationMethod, Interest, MethodEdit, MethodError, OptionKind,
+    OptionSpec, Profiler, Start,
 };
 use ilrewrite::disasm::method_name;
 use ilrewrite::{Instruction, OpCode};
@@ -22,7 +22,7 @@ fn required_filter(
     filter: &Filtered,
     name: &str,
     dial: bool,
-) -> Result<(), String> {
+) -> Result<(), MethodError> {
     let given = start
         .options()
         .string("filter")
@@ -30,7 +30,8 @@ fn required_filter(
     if !given && !dial {
         return Err(format!(
             "{name} needs the option `filter` (the methods whose int32 result it changes)"
-        ));
+        )
+        .into());
     }
     filter.start(start);
     Ok(())
@@ -95,13 +96,13 @@ impl Arithmetic {
     }
 
     /// The operand `options` give (the default when they give none).
-    fn operand(&self, options: &Options) -> Result<i32, String> {
+    fn operand(&self, options: &Options) -> Result<i32, MethodError> {
         let key = self.options[1].name;
         match options.integer(key) {
             None => Ok(self.default),
             Some(value) => i32::try_from(value).map_err(|_| {
                 let why = format!("{value} is not a 32-bit integer");
-                options.invalid(key, &why).to_string()
+                options.invalid(key, &why).into()
             }),
         }
     }
@@ -119,11 +120,11 @@ impl InstrumentationMethod for Arithmetic {
     fn options(&self) -> &[OptionSpec] {
         &self.options
     }
-    fn start(&self, start: &Start<'_>) -> Result<(), String> {
+    fn start(&self, start: &Start<'_>) -> Result<(), MethodError> {
         self.operand(start.options())?;
         required_filter(start, &self.filter, self.name, self.dial)
     }
-    fn check_options(&self, options: &Options) -> Result<(), String> {
+    fn check_options(&self, options: &Options) -> Result<(), MethodError> {
         self.operand(options).map(|_| ())
     }
     fn wants(&self, method: &Candidate<'_>) -> Interest {
@@ -175,7 +176,7 @@ impl InstrumentationMethod for Faulty {
         ];
         &OPTIONS
     }
-    fn start(&self, start: &Start<'_>) -> Result<(), String> {
+    fn start(&self, start: &Start<'_>) -> Result<(), MethodError> {
         required_filter(start, &self.filter, "faulty", false)
     }
     fn wants(&self, method: &Candidate<'_>) -> Interest {

@@ -8,7 +8,7 @@ use ilrewrite::body::MethodBody;
 use ilrewrite::clr::sys::mdToken;
 use ilrewrite::clr::{
     AssemblyName, Candidate, Events, Instrumentation, InstrumentationMethod, Interest, MethodEdit,
-    ModuleLoad, ModuleMetadata, NativeCall, OptionKind, OptionSpec, Profiler, Start,
+    MethodError, ModuleLoad, ModuleMetadata, NativeCall, OptionKind, OptionSpec, Profiler, Start,
 };
 use ilrewrite::sig::{MethodSig, TypeSig};
 use ilrewrite::transform::{InstrumentationCode, Snippet};
@@ -289,7 +289,7 @@ impl InstrumentationMethod for Wrap {
         const OPTIONS: [OptionSpec; 2] = [FILTER, OptionSpec::new("probes", OptionKind::String)];
         &OPTIONS
     }
-    fn start(&self, start: &Start<'_>) -> Result<(), String> {
+    fn start(&self, start: &Start<'_>) -> Result<(), MethodError> {
         let options = start.options();
         let probes = match options.string("probes") {
             None => self.default_probes,

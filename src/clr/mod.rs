@@ -77,8 +77,8 @@ pub mod ffi {
 pub use host::{
     Candidate, Change, ChangeError, ConfigError, Configuration, Events, EventsHandle,
     InliningCallers, InstrumentationMethod, Interest, Manager, ManagerCounts, MethodEdit,
-    MethodEntry, ModuleLoad, OptionKind, OptionSpec, Options, Position, ReJitControl, ReJitCounts,
-    Start,
+    MethodEntry, MethodError, ModuleLoad, OptionKind, OptionSpec, Options, Position, ReJitControl,
+    ReJitCounts, Start,
 };
 pub use profiler::{Callback, CallbackObject, Callbacks, ClassFactory, Profiler, get_class_object};
 pub use rejit::MethodKey;

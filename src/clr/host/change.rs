@@ -2,6 +2,7 @@
 //! made ([`ChangeError`]).
 
 use super::config::ConfigError;
+use super::method::MethodError;
 use crate::clr::runtime::{ClrError, CodegenFlags};
 use crate::clr::sys::ModuleID;
 
@@ -50,7 +51,7 @@ pub enum ChangeError {
         /// The instrumentation method.
         name: String,
         /// Its reason.
-        why: String,
+        why: MethodError,
     },
     /// A selected method's module unloaded since it was selected.
     #[error("module {0:#x} is no longer loaded; nothing was changed")]

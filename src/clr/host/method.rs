@@ -5,7 +5,7 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use super::config::{OptionSpec, Options};
+use super::config::{ConfigError, OptionSpec, Options};
 use super::events::{Events, EventsHandle};
 use crate::body::MethodBody;
 use crate::clr::hooks::HookSubscriber;
@@ -105,7 +105,7 @@ pub trait InstrumentationMethod<M = ModuleMetadata>: Profiler {
     /// Why it cannot run (an option's value it does not accept:
     /// [`Options::invalid`]): the manager logs it, and then runs none of its
     /// instrumentation methods: a profiler that cannot do all it was asked does nothing.
-    fn start(&self, start: &Start<'_>) -> Result<(), String> {
+    fn start(&self, start: &Start<'_>) -> Result<(), MethodError> {
         let _ = start;
         Ok(())
     }
@@ -118,7 +118,7 @@ pub trait InstrumentationMethod<M = ModuleMetadata>: Profiler {
     ///
     /// # Errors
     /// Why not: the request is refused and nothing changes.
-    fn check_options(&self, options: &Options) -> Result<(), String> {
+    fn check_options(&self, options: &Options) -> Result<(), MethodError> {
         let _ = options;
         Ok(())
     }
@@ -190,6 +190,33 @@ impl Start<'_> {
     /// ([`EventsHandle::set`]: the manager asks the runtime for the new union).
     pub fn events(&self) -> EventsHandle {
         self.events.clone()
+    }
+}
+
+/// Why an instrumentation method cannot run as configured
+/// ([`InstrumentationMethod::start`]) or as a ReJIT request asks
+/// ([`InstrumentationMethod::check_options`]). `?` makes one of a [`ConfigError`] (what
+/// [`Options::invalid`] gives), a `String` or a `&str`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MethodError {
+    /// An option's value it does not accept, at its place in the configuration.
+    #[error(transparent)]
+    Option(#[from] ConfigError),
+    /// Its own reason.
+    #[error("{0}")]
+    Reason(String),
+}
+
+impl From<String> for MethodError {
+    fn from(reason: String) -> MethodError {
+        MethodError::Reason(reason)
+    }
+}
+
+impl From<&str> for MethodError {
+    fn from(reason: &str) -> MethodError {
+        MethodError::Reason(reason.to_owned())
     }
 }
 

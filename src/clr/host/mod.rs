@@ -10,7 +10,7 @@
 //! use std::sync::{Arc, OnceLock};
 //! use ilrewrite::body::MethodBody;
 //! use ilrewrite::clr::{
-//!     Candidate, Configuration, InstrumentationMethod, Interest, Manager, MethodEdit,
+//!     Candidate, Configuration, InstrumentationMethod, Interest, Manager, MethodEdit, MethodError,
 //!     OptionKind, OptionSpec, Profiler, Start,
 //! };
 //! use ilrewrite::disasm::method_name;
@@ -32,7 +32,7 @@
 //!         const OPTIONS: [OptionSpec; 1] = [OptionSpec::new("method", OptionKind::String)];
 //!         &OPTIONS
 //!     }
-//!     fn start(&self, start: &Start<'_>) -> Result<(), String> {
+//!     fn start(&self, start: &Start<'_>) -> Result<(), MethodError> {
 //!         let method = start.options().string("method").ok_or("`method` is required")?;
 //!         let _ = self.method.set(method.to_owned());
 //!         Ok(())
@@ -96,7 +96,9 @@ pub use config::{
 };
 pub use events::{Events, EventsHandle};
 pub use manager::Manager;
-pub use method::{Candidate, InstrumentationMethod, Interest, MethodEdit, ModuleLoad, Start};
+pub use method::{
+    Candidate, InstrumentationMethod, Interest, MethodEdit, MethodError, ModuleLoad, Start,
+};
 pub use plan::InliningCallers;
 pub use rejit::ReJitCounts;
 pub use rejit_control::ReJitControl;

@@ -228,7 +228,7 @@ impl ReJitControl {
         guarded(&**method, Callback::GetReJITParameters, || {
             method.check_options(&options)
         })
-        .unwrap_or_else(|| Err("its option check panicked".to_owned()))
+        .unwrap_or_else(|| Err("its option check panicked".into()))
         .map_err(|why| ChangeError::OptionsRefused {
             name: name.to_owned(),
             why,

@@ -746,9 +746,13 @@ mod tests {
         let mut body = crate::body::MethodBody::new();
         for i in 0..40 {
             body.append(crate::graph::Instruction::ldc_i4(i));
-            body.append(crate::graph::Instruction::simple(crate::opcode::OpCode::Pop));
+            body.append(crate::graph::Instruction::simple(
+                crate::opcode::OpCode::Pop,
+            ));
         }
-        body.append(crate::graph::Instruction::simple(crate::opcode::OpCode::Ret));
+        body.append(crate::graph::Instruction::simple(
+            crate::opcode::OpCode::Ret,
+        ));
         let code = body.encode().expect("encodes");
         let decoded = crate::body::MethodBody::decode(&code).expect("decodes");
         let mut encoder = crate::body::Encoder::new();
