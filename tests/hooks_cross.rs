@@ -1,7 +1,7 @@
 //! The enter/leave/tailcall stubs of the other platforms, checked from an x86_64 Linux
 //! host without their runtimes (x86_64 System V is tests/hooks_native.rs).
 //!
-//! * arm64 Linux (`src/clr/hooks/aarch64_linux.s`), run: assembled with Debian's
+//! * arm64 Linux (`src/clr/hooks/arch/aarch64_linux/stubs.s`), run: assembled with Debian's
 //!   `aarch64-linux-gnu-gcc`, linked `-static` with the C/assembler harness of
 //!   `tests/hooks/harness_aarch64.*` and run under `qemu-aarch64`. The harness calls each
 //!   stub as the JIT does (id in x10, caller SP in x11, every x and q register set to a
@@ -11,7 +11,7 @@
 //!   fail, naming exactly those. What this does not prove: that the JIT calls the hooks
 //!   as the runtime's sources say (no arm64 runtime here), nor anything about the real
 //!   CPU's behaviour beyond qemu's emulation of it.
-//! * Windows x64 (`src/clr/hooks/x86_64_windows.s`), only assembled and inspected: with
+//! * Windows x64 (`src/clr/hooks/arch/x86_64_windows/stubs.s`), only assembled and inspected: with
 //!   binutils-mingw-w64's `x86_64-w64-mingw32-as`, its symbols are three functions, each
 //!   has a `.pdata` entry whose range is the function's bytes and whose `.xdata` unwind
 //!   codes say what its prolog does (after linking into a DLL with
@@ -33,10 +33,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const ARM64_STUBS: &str = "src/clr/hooks/aarch64_linux.s";
+const ARM64_STUBS: &str = "src/clr/hooks/arch/aarch64_linux/stubs.s";
 const ARM64_HARNESS_C: &str = "tests/hooks/harness_aarch64.c";
 const ARM64_HARNESS_S: &str = "tests/hooks/harness_aarch64.S";
-const WIN64_STUBS: &str = "src/clr/hooks/x86_64_windows.s";
+const WIN64_STUBS: &str = "src/clr/hooks/arch/x86_64_windows/stubs.s";
 
 /// The placeholder `global_asm!` fills with the dispatcher's symbol.
 const PLACEHOLDER: &str = "{dispatch}";
@@ -545,18 +545,22 @@ fn win64_register_check_fails_stubs_that_drop_a_register() {
 // from the crate's files; the C harness checks its copy with _Static_assert).
 
 #[cfg(feature = "clr")]
-mod frame {
-    pub use ilrewrite::clr::hooks::HookKind;
+mod clr {
+    pub mod hooks {
+        pub mod kind {
+            pub use ilrewrite::clr::hooks::HookKind;
+        }
+    }
 }
 
 #[cfg(feature = "clr")]
 #[allow(dead_code, unreachable_pub)]
-#[path = "../src/clr/hooks/frame_aarch64.rs"]
+#[path = "../src/clr/hooks/arch/aarch64_linux/frame.rs"]
 mod frame_aarch64;
 
 #[cfg(feature = "clr")]
 #[allow(dead_code, unreachable_pub)]
-#[path = "../src/clr/hooks/frame_windows_x64.rs"]
+#[path = "../src/clr/hooks/arch/x86_64_windows/frame.rs"]
 mod frame_windows_x64;
 
 #[test]
@@ -582,7 +586,7 @@ fn the_sources_state_the_documented_frame_layouts() {
     }
     #[cfg(feature = "clr")]
     {
-        use frame::HookKind;
+        use clr::hooks::kind::HookKind;
         assert_eq!(std::mem::size_of::<frame_aarch64::EltFrame>(), 224);
         assert_eq!(frame_aarch64::EltFrame::SIZE, 224);
         assert_eq!(std::mem::size_of::<frame_windows_x64::EltFrame>(), 128);

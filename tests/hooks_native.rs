@@ -1,4 +1,4 @@
-//! The enter/leave/tailcall stubs (`src/clr/hooks/x86_64_sysv.s`) without a runtime.
+//! The enter/leave/tailcall stubs (`src/clr/hooks/arch/x86_64_sysv/stubs.s`) without a runtime.
 //!
 //! The crate's assembler source is assembled again with the system C compiler, the
 //! dispatcher placeholder replaced by `harness_dispatch`, and linked into the C/assembler
@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The crate's stubs, the harness's C and assembler halves.
-const STUBS: &str = "src/clr/hooks/x86_64_sysv.s";
+const STUBS: &str = "src/clr/hooks/arch/x86_64_sysv/stubs.s";
 const HARNESS_C: &str = "tests/hooks/harness_x86_64.c";
 const HARNESS_S: &str = "tests/hooks/harness_x86_64.s";
 

@@ -1,6 +1,6 @@
 /*
  * The ELT stub harness for arm64 Linux: checks the crate's enter/leave/tailcall stubs
- * (src/clr/hooks/aarch64_linux.s, the dispatcher placeholder replaced by
+ * (src/clr/hooks/arch/aarch64_linux/stubs.s, the dispatcher placeholder replaced by
  * `harness_dispatch`) without a runtime. Built with aarch64-linux-gnu-gcc -static and run
  * under qemu-aarch64 by tests/hooks_cross.rs.
  *
@@ -33,7 +33,7 @@ struct regs {
 _Static_assert(offsetof(struct regs, v) == 256, "struct regs: the .S half's offsets");
 _Static_assert(sizeof(struct regs) == 768, "struct regs: the .S half's offsets");
 
-/* The frame record, as src/clr/hooks/aarch64_linux.s documents it. */
+/* The frame record, as src/clr/hooks/arch/aarch64_linux/stubs.s documents it. */
 struct elt_frame {
     uint8_t q[8][16];
     uint64_t x[9];

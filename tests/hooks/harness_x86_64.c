@@ -1,6 +1,6 @@
 /*
  * The ELT stub harness (x86_64 System V, Linux): checks the crate's enter/leave/tailcall
- * stubs (src/clr/hooks/x86_64_sysv.s, the dispatcher placeholder replaced by
+ * stubs (src/clr/hooks/arch/x86_64_sysv/stubs.s, the dispatcher placeholder replaced by
  * `harness_dispatch`) without a runtime. Built and run by tests/hooks_native.rs.
  *
  * For each stub, entered once with `rsp % 16 == 8` (as the JIT calls it) and once with
@@ -37,7 +37,7 @@ struct regs {
 _Static_assert(offsetof(struct regs, xmm) == 128, "struct regs: the .s half's offsets");
 _Static_assert(sizeof(struct regs) == 384, "struct regs: the .s half's offsets");
 
-/* The frame record, as src/clr/hooks/x86_64_sysv.s documents it. */
+/* The frame record, as src/clr/hooks/arch/x86_64_sysv/stubs.s documents it. */
 struct elt_frame {
     uint8_t xmm[8][16];
     uint64_t args[6];

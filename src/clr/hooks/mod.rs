@@ -4,10 +4,11 @@
 //!
 //! The runtime calls these hooks from a method's prolog and epilogs
 //! (`movabs r11, cell; call [r11]`), not with the C calling convention: the hook must give
-//! back the registers the JIT keeps live across the call. The stubs are assembler
-//! (`x86_64_sysv.s`, and `aarch64_linux.s`, `x86_64_windows.s` for the other targets):
-//! each saves those registers in an [`EltFrame`] on its stack, calls the dispatcher with
-//! the C ABI, restores them and returns. The dispatcher hands the call to the registered
+//! back the registers the JIT keeps live across the call. The stubs are assembler, one
+//! source per platform (`arch/x86_64_sysv/stubs.s`, and `arch/aarch64_linux/stubs.s`,
+//! `arch/x86_64_windows/stubs.s` for the other targets; `arch/mod.rs` chooses): each
+//! saves those registers in an [`EltFrame`] on its stack, calls the dispatcher with the
+//! C ABI, restores them and returns. The dispatcher hands the call to the registered
 //! [`HookTable`], which calls the subscribers of the function:
 //!
 //! ```text
@@ -94,57 +95,37 @@
 //! x86_64 Linux runs inside CoreCLR in the tests; aarch64 Linux (.NET 5 and later: the
 //! 3.1 JIT emits no hook calls there) is checked under qemu against the contract read
 //! from the runtime's sources; Windows x64 only by assembling. Values are x86_64 System V
-//! only.
+//! only. Each has a folder under `arch/` (its `stubs.s` and its `frame.rs`); on any other
+//! target the crate has no stubs of its own ([`HookPath::Fast`] is refused with
+//! [`HookError::Unsupported`]) and [`EltFrame`] is the x86_64 System V record.
+// The platform floor: the frame record and the stubs of the target (one `cfg` block).
+mod arch;
 mod flags;
-// HookKind for every platform; the x86_64 System V frame record.
-#[cfg_attr(
-    not(all(target_arch = "x86_64", target_os = "linux")),
-    allow(dead_code)
-)]
-mod frame;
-#[cfg(all(target_arch = "aarch64", target_os = "linux"))]
-mod frame_aarch64;
-#[cfg(all(target_arch = "x86_64", windows))]
-mod frame_windows_x64;
+mod kind;
 mod subscriber;
-// Values are read from the x86_64 System V frame record.
+// Values are read from the x86_64 System V frame record; elsewhere a stand-in whose
+// plans never exist.
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 pub mod values;
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+#[path = "no_values.rs"]
+mod values;
 // The mapper and the handlers turn the runtime's client ids back into entries.
 #[allow(unsafe_code)]
 mod register;
 #[allow(unsafe_code)]
 mod table;
-// The stubs and their dispatcher: x86_64 System V (run in CoreCLR), aarch64 Linux and
-// x86_64 Windows (checked by harnesses, see the module documentation).
-#[cfg(any(
-    all(target_arch = "x86_64", any(target_os = "linux", windows)),
-    all(target_arch = "aarch64", target_os = "linux")
-))]
+// The dispatcher the platform's stubs call; the stubs are assembled there.
 mod trampolines;
 
+pub use arch::EltFrame;
+// What the platform adds: `stub_addresses` where the crate has stubs of its own,
+// `clobber_caller_saved_registers` on x86_64 System V (feature `elt-test-modes`);
+// nothing elsewhere.
+#[allow(unused_imports)]
+pub use arch::extras::*;
 pub use flags::{HookCoverage, HookFlagsError, HookPath, INFO_FLAGS, check_flags};
-#[cfg(not(any(
-    all(target_arch = "aarch64", target_os = "linux"),
-    all(target_arch = "x86_64", windows)
-)))]
-pub use frame::EltFrame;
-pub use frame::HookKind;
-#[cfg(all(target_arch = "aarch64", target_os = "linux"))]
-pub use frame_aarch64::EltFrame;
-#[cfg(all(target_arch = "x86_64", windows))]
-pub use frame_windows_x64::EltFrame;
+pub use kind::HookKind;
 pub(crate) use register::{events_for, register};
 pub use subscriber::{Call, HookCandidate, HookInterest, HookSubscriber, HookedFunction};
 pub use table::{HookCounts, HookError, HookTable, MAX_SUBSCRIBERS, registered};
-#[cfg(all(
-    feature = "elt-test-modes",
-    target_arch = "x86_64",
-    target_os = "linux"
-))]
-pub use trampolines::clobber_caller_saved_registers;
-#[cfg(any(
-    all(target_arch = "x86_64", any(target_os = "linux", windows)),
-    all(target_arch = "aarch64", target_os = "linux")
-))]
-pub use trampolines::stub_addresses;

@@ -7,14 +7,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 
-use super::HookKind;
 use super::flags::{HookCoverage, HookPath, check_flags};
+use super::kind::HookKind;
 use super::subscriber::{Call, HookSubscriber, HookedFunction};
 use super::table::{HookError, HookTable, install, registered};
-#[cfg(any(
-    all(target_arch = "x86_64", any(target_os = "linux", windows)),
-    all(target_arch = "aarch64", target_os = "linux")
-))]
 use super::trampolines;
 use crate::clr::runtime::ProfilerInfo;
 use crate::clr::runtime::guard::CallbackScope;
@@ -62,46 +58,27 @@ pub(crate) fn register(
     // which the static `TABLE` keeps for the rest of the process.
     unsafe { info.set_function_id_mapper2(map_function, data)? };
     match path {
-        #[cfg(any(
-            all(target_arch = "x86_64", any(target_os = "linux", windows)),
-            all(target_arch = "aarch64", target_os = "linux")
-        ))]
         HookPath::Fast => {
+            let Some((enter, leave, tailcall)) = trampolines::stubs() else {
+                return Err(HookError::Unsupported);
+            };
             // SAFETY: the stubs keep the fast-path contract's registers (checked by
             // tests/hooks_native.rs) and their dispatcher calls `fast_call` with the
             // registered table, which accepts exactly the ids `map_function` returns with
             // hooks on; they live in the crate's code.
-            unsafe {
-                info.set_enter_leave_hooks3(
-                    trampolines::enter3(),
-                    trampolines::leave3(),
-                    trampolines::tailcall3(),
-                )?;
-            }
+            unsafe { info.set_enter_leave_hooks3(enter, leave, tailcall)? };
         }
-        #[cfg(not(any(
-            all(target_arch = "x86_64", any(target_os = "linux", windows)),
-            all(target_arch = "aarch64", target_os = "linux")
-        )))]
-        HookPath::Fast => return Err(HookError::Unsupported),
-        #[cfg(all(
-            feature = "elt-test-modes",
-            target_arch = "x86_64",
-            target_os = "linux"
-        ))]
+        #[cfg(feature = "elt-test-modes")]
         HookPath::NegativeControl => {
-            let (enter, leave, tailcall) = trampolines::broken_stubs();
+            let Some((enter, leave, tailcall)) = trampolines::broken_stubs() else {
+                return Err(HookError::Unsupported);
+            };
             // SAFETY: as for the fast path, except the registers these stubs forget on
             // purpose (XMM3 at enter, RDX at leave): memory-safe for the runtime (a
             // wrong float or integer value, not a wrong pointer the runtime follows, in
             // the tests that use it), and documented as for tests only.
             unsafe { info.set_enter_leave_hooks3(enter, leave, tailcall)? };
         }
-        #[cfg(all(
-            feature = "elt-test-modes",
-            not(all(target_arch = "x86_64", target_os = "linux"))
-        ))]
-        HookPath::NegativeControl => return Err(HookError::Unsupported),
         HookPath::RuntimeWithInfo => {
             // SAFETY: C-ABI functions the runtime's wrappers call with the mapper's ids;
             // they never unwind.

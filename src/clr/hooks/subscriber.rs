@@ -4,8 +4,9 @@
 
 use std::fmt;
 
-use super::EltFrame;
+use super::arch::EltFrame;
 use super::flags::HookCoverage;
+use super::values::ValuePlan;
 use crate::clr::runtime::{FunctionInfo, ModuleMetadata, ProfilerInfo};
 use crate::clr::sys::{ClassID, CorPrfEltInfo, FunctionID, ModuleID, mdToken};
 use crate::disasm::{MethodName, method_name};
@@ -80,10 +81,29 @@ pub struct HookedFunction {
     /// Where its arguments and return value are, when a subscriber wants values and a
     /// plan could be made.
     #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-    pub(crate) values: Option<super::values::ValuePlan>,
+    pub(crate) values: Option<ValuePlan>,
 }
 
 impl HookedFunction {
+    /// `function`, hooked for `subscribers`, with its value plan (always `None` where the
+    /// hooks read no values: there is nothing to keep then).
+    pub(crate) fn new(
+        function: FunctionID,
+        facts: FunctionInfo,
+        subscribers: u64,
+        values: Option<ValuePlan>,
+    ) -> Self {
+        #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+        let _: Option<ValuePlan> = values;
+        Self {
+            function,
+            facts,
+            subscribers,
+            #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+            values,
+        }
+    }
+
     /// Its `FunctionID`.
     pub fn function(&self) -> FunctionID {
         self.function
@@ -107,7 +127,7 @@ impl HookedFunction {
     /// Its value plan, when a subscriber asked for values ([`HookInterest::Values`])
     /// and its signature could be read.
     #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-    pub fn values(&self) -> Option<&super::values::ValuePlan> {
+    pub fn values(&self) -> Option<&ValuePlan> {
         self.values.as_ref()
     }
 }

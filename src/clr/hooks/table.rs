@@ -16,9 +16,11 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
+use super::arch::EltFrame;
 use super::flags::{HookFlagsError, HookPath};
+use super::kind::HookKind;
 use super::subscriber::{Call, HookCandidate, HookInterest, HookSubscriber, HookedFunction};
-use super::{EltFrame, HookKind};
+use super::values::{ValuePlan, plan_for};
 use crate::clr::log;
 use crate::clr::runtime::{ClrError, FunctionInfo, ProfilerInfo};
 use crate::clr::sys::{CorPrfMonitor, FunctionID, ModuleID};
@@ -180,10 +182,7 @@ impl HookTable {
                 facts: candidate,
                 info,
             });
-            (
-                mask,
-                values.then(|| plan_values(info, &candidate)).flatten(),
-            )
+            (mask, values.then(|| plan_for(info, &candidate)).flatten())
         })
     }
 
@@ -193,7 +192,7 @@ impl HookTable {
         &self,
         function: FunctionID,
         facts: FunctionInfo,
-        ask: impl FnOnce(FunctionInfo) -> (u64, Option<Plan>),
+        ask: impl FnOnce(FunctionInfo) -> (u64, Option<ValuePlan>),
     ) -> Option<*const HookedFunction> {
         let shard = self.shard(function);
         {
@@ -206,17 +205,7 @@ impl HookTable {
         }
         let (mask, plan) = ask(facts);
         self.counts.decided.fetch_add(1, Relaxed);
-        #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
-        let _: Option<Plan> = plan;
-        let entry = (mask != 0).then(|| {
-            Box::new(HookedFunction {
-                function,
-                facts,
-                subscribers: mask,
-                #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-                values: plan,
-            })
-        });
+        let entry = (mask != 0).then(|| Box::new(HookedFunction::new(function, facts, mask, plan)));
         let mut map = shard.lock().unwrap_or_else(PoisonError::into_inner);
         match map.entry(function) {
             Entry::Occupied(decision) if same_function(&decision.get().facts, &facts) => {
@@ -420,43 +409,6 @@ impl HookTable {
     }
 }
 
-/// A function's value plan (x86_64 System V only; elsewhere nothing).
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-type Plan = super::values::ValuePlan;
-#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
-type Plan = ();
-
-/// The value plan of a function, from its signature and the runtime's layouts; `None`
-/// (logged once) when the signature cannot be read.
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-fn plan_values(info: &ProfilerInfo, facts: &FunctionInfo) -> Option<Plan> {
-    use super::values::{RuntimeLayouts, ValuePlan, hidden_args};
-    use crate::clr::runtime::ModuleMetadata;
-    use crate::metadata::MetadataSource;
-    let made = (|| -> Result<Plan, String> {
-        let metadata = ModuleMetadata::open(info, facts.module).map_err(|e| e.to_string())?;
-        let blob = metadata.signature(facts.token).map_err(|e| e.to_string())?;
-        let sig = crate::sig::MethodSig::parse(blob).map_err(|e| e.to_string())?;
-        let hidden = hidden_args(info, &metadata, facts, &sig);
-        let layouts = RuntimeLayouts::new(info, facts.module, &metadata);
-        ValuePlan::new(&sig, hidden, &layouts).map_err(|e| e.to_string())
-    })();
-    match made {
-        Ok(plan) => Some(plan),
-        Err(e) => {
-            log::throttled("hooks: no value plan", || {
-                format!("hooks: no value plan for token {:#x}: {e}", facts.token)
-            });
-            None
-        }
-    }
-}
-
-#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
-fn plan_values(_: &ProfilerInfo, _: &FunctionInfo) -> Option<Plan> {
-    None
-}
-
 /// Whether two decisions are about the same function (a reused id names another).
 fn same_function(a: &FunctionInfo, b: &FunctionInfo) -> bool {
     a.module == b.module && a.token == b.token
@@ -497,10 +449,6 @@ pub(crate) fn install(table: Arc<HookTable>) -> Result<(), HookError> {
 
 /// The fast path, from the stubs' dispatcher: `id` is what `map_function` returned with
 /// hooks on.
-#[cfg(any(
-    all(target_arch = "x86_64", any(target_os = "linux", windows)),
-    all(target_arch = "aarch64", target_os = "linux")
-))]
 #[inline]
 pub(crate) fn fast_call(table: &HookTable, kind: HookKind, id: usize, frame: &EltFrame) {
     // SAFETY: the runtime calls the hooks only for functions the mapper hooked, with the
@@ -636,7 +584,7 @@ mod tests {
             subscribers: 0b011, // Panics and even, not other
             values: None,
         };
-        let frame = crate::clr::hooks::frame::EltFrame::enter([0; 6], [[0; 16]; 8], 0);
+        let frame = EltFrame::enter([0; 6], [[0; 16]; 8], 0);
         let call = Call {
             function: &function,
             frame: Some(&frame),

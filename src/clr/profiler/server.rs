@@ -305,6 +305,37 @@ mod tests {
     #[test]
     fn the_exported_factory_serves_the_runtime() {
         capture_logs();
+        let factory = the_exported_factory();
+        let (object, record) = the_callback_object(factory);
+
+        // Then QueryInterface up to ICorProfilerCallback9 (and 11, for newer runtimes).
+        let (hr, cb9) = query(object, &IID_ICORPROFILERCALLBACK9);
+        assert_eq!((hr, cb9), (HResult::S_OK, object));
+        let (hr, cb11) = query(object, &IID_ICORPROFILERCALLBACK11);
+        assert_eq!((hr, cb11), (HResult::S_OK, object));
+
+        let unknown = FakeUnknown::new(None);
+        let mut cookie = Guid::NIL;
+        let mut frames = [0usize; 2];
+        initialize_without_profiler_info(cb9, &unknown);
+        call_through_callback9(cb9, &mut cookie);
+        call_through_callback11(cb11, &mut frames);
+        a_panic_then_shutdown(cb9);
+        assert_eq!(CallContext::current(), CallContext::Asynchronous);
+        expect_the_calls_made(&record, &mut cookie, &frames);
+
+        // The runtime's references: CreateInstance's, and the two queries'.
+        assert_eq!(release(cb11), 2);
+        assert_eq!(release(cb9), 1);
+        assert_eq!(record.drops(), 0);
+        assert_eq!(release(object), 0);
+        assert_eq!(record.drops(), 1, "the last Release drops the profiler");
+        assert_eq!(unknown.refs(), 1);
+    }
+
+    /// `DllGetClassObject` as the runtime calls it (other classes, a null out pointer
+    /// and other interfaces refused), then the factory it gives.
+    fn the_exported_factory() -> *mut c_void {
         let mut factory = ptr::null_mut();
         // SAFETY: valid pointers (or null where refused), as the runtime passes them.
         unsafe {
@@ -328,8 +359,12 @@ mod tests {
             );
         }
         assert_eq!(DllCanUnloadNow(), HResult::S_FALSE);
+        factory
+    }
 
-        // IClassFactory::CreateInstance(NULL, IID_ICorProfilerCallback2).
+    /// IClassFactory::CreateInstance(NULL, IID_ICorProfilerCallback2), after the
+    /// requests it refuses; the factory released. The object, and its profiler's record.
+    fn the_callback_object(factory: *mut c_void) -> (*mut c_void, Arc<Record>) {
         // SAFETY: `factory` is a live IClassFactory; valid pointers.
         let vtbl = unsafe { &**factory.cast::<*const IClassFactoryVtbl>() };
         let mut object = ptr::null_mut();
@@ -363,33 +398,36 @@ mod tests {
             1,
             "the refused object is freed"
         );
+        (object, record)
+    }
 
-        // Then QueryInterface up to ICorProfilerCallback9 (and 11, for newer runtimes).
-        let (hr, cb9) = query(object, &IID_ICORPROFILERCALLBACK9);
-        assert_eq!((hr, cb9), (HResult::S_OK, object));
-        let (hr, cb11) = query(object, &IID_ICORPROFILERCALLBACK11);
-        assert_eq!((hr, cb11), (HResult::S_OK, object));
-
-        // Initialize with an IUnknown that gives no ICorProfilerInfo: the thunk answers
-        // the failure without calling the profiler.
+    /// Initialize with an IUnknown that gives no ICorProfilerInfo: the thunk answers
+    /// the failure without calling the profiler.
+    fn initialize_without_profiler_info(cb9: *mut c_void, unknown: &FakeUnknown) {
         // SAFETY: `cb9` is a live ICorProfilerCallback9.
         let v9 = unsafe { &**cb9.cast::<*const ICorProfilerCallback9Vtbl>() };
-        let v4: &ICorProfilerCallback4Vtbl = &v9.base.base.base.base.base;
-        let v1 = &v4.base.base.base;
-        let unknown = FakeUnknown::new(None);
-        let mut cookie = Guid::NIL;
-        let mut frames = [0usize; 2];
-        // SAFETY: live objects; plain values and valid pointers for every call.
+        let v1 = &v9.base.base.base.base.base.base.base.base;
+        // SAFETY: live objects.
         unsafe {
             assert_eq!(
                 (v1.Initialize)(cb9, unknown.as_ptr()),
                 HResult::E_NOINTERFACE
             );
-            assert!(logged(
-                "initialize: QueryInterface(ICorProfilerInfo) failed"
-            ));
+        }
+        assert!(logged(
+            "initialize: QueryInterface(ICorProfilerInfo) failed"
+        ));
+    }
 
-            // Callbacks through their slots in the Callback9 vtable.
+    /// Callbacks through their slots in the Callback9 vtable, those nobody implements
+    /// included.
+    fn call_through_callback9(cb9: *mut c_void, cookie: &mut Guid) {
+        // SAFETY: `cb9` is a live ICorProfilerCallback9.
+        let v9 = unsafe { &**cb9.cast::<*const ICorProfilerCallback9Vtbl>() };
+        let v4: &ICorProfilerCallback4Vtbl = &v9.base.base.base.base.base;
+        let v1 = &v4.base.base.base;
+        // SAFETY: a live object; plain values and valid pointers for every call.
+        unsafe {
             assert_eq!((v1.JITCompilationStarted)(cb9, 0x1234, 1), HResult::S_OK);
             assert_eq!((v1.JITCompilationStarted)(cb9, 0x1235, 0), HResult::S_OK);
             assert_eq!(
@@ -398,7 +436,7 @@ mod tests {
             );
             assert_eq!((v1.ModuleUnloadStarted)(cb9, 0x5000), HResult::E_NOTIMPL);
             assert_eq!(
-                (v1.RemotingClientSendingMessage)(cb9, &mut cookie, 2),
+                (v1.RemotingClientSendingMessage)(cb9, cookie, 2),
                 HResult::S_OK
             );
             let mut name: Vec<u16> = "worker".encode_utf16().collect();
@@ -426,8 +464,14 @@ mod tests {
                 (v9.base.base.ModuleInMemorySymbolsUpdated)(cb9, 1),
                 HResult::S_OK
             );
+        }
+    }
 
-            // Through ICorProfilerCallback11, the slots after 9.
+    /// Through ICorProfilerCallback11, the slots after 9.
+    fn call_through_callback11(cb11: *mut c_void, frames: &mut [usize; 2]) {
+        // SAFETY: `cb11` is a live ICorProfilerCallback11; plain values and valid
+        // pointers for every call.
+        unsafe {
             let v11 = &**cb11.cast::<*const ICorProfilerCallback11Vtbl>();
             let v10: &ICorProfilerCallback10Vtbl = &v11.base;
             assert_eq!((v10.EventPipeProviderCreated)(cb11, 0xE0), HResult::S_OK);
@@ -455,14 +499,26 @@ mod tests {
                 HResult::S_OK
             );
             assert_eq!(notification_only, 1);
+        }
+    }
 
-            // A panicking callback answers E_FAIL; the process and the profiler go on.
+    /// A panicking callback answers E_FAIL; the process and the profiler go on, to
+    /// `Shutdown`.
+    fn a_panic_then_shutdown(cb9: *mut c_void) {
+        // SAFETY: `cb9` is a live ICorProfilerCallback9.
+        let v9 = unsafe { &**cb9.cast::<*const ICorProfilerCallback9Vtbl>() };
+        let v1 = &v9.base.base.base.base.base.base.base.base;
+        // SAFETY: a live object; plain values.
+        unsafe {
             assert_eq!((v1.ClassLoadStarted)(cb9, 0x42), HResult::E_FAIL);
             assert!(logged("panic in class_load_started: class 0x42 refused"));
             assert_eq!((v1.Shutdown)(cb9), HResult::S_OK);
         }
-        assert_eq!(CallContext::current(), CallContext::Asynchronous);
+    }
 
+    /// What the profiler saw of the calls above: each with its arguments, inside a
+    /// callback; `initialize` never.
+    fn expect_the_calls_made(record: &Record, cookie: &mut Guid, frames: &[usize; 2]) {
         record.expect_none("initialize");
         record.expect("jit_compilation_started", &[0x1234, 1]);
         record.expect("jit_compilation_started", &[0x1235, 0]);
@@ -470,7 +526,7 @@ mod tests {
         record.expect("module_unload_started", &[0x5000]);
         record.expect(
             "remoting_client_sending_message",
-            &[ptr::from_mut(&mut cookie) as usize, 1],
+            &[ptr::from_mut(cookie) as usize, 1],
         );
         record.expect("thread_name_changed", &[0x77, 6, usize::from(b'w')]);
         record.expect("rejit_compilation_started", &[0x1234, 3, 1]);
@@ -505,14 +561,6 @@ mod tests {
         );
         record.expect("load_as_notification_only", &[]);
         record.expect("shutdown", &[]);
-
-        // The runtime's references: CreateInstance's, and the two queries'.
-        assert_eq!(release(cb11), 2);
-        assert_eq!(release(cb9), 1);
-        assert_eq!(record.drops(), 0);
-        assert_eq!(release(object), 0);
-        assert_eq!(record.drops(), 1, "the last Release drops the profiler");
-        assert_eq!(unknown.refs(), 1);
     }
 
     /// A panic in the `profiler` expression or in the constructor it gives, driven

@@ -34,4 +34,5 @@ pub use plan::{
     ArgKind, Decode, HiddenArgs, Location, Part, PlanError, Register, Slot, Unavailable, ValuePlan,
 };
 pub use read::{Args, StructBytes, Value};
+pub(crate) use runtime::plan_for;
 pub use runtime::{RuntimeLayouts, hidden_args};

@@ -80,7 +80,7 @@ impl fmt::Display for Register {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Arg(n) => {
-                let names = super::super::EltFrame::ARG_REGISTERS;
+                let names = crate::clr::hooks::arch::EltFrame::ARG_REGISTERS;
                 f.write_str(names.get(usize::from(*n)).copied().unwrap_or("?"))
             }
             Self::Xmm(n) => write!(f, "xmm{n}"),

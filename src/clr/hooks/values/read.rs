@@ -10,7 +10,8 @@ use std::fmt;
 
 use super::layout::Scalar;
 use super::plan::{ArgKind, Decode, Location, Part, Register, Slot, Unavailable, ValuePlan};
-use crate::clr::hooks::{EltFrame, HookKind};
+use crate::clr::hooks::arch::EltFrame;
+use crate::clr::hooks::kind::HookKind;
 
 /// A struct's bytes: copied out of registers, or borrowed from the stack or the return
 /// buffer.

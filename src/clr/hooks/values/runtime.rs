@@ -1,5 +1,6 @@
 //! [`RuntimeLayouts`]: value-type layouts from the runtime, for the methods of one module,
-//! and [`hidden_args`], what the runtime knows of a method's hidden arguments.
+//! [`hidden_args`], what the runtime knows of a method's hidden arguments, and
+//! `plan_for`, a function's plan made from both (the hook table's way in).
 //!
 //! A value type defined in the method's own module is resolved fully: its `ClassID`
 //! (`GetClassFromTokenAndTypeArgs`), its field offsets and size (`GetClassLayout`), its
@@ -9,7 +10,8 @@
 //! Called in `FunctionIDMapper2`, a synchronous context; never in a hook.
 
 use super::layout::{Field, FieldType, LayoutError, Scalar, Shape, StructLayout, StructLayouts};
-use super::plan::HiddenArgs;
+use super::plan::{HiddenArgs, ValuePlan};
+use crate::clr::log;
 use crate::clr::runtime::{FunctionInfo, ModuleMetadata, ProfilerInfo};
 use crate::clr::sys::{ModuleID, mdToken};
 use crate::metadata::{MetadataSource, table, token_table};
@@ -184,5 +186,27 @@ pub fn hidden_args(
     HiddenArgs {
         value_type_this,
         generic_context: if generic { None } else { Some(false) },
+    }
+}
+
+/// The value plan of a function, from its signature and the runtime's layouts; `None`
+/// (logged once) when the signature cannot be read.
+pub(crate) fn plan_for(info: &ProfilerInfo, facts: &FunctionInfo) -> Option<ValuePlan> {
+    let made = (|| -> Result<ValuePlan, String> {
+        let metadata = ModuleMetadata::open(info, facts.module).map_err(|e| e.to_string())?;
+        let blob = metadata.signature(facts.token).map_err(|e| e.to_string())?;
+        let sig = MethodSig::parse(blob).map_err(|e| e.to_string())?;
+        let hidden = hidden_args(info, &metadata, facts, &sig);
+        let layouts = RuntimeLayouts::new(info, facts.module, &metadata);
+        ValuePlan::new(&sig, hidden, &layouts).map_err(|e| e.to_string())
+    })();
+    match made {
+        Ok(plan) => Some(plan),
+        Err(e) => {
+            log::throttled("hooks: no value plan", || {
+                format!("hooks: no value plan for token {:#x}: {e}", facts.token)
+            });
+            None
+        }
     }
 }

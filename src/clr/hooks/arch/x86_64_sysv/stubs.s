@@ -2,7 +2,8 @@
 # FunctionTailcall3; the fast path, without WithInfo) for x86_64 System V (Linux ELF).
 #
 # One file, assembled two ways:
-#   * by the crate, with `global_asm!(include_str!("x86_64_sysv.s"), dispatch = sym ...)`;
+#   * by the crate, with `global_asm!(include_str!(".../stubs.s"), dispatch = sym ...)`
+#     (mod.rs beside this file);
 #   * by tests/hooks_native.rs, with the system assembler, after replacing the
 #     placeholder DISPATCH (written in braces below) by `harness_dispatch`.
 # So the file holds no braces other than the placeholders (global_asm would read
@@ -25,7 +26,7 @@
 # and XMM2-XMM15. The upper halves of YMM/ZMM registers are not saved (the stubs use
 # legacy SSE moves, which leave them as the dispatcher does).
 #
-# The frame record (mirrored by `EltFrame` in mod.rs, whose offsets are checked at
+# The frame record (mirrored by `EltFrame` in frame.rs, whose offsets are checked at
 # compile time), at a 16-byte aligned address:
 #   offset  size  field    enter             leave / tailcall
 #   0       128   xmm[8]   XMM0-XMM7         xmm[0] = XMM0, xmm[1] = XMM1, rest not written

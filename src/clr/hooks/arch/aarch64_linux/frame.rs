@@ -1,19 +1,19 @@
-//! [`EltFrame`] for arm64 Linux: the frame record the stubs of `aarch64_linux.s` build
+//! [`EltFrame`] for arm64 Linux: the frame record the stubs of `stubs.s` build
 //! on their stack and hand to the dispatcher.
 //!
 //! Plain Rust (no assembler, no `cfg`): it compiles on any target, so that its layout is
-//! checked on every build; the hooks module exports it as `EltFrame` on
-//! `aarch64`/`linux` only.
+//! checked on every build (tests/hooks_cross.rs compiles it); `hooks::arch` exports it
+//! as `EltFrame` on `aarch64`/`linux` only.
 
 use std::fmt;
 use std::mem::{MaybeUninit, offset_of, size_of};
 
-use super::frame::HookKind;
+use crate::clr::hooks::kind::HookKind;
 
 /// The registers an arm64 stub saved when the runtime called it. The same for the three
 /// hooks: the JIT expects x0-x8 and q0-q7 back from each (its `PROFILER_*_TRASH` sets
 /// leave them out), so each stub saves all of them here, and this record is also what it
-/// restores. Layout (224 bytes, 16-byte aligned; `ILREWRITE_EF_*` in `aarch64_linux.s`,
+/// restores. Layout (224 bytes, 16-byte aligned; `ILREWRITE_EF_*` in `stubs.s`,
 /// checked at compile time):
 ///
 /// | offset | size | field  | what                                       |
@@ -83,7 +83,7 @@ impl EltFrame {
     }
 
     /// The raw `kind` field (what the dispatcher compares with the stub's `kind`).
-    pub(super) const fn raw_kind(&self) -> u32 {
+    pub(crate) const fn raw_kind(&self) -> u32 {
         self.kind
     }
 

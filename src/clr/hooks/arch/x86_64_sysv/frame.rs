@@ -1,54 +1,15 @@
-//! [`EltFrame`], the frame record a stub builds on its stack and hands to the handler,
-//! and [`HookKind`].
+//! [`EltFrame`] for x86_64 System V: the frame record the stubs of `stubs.s` build on
+//! their stack and hand to the dispatcher.
 
 use std::fmt;
 use std::mem::{MaybeUninit, offset_of, size_of};
 
-/// Which hook the runtime called.
-#[repr(u32)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum HookKind {
-    /// `FunctionEnter3`: in a method's prolog, its arguments live.
-    Enter = 0,
-    /// `FunctionLeave3`: in a method's epilog, its return value live.
-    Leave = 1,
-    /// `FunctionTailcall3`: before a method tail-calls another (no return value).
-    Tailcall = 2,
-}
-
-impl HookKind {
-    /// The kind the stubs pass as `kind` (0 enter, 1 leave, 2 tailcall), if valid.
-    #[inline]
-    pub const fn from_raw(raw: u32) -> Option<Self> {
-        match raw {
-            0 => Some(Self::Enter),
-            1 => Some(Self::Leave),
-            2 => Some(Self::Tailcall),
-            _ => None,
-        }
-    }
-
-    /// The hook's name: `enter`, `leave` or `tailcall`.
-    #[inline]
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::Enter => "enter",
-            Self::Leave => "leave",
-            Self::Tailcall => "tailcall",
-        }
-    }
-}
-
-impl fmt::Display for HookKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+use crate::clr::hooks::kind::HookKind;
 
 /// The registers a stub saved when the runtime called it: the method's argument
 /// registers at enter, its return registers at leave and tailcall, and the caller's stack
 /// pointer the JIT passed. Layout (x86_64 System V, 208 bytes, 16-byte aligned; the stubs
-/// in `x86_64_sysv.s` write it, the offsets are checked at compile time):
+/// in `stubs.s` write it, the offsets are checked at compile time):
 ///
 /// | offset | size | field     | enter                       | leave / tailcall            |
 /// |-------:|-----:|-----------|-----------------------------|-----------------------------|
@@ -173,7 +134,7 @@ impl EltFrame {
 
     /// The raw `kind` field (what the dispatcher compares with the stub's `kind`).
     #[inline]
-    pub(super) const fn raw_kind(&self) -> u32 {
+    pub(crate) const fn raw_kind(&self) -> u32 {
         self.kind
     }
 
@@ -195,7 +156,7 @@ impl EltFrame {
         }
         let slot = self.args.get(i)?;
         // SAFETY: an enter frame has its six `args` written: the enter stub stores RDI ..
-        // R9 there before it writes `kind` 0 (x86_64_sysv.s), and `EltFrame::enter`
+        // R9 there before it writes `kind` 0 (stubs.s), and `EltFrame::enter`
         // fills them; no other maker writes `kind` 0.
         Some(unsafe { slot.assume_init() })
     }
@@ -223,7 +184,7 @@ impl EltFrame {
         let slot = self.xmm[..saved].get(i)?;
         // SAFETY: the first `saved` XMM slots of a frame of this kind are written: the
         // enter stub stores XMM0 .. XMM7, the leave and tailcall stubs XMM0 and XMM1
-        // (x86_64_sysv.s), and the constructors the same.
+        // (stubs.s), and the constructors the same.
         Some(unsafe { slot.assume_init() })
     }
 
@@ -285,7 +246,7 @@ impl EltFrame {
         }
         let slot = self.ret.get(i)?;
         // SAFETY: a leave or tailcall frame has both `ret` slots written: those stubs
-        // store RAX and RDX there before they write `kind` 1 or 2 (x86_64_sysv.s), and
+        // store RAX and RDX there before they write `kind` 1 or 2 (stubs.s), and
         // `EltFrame::leave`/`tailcall` fill them.
         Some(unsafe { slot.assume_init() })
     }

@@ -2,8 +2,8 @@
 // FunctionTailcall3; the fast path, without WithInfo) for arm64 Linux (AAPCS64, ELF).
 //
 // One file, assembled two ways:
-//   * by the crate, with `global_asm!(include_str!("aarch64_linux.s"), dispatch = sym ...)`
-//     (not wired in yet: see frame_aarch64.rs);
+//   * by the crate, with `global_asm!(include_str!(".../stubs.s"), dispatch = sym ...)`
+//     (mod.rs beside this file);
 //   * by tests/hooks_cross.rs, with Debian's aarch64-linux-gnu-gcc, after replacing the
 //     placeholder DISPATCH (written in braces below) by `harness_dispatch`, and run under
 //     qemu-aarch64.
@@ -52,7 +52,7 @@
 // EltFrame)` with the C ABI, restores and returns. The dispatcher keeps x19-x28, fp, sp
 // and d8-d15 by AAPCS64.
 //
-// The frame record (mirrored by `EltFrame` in frame_aarch64.rs, whose offsets are checked
+// The frame record (mirrored by `EltFrame` in frame.rs, whose offsets are checked
 // at compile time), at a 16-byte aligned address, the same for the three kinds:
 //   offset  size  field        what
 //   0       128   q[8]         q0-q7, 16 bytes each

@@ -1,17 +1,17 @@
-//! [`EltFrame`] for Windows x64: the frame record the stubs of `x86_64_windows.s` build
+//! [`EltFrame`] for Windows x64: the frame record the stubs of `stubs.s` build
 //! on their stack and hand to the dispatcher.
 //!
 //! Plain Rust (no assembler, no `cfg`): it compiles on any target, so that its layout is
-//! checked on every build; the hooks module exports it as `EltFrame` on `x86_64` Windows
-//! only.
+//! checked on every build (tests/hooks_cross.rs compiles it); `hooks::arch` exports it
+//! as `EltFrame` on `x86_64` Windows only.
 
 use std::fmt;
 use std::mem::{MaybeUninit, offset_of, size_of};
 
-use super::frame::HookKind;
+use crate::clr::hooks::kind::HookKind;
 
 /// What a Windows x64 stub recorded when the runtime called it. Layout (128 bytes,
-/// 16-byte aligned; `ILREWRITE_WF_*` in `x86_64_windows.s`, checked at compile time):
+/// 16-byte aligned; `ILREWRITE_WF_*` in `stubs.s`, checked at compile time):
 ///
 /// | offset | size | field     | enter                       | leave / tailcall   |
 /// |-------:|-----:|-----------|-----------------------------|--------------------|
@@ -117,7 +117,7 @@ impl EltFrame {
     }
 
     /// The raw `kind` field (what the dispatcher compares with the stub's `kind`).
-    pub(super) const fn raw_kind(&self) -> u32 {
+    pub(crate) const fn raw_kind(&self) -> u32 {
         self.kind
     }
 
@@ -136,7 +136,7 @@ impl EltFrame {
         }
         let slot = self.home.get(i)?;
         // SAFETY: an enter frame has its four `home` slots written: the enter stub copies
-        // them before it writes `kind` 0 (x86_64_windows.s), and `EltFrame::enter` fills
+        // them before it writes `kind` 0 (stubs.s), and `EltFrame::enter` fills
         // them; no other maker writes `kind` 0.
         Some(unsafe { slot.assume_init() })
     }
@@ -151,7 +151,7 @@ impl EltFrame {
         };
         let slot = self.xmm[..saved].get(i)?;
         // SAFETY: the first `saved` slots of a frame of this kind are written: the enter
-        // stub stores XMM0 .. XMM3, the leave and tailcall stubs XMM0 (x86_64_windows.s),
+        // stub stores XMM0 .. XMM3, the leave and tailcall stubs XMM0 (stubs.s),
         // and the constructors the same.
         Some(unsafe { slot.assume_init() })
     }
@@ -164,7 +164,7 @@ impl EltFrame {
             return None;
         }
         // SAFETY: the leave and tailcall stubs store RAX in `ret` before they write
-        // `kind` 1 or 2 (x86_64_windows.s), and `EltFrame::leave`/`tailcall` fill it.
+        // `kind` 1 or 2 (stubs.s), and `EltFrame::leave`/`tailcall` fill it.
         Some(unsafe { self.ret.assume_init() })
     }
 

@@ -2,8 +2,8 @@
 # FunctionTailcall3; the fast path, without WithInfo) for Windows x64 (PE/COFF).
 #
 # One file, assembled two ways:
-#   * by the crate, with `global_asm!(include_str!("x86_64_windows.s"), dispatch = sym ...)`
-#     (not wired in yet: see frame_windows_x64.rs);
+#   * by the crate, with `global_asm!(include_str!(".../stubs.s"), dispatch = sym ...)`
+#     (mod.rs beside this file);
 #   * by tests/hooks_cross.rs, with binutils-mingw-w64's x86_64-w64-mingw32-as, after
 #     replacing the placeholder DISPATCH (written in braces below) by `harness_dispatch`.
 #     That test only assembles and inspects (symbols, unwind tables, instructions): no
@@ -52,7 +52,7 @@
 # Windows x64 C ABI (ECX kind 0 enter, 1 leave, 2 tailcall; RDX id; R8 frame); the
 # epilog `lea rsp, [rbp]; pop rbp; ret`, a form the Windows unwinder recognizes.
 #
-# The frame record (mirrored by `EltFrame` in frame_windows_x64.rs, whose offsets are
+# The frame record (mirrored by `EltFrame` in frame.rs, whose offsets are
 # checked at compile time), at a 16-byte aligned address:
 #   offset  size  field     enter                        leave / tailcall
 #   0       64    xmm[4]    XMM0-XMM3                    xmm[0] = XMM0, rest not written

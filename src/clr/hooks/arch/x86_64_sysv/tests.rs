@@ -7,7 +7,12 @@
 
 use std::cell::RefCell;
 
-use super::*;
+use super::EltFrame;
+use super::stubs::{
+    enter3, ilrewrite_elt_enter3, ilrewrite_elt_leave3, ilrewrite_elt_tailcall3, leave3, tailcall3,
+};
+use crate::clr::hooks::kind::HookKind;
+use crate::clr::hooks::trampolines::{HandlerAlreadySet, dispatch, set_handler};
 
 /// An id the handler panics on.
 const PANIC_ID: usize = 0x0bad_0bad_0bad_0bad;
