@@ -145,7 +145,7 @@ pub fn flush_repeats() {
 }
 
 /// The text of a panic's payload (`panic!` with a message gives a `&str` or a `String`).
-pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> &str {
+fn panic_message(payload: &(dyn Any + Send)) -> &str {
     if let Some(text) = payload.downcast_ref::<&str>() {
         text
     } else if let Some(text) = payload.downcast_ref::<String>() {
@@ -162,14 +162,20 @@ pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> &str {
 ///
 /// # Errors
 /// The panic's message.
+#[inline]
 pub(crate) fn contain<R>(f: impl FnOnce() -> R) -> Result<R, String> {
-    catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
-        let message = panic_message(&*payload).to_owned();
-        if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
-            core::mem::forget(again);
-        }
-        message
-    })
+    catch_unwind(AssertUnwindSafe(f)).map_err(message_of)
+}
+
+/// A caught panic's message; its payload dropped, or leaked if dropping it panics.
+#[cold]
+#[inline(never)]
+fn message_of(payload: Box<dyn Any + Send>) -> String {
+    let message = panic_message(&*payload).to_owned();
+    if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
+        core::mem::forget(again);
+    }
+    message
 }
 
 /// [`contain`], with a panic logged as `panic in <what>: <message>`: the guard at the FFI

@@ -3,7 +3,6 @@
 //! functions here), once per process, inside `Initialize`.
 
 use core::ffi::c_void;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -12,6 +11,7 @@ use super::kind::HookKind;
 use super::subscriber::{Call, HookSubscriber, HookedFunction};
 use super::table::{HookError, HookTable, install, registered};
 use super::trampolines;
+use crate::clr::log;
 use crate::clr::runtime::ProfilerInfo;
 use crate::clr::runtime::guard::CallbackScope;
 use crate::clr::sys::{
@@ -25,7 +25,7 @@ use crate::clr::sys::{
 pub(crate) fn events_for(path: HookPath, subscribers: &[Arc<dyn HookSubscriber>]) -> CorPrfMonitor {
     let coverage = subscribers
         .iter()
-        .map(|s| catch_unwind(AssertUnwindSafe(|| s.coverage())).unwrap_or_default())
+        .map(|s| log::contain(|| s.coverage()).unwrap_or_default())
         .max()
         .unwrap_or(HookCoverage::Optimized);
     path.events() | coverage.events()
@@ -109,7 +109,7 @@ unsafe extern "system" fn map_function(
     let table = unsafe { data.cast::<HookTable>().cast_const().as_ref() };
     let decided = table.and_then(|table| {
         table.counts().mapped.fetch_add(1, Relaxed);
-        catch_unwind(AssertUnwindSafe(|| table.decide(function))).unwrap_or(None)
+        log::contain(|| table.decide(function)).unwrap_or(None)
     });
     let (on, id) = match decided {
         Some(entry) => (1, entry as usize),

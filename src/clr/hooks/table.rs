@@ -12,7 +12,6 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
@@ -237,19 +236,18 @@ impl HookTable {
         let mut mask = 0;
         let mut values = false;
         for (i, subscriber) in self.subscribers.iter().enumerate() {
-            match catch_unwind(AssertUnwindSafe(|| subscriber.wants(candidate))) {
+            match log::contain(|| subscriber.wants(candidate)) {
                 Ok(HookInterest::No) => {}
                 Ok(HookInterest::Calls) => mask |= 1 << i,
                 Ok(HookInterest::Values) => {
                     mask |= 1 << i;
                     values = true;
                 }
-                Err(payload) => {
+                Err(message) => {
                     log::throttled("hooks: a subscriber's wants panicked", || {
                         format!(
-                            "hooks: {}'s wants panicked: {} (the function is not hooked for it)",
+                            "hooks: {}'s wants panicked: {message} (the function is not hooked for it)",
                             subscriber.name(),
-                            log::panic_message(&*payload)
                         )
                     });
                 }
@@ -291,7 +289,7 @@ impl HookTable {
         let mut pending = call.function.subscribers;
         let mut current = 0;
         while pending != 0 {
-            let delivered = catch_unwind(AssertUnwindSafe(|| {
+            let delivered = log::contain(|| {
                 while pending != 0 {
                     let i = pending.trailing_zeros() as usize;
                     // Cleared before the call: after a panic, delivery resumes past it.
@@ -306,10 +304,10 @@ impl HookTable {
                         HookKind::Tailcall => subscriber.tailcall(call),
                     }
                 }
-            }));
-            if let Err(payload) = delivered {
+            });
+            if let Err(message) = delivered {
                 let name = self.subscribers.get(current).map_or("?", |s| s.name());
-                contain(name, kind.name(), payload);
+                contained(name, kind.name(), &message);
             }
         }
     }
@@ -400,10 +398,9 @@ impl HookTable {
             let i = mask.trailing_zeros() as usize;
             mask &= mask - 1;
             if let Some(subscriber) = self.subscribers.get(i)
-                && let Err(payload) =
-                    catch_unwind(AssertUnwindSafe(|| subscriber.unwound(function)))
+                && let Err(message) = log::contain(|| subscriber.unwound(function))
             {
-                contain(subscriber.name(), "unwound", payload);
+                contained(subscriber.name(), "unwound", &message);
             }
         }
     }
@@ -414,24 +411,15 @@ fn same_function(a: &FunctionInfo, b: &FunctionInfo) -> bool {
     a.module == b.module && a.token == b.token
 }
 
-/// Logs a subscriber's panic (once per process, the rest counted) and drops it.
+/// Logs a subscriber's contained panic (once per process, the rest counted).
 #[cold]
 #[inline(never)]
-fn contain(subscriber: &str, hook: &str, payload: Box<dyn std::any::Any + Send>) {
-    let logged = catch_unwind(AssertUnwindSafe(|| {
+fn contained(subscriber: &str, hook: &str, message: &str) {
+    let _ = log::contain(|| {
         log::throttled("panic in a hook subscriber", || {
-            format!(
-                "hooks: {subscriber}'s {hook} panicked: {} (the hook returned normally)",
-                log::panic_message(&*payload)
-            )
-        });
-    }));
-    if let Err(again) = logged {
-        std::mem::forget(again);
-    }
-    if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
-        std::mem::forget(again);
-    }
+            format!("hooks: {subscriber}'s {hook} panicked: {message} (the hook returned normally)")
+        })
+    });
 }
 
 /// The registered table, if any.

@@ -1,9 +1,7 @@
 //! The dispatcher the platform's stubs call (`arch`, which assembles them here), and the
 //! one handler installed per process, called inside a panic guard.
 
-use std::any::Any;
 use std::fmt;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::OnceLock;
 
 use super::arch::{self, EltFrame};
@@ -85,28 +83,18 @@ pub(super) unsafe extern "C" fn dispatch(kind: u32, id: usize, frame: *const Elt
     let Some(&handler) = HANDLER.get() else {
         return;
     };
-    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| handler(hook, id, frame))) {
-        contain_panic(hook, payload);
+    if let Err(message) = log::contain(|| handler(hook, id, frame)) {
+        contained(hook, &message);
     }
 }
 
-/// Logs a handler's panic (once per process, later ones counted) and drops its payload,
-/// nothing of it unwinding: a payload whose destructor panics is leaked.
+/// Logs a handler's contained panic (once per process, later ones counted).
 #[cold]
 #[inline(never)]
-fn contain_panic(hook: HookKind, payload: Box<dyn Any + Send>) {
-    let logged = catch_unwind(AssertUnwindSafe(|| {
+fn contained(hook: HookKind, message: &str) {
+    let _ = log::contain(|| {
         log::throttled("panic in an enter/leave/tailcall hook handler", || {
-            format!(
-                "panic in the {hook} hook handler: {} (the hook returned normally)",
-                log::panic_message(&*payload)
-            )
-        });
-    }));
-    if let Err(again) = logged {
-        std::mem::forget(again);
-    }
-    if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
-        std::mem::forget(again);
-    }
+            format!("panic in the {hook} hook handler: {message} (the hook returned normally)")
+        })
+    });
 }

@@ -3,7 +3,6 @@
 //! edit ([`log_rollback`]).
 
 use std::collections::BTreeMap;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Mutex, PoisonError};
 
@@ -87,10 +86,9 @@ pub(crate) fn guarded<R>(
     callback: Callback,
     f: impl FnOnce() -> R,
 ) -> Option<R> {
-    match catch_unwind(AssertUnwindSafe(f)) {
+    match log::contain(f) {
         Ok(r) => Some(r),
-        Err(payload) => {
-            let message = log::panic_message(&*payload);
+        Err(message) => {
             log::throttled(
                 &format!(
                     "instrumentation method {} panicked in {}",

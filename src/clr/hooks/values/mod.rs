@@ -3,7 +3,7 @@
 //!
 //! Once per method (in `FunctionIDMapper2`, never in a hook), [`ValuePlan::new`] turns
 //! its signature into a plan: each argument's register, XMM register, stack offset or
-//! register pair, and its type ([`plan`] has the rules and their sources; [`classify`]
+//! register pair, and its type (`values/plan.rs` has the rules and their sources; [`classify`]
 //! the struct classification). What the signature does not say, a [`StructLayouts`]
 //! provider answers: [`FixedLayouts`] in memory, [`RuntimeLayouts`] from the runtime.
 //! At each call, [`ValuePlan::args`] and [`ValuePlan::ret`] read the [`Value`]s out of
@@ -17,15 +17,15 @@
 //! Nothing is guessed: a value whose place or type is not known is
 //! [`Value::Unavailable`], with the reason.
 
-pub mod classify;
-pub mod layout;
-pub mod plan;
+mod classify;
+mod layout;
+mod plan;
 mod read;
 mod runtime;
 #[cfg(test)]
 mod tests;
 
-pub use classify::{Eightbyte, Eightbytes, Passing};
+pub use classify::{Eightbyte, Eightbytes, MAX_REGISTER_STRUCT, Passing, classify};
 pub use layout::{
     Field, FieldType, FixedLayouts, LayoutError, NoLayouts, Scalar, Shape, StructLayout,
     StructLayouts,

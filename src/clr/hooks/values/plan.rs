@@ -241,7 +241,7 @@ impl HiddenArgs {
 pub enum PlanError {
     /// The signature blob does not parse.
     #[error("bad method signature: {0}")]
-    Signature(crate::Error),
+    Signature(crate::error::Error),
     /// A parameter of type `void`.
     #[error("parameter {0} is void")]
     VoidParam(u32),
