@@ -388,35 +388,22 @@ macro_rules! manager_callback {
     };
 }
 
-/// A callback's return type: `Result<(), HResult>` unless the list says otherwise.
-macro_rules! manager_ret {
-    () => { Result<(), HResult> };
-    ($ret:ty) => { $ret };
-}
-
-macro_rules! define_manager_profiler {
+/// One method of the manager's [`Profiler`] implementation, from its entry in the list:
+/// `manager_callback!`'s answer.
+macro_rules! manager_method {
     (
-        $(
-            $vtbl:ident as $konst:ident $(: $parent:ident)? = $iface:literal {
-                $(
-                    $(#[$doc:meta])*
-                    $slot:ident => $method:ident($($arg:ident: $ty:ty),* $(,)?)
-                        $(-> $ret:ty = $default:expr)?
-                        $(, custom $thunk:ident)?;
-                )*
-            }
-        )*
+        $slot:ident $thunk:tt
+        $(#[$doc:meta])*
+        fn $method:ident($($arg:ident: $ty:ty),*) -> $ret:ty { $default:expr }
     ) => {
-        /// Every callback: the manager's own work, or delivery to the subscribers.
-        #[allow(clippy::too_many_arguments)]
-        impl Profiler for Manager {
-            $($(
-                fn $method(&self $(, $arg: $ty)*) -> manager_ret!($($ret)?) {
-                    manager_callback!(self, $slot, $method, ($($arg),*))
-                }
-            )*)*
+        fn $method(&self $(, $arg: $ty)*) -> $ret {
+            manager_callback!(self, $slot, $method, ($($arg),*))
         }
     };
 }
 
-for_each_callback!(define_manager_profiler);
+/// Every callback: the manager's own work, or delivery to the subscribers.
+#[allow(clippy::too_many_arguments)]
+impl Profiler for Manager {
+    for_each_callback!(manager_method);
+}

@@ -3,19 +3,9 @@
 
 use super::callbacks::for_each_callback;
 
+/// [`Callback`], its order and its names, from every interface's slots.
 macro_rules! define_callback_enum {
-    (
-        $(
-            $vtbl:ident as $konst:ident $(: $parent:ident)? = $iface:literal {
-                $(
-                    $(#[$doc:meta])*
-                    $slot:ident => $method:ident($($arg:ident: $ty:ty),* $(,)?)
-                        $(-> $ret:ty = $default:expr)?
-                        $(, custom $thunk:ident)?;
-                )*
-            }
-        )*
-    ) => {
+    ($( $iface:literal $vtable:tt { $( $slot:ident => $method:ident $thunk:tt, )* } )*) => {
         /// One callback of `ICorProfilerCallback` .. `ICorProfilerCallback11`, named as
         /// its vtable slot; its [`Profiler`](super::Profiler) method is the name in
         /// snake case.
@@ -44,7 +34,7 @@ macro_rules! define_callback_enum {
     };
 }
 
-for_each_callback!(define_callback_enum);
+for_each_callback!(interfaces define_callback_enum);
 
 /// A set of [`Callback`]s: those an instrumentation method subscribes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

@@ -18,8 +18,11 @@ use crate::clr::sys::types::{
 };
 use crate::clr::sys::{Guid, HResult};
 
-/// Invokes macro `$m` with the list of every callback, grouped by interface in vtable
-/// order (`ICorProfilerCallback` first).
+/// The callback list: every callback of `ICorProfilerCallback` .. `ICorProfilerCallback11`,
+/// grouped by interface in vtable order (`ICorProfilerCallback` first), read by its one
+/// matcher (the `@match` rule) and handed to a macro in the shape it asks for.
+///
+/// # The list
 ///
 /// A group: `VtblType as CONST [: PARENT_CONST] = "InterfaceName" { entries }`.
 /// An entry, in slot order:
@@ -29,17 +32,42 @@ use crate::clr::sys::{Guid, HResult};
 /// SlotName => trait_method(arg: Type, ...) [-> Return = default_value] [, custom thunk];
 /// ```
 ///
-/// Without `-> Return = default`, the method returns `Result<(), HResult>` and defaults
-/// to `Ok(())`. Without `custom`, the thunk is generated: each argument is converted from
-/// its raw vtable type (a `bool` from a `BOOL`, everything else as is) and the result
-/// turned into the `HRESULT`; `custom thunk` names a hand-written one (for the callbacks
-/// with out-parameters or a `ProfilerInfo`).
+/// Without `-> Return = default`, the method returns `Result<(), HResult>`, defaults to
+/// `Ok(())` and its docs end with the common `# Errors` section. Without `custom`, the
+/// thunk is generated: each argument is converted from its raw vtable type (a `bool` from
+/// a `BOOL`, everything else as is) and the result turned into the `HRESULT`; `custom
+/// thunk` names a hand-written one (for the callbacks with out-parameters or a
+/// `ProfilerInfo`).
 ///
-/// The names in the list are resolved where `$m` expands: the modules that use it import
+/// # The shapes
+///
+/// `for_each_callback!(m)` invokes `m!` once per callback, in slot order, in item
+/// position (a trait's or an impl's body included), with the entry completed: the custom
+/// thunk in brackets (`[]` for a generated one), the method's whole docs, its return type
+/// and default written out:
+///
+/// ```text
+/// SlotName [custom_thunk]
+/// #[doc = "`InterfaceName::SlotName`."] #[doc = ""] /// docs [# Errors section]
+/// fn trait_method(arg: Type, ...) -> Return { default_value }
+/// ```
+///
+/// `for_each_callback!(interfaces m)` invokes `m!` once with every interface, for what
+/// needs all the slots at once (an enum's variants, a vtable's initializer):
+///
+/// ```text
+/// "InterfaceName" (VtblType as CONST [: PARENT_CONST]) {
+///     SlotName => trait_method [custom_thunk], ...
+/// } ...
+/// ```
+///
+/// The names in the list are resolved where `m` expands: the modules that use it import
 /// the same types.
 macro_rules! for_each_callback {
-    ($m:ident) => {
-        $m! {
+    // `for_each_callback!(m)` or `for_each_callback!(interfaces m)`: the list, to its
+    // matcher.
+    ($($how:ident)+) => {
+        $crate::clr::profiler::for_each_callback! { @match [$($how)+]
             ICorProfilerCallbackVtbl as CALLBACK1 = "ICorProfilerCallback" {
                 /// The runtime is loading the profiler: `info` is its `ICorProfilerInfo`
                 /// (at the newest version it gives). Set the event mask here
@@ -379,40 +407,9 @@ macro_rules! for_each_callback {
             }
         }
     };
-}
-pub(crate) use for_each_callback;
-
-/// The return type of a callback: `Result<(), HResult>` unless the list says otherwise.
-macro_rules! callback_ret {
-    () => { Result<(), HResult> };
-    ($ret:ty) => { $ret };
-}
-
-/// The `# Errors` section of a callback's documentation: for the ones returning the
-/// default `Result<(), HResult>` (the others, if they return a `Result`, write their
-/// own).
-macro_rules! callback_errors_doc {
-    () => {
-        "\n\n# Errors\nThe `HRESULT` to answer the runtime, which ignores it for most \
-         callbacks (see the trait's conventions)."
-    };
-    ($ret:ty) => {
-        ""
-    };
-}
-
-/// The default result of a callback: `Ok(())` unless the list says otherwise.
-macro_rules! callback_default {
-    () => {
-        Ok(())
-    };
-    ($default:expr) => {
-        $default
-    };
-}
-
-macro_rules! define_profiler_trait {
-    (
+    // The list's one matcher: each entry completed and handed over in both shapes, of
+    // which `@give` passes on the one asked for.
+    (@match $how:tt
         $(
             $vtbl:ident as $konst:ident $(: $parent:ident)? = $iface:literal {
                 $(
@@ -424,99 +421,148 @@ macro_rules! define_profiler_trait {
             }
         )*
     ) => {
-        /// A CLR profiler: the runtime's callbacks, as methods with defaults.
-        ///
-        /// Implement the callbacks for the events the profiler asks for (in
-        /// [`initialize`](Profiler::initialize), with
-        /// [`ProfilerInfo::set_event_mask`]) and give the type to
-        /// [`export_profiler!`](crate::export_profiler), which builds the COM object
-        /// the runtime talks to. Each method is one slot of `ICorProfilerCallback` ..
-        /// `ICorProfilerCallback11`, named after it in snake case
-        /// (`JITCompilationStarted` is [`jit_compilation_started`](Profiler::jit_compilation_started)).
-        ///
-        /// # Conventions
-        ///
-        /// * **Results**: callbacks return `Result<(), HResult>`; `Ok(())` answers
-        ///   `S_OK`, `Err(hr)` answers `hr`. A failure from
-        ///   [`initialize`](Profiler::initialize) makes the runtime unload the
-        ///   profiler; most other callbacks' results are ignored by the runtime. The
-        ///   exceptions answer through an out-parameter and return what they answer:
-        ///   [`jit_inlining`](Profiler::jit_inlining),
-        ///   [`jit_cached_function_search_started`](Profiler::jit_cached_function_search_started),
-        ///   [`load_as_notification_only`](Profiler::load_as_notification_only) (a
-        ///   `bool`), and [`shutdown`](Profiler::shutdown) returns nothing.
-        /// * **Defaults** do nothing and succeed; the `bool` ones answer what the
-        ///   runtime does without a profiler (inline, use precompiled code, not
-        ///   notification-only), and
-        ///   [`initialize_for_attach`](Profiler::initialize_for_attach) refuses to
-        ///   attach.
-        /// * **Arguments** keep the raw types of the vtable (runtime ids, tokens,
-        ///   `HResult` statuses, raw pointers valid during the call only), except that
-        ///   `BOOL`s are `bool`, `initialize` receives a [`ProfilerInfo`] and
-        ///   `initialize_for_attach` its client data as a slice.
-        /// * **Threads**: the runtime calls from many threads at once, hence `&self` and
-        ///   `Send + Sync`. Each call runs inside a
-        ///   [`CallbackScope`](crate::clr::guard::CallbackScope), so `ProfilerInfo`
-        ///   calls made during it are synchronous.
-        /// * **Panics** never cross into the runtime: a panicking callback is logged
-        ///   ([`clr::log`](crate::clr::log)) with its name and answers `E_FAIL`; the
-        ///   profiler keeps being called (state it shares behind a `Mutex` is then
-        ///   poisoned). With `panic = "abort"` a panic aborts the process instead.
-        ///
-        /// # A profiler in a dozen lines
-        ///
-        /// A `cdylib` that logs every method the JIT compiles:
-        ///
-        /// ```no_run
-        /// use std::sync::OnceLock;
-        ///
-        /// use ilrewrite::clr::sys::{CorPrfHighMonitor, CorPrfMonitor, FunctionID, HResult};
-        /// use ilrewrite::clr::{Profiler, ProfilerInfo, log};
-        ///
-        /// #[derive(Default)]
-        /// struct JitLogger {
-        ///     info: OnceLock<ProfilerInfo>,
-        /// }
-        ///
-        /// impl Profiler for JitLogger {
-        ///     fn initialize(&self, info: ProfilerInfo) -> Result<(), HResult> {
-        ///         let jit = CorPrfMonitor::MONITOR_JIT_COMPILATION;
-        ///         info.set_event_mask(jit, CorPrfHighMonitor::empty())?;
-        ///         let _ = self.info.set(info);
-        ///         Ok(())
-        ///     }
-        ///
-        ///     fn jit_compilation_started(&self, function: FunctionID, _: bool) -> Result<(), HResult> {
-        ///         let info = self.info.get().ok_or(HResult::E_UNEXPECTED)?;
-        ///         let f = info.function_info(function)?;
-        ///         log::write(&format!("JIT {:#010x} of module {:#x}", f.token, f.module));
-        ///         Ok(())
-        ///     }
-        /// }
-        ///
-        /// ilrewrite::export_profiler!(
-        ///     clsid = "{9E2B38F2-7355-4C61-A54F-434B7AC266C0}",
-        ///     profiler = JitLogger::default,
-        /// );
-        /// ```
-        ///
-        /// Built as a `cdylib` and loaded with `CORECLR_ENABLE_PROFILING=1`,
-        /// `CORECLR_PROFILER={9E2B38F2-7355-4C61-A54F-434B7AC266C0}` and
-        /// `CORECLR_PROFILER_PATH=/path/to/libjit_logger.so`.
-        #[allow(clippy::too_many_arguments)]
-        pub trait Profiler: Send + Sync + 'static {
-            $($(
+        $crate::clr::profiler::for_each_callback! { @give $how
+            [$($({
+                $slot [$($thunk)?]
                 #[doc = concat!("`", $iface, "::", stringify!($slot), "`.")]
                 #[doc = ""]
                 $(#[$doc])*
-                #[doc = callback_errors_doc!($($ret)?)]
-                fn $method(&self $(, $arg: $ty)*) -> callback_ret!($($ret)?) {
-                    $(let _ = $arg;)*
-                    callback_default!($($default)?)
+                #[doc = $crate::clr::profiler::for_each_callback!(@errors $($ret)?)]
+                fn $method($($arg: $ty),*)
+                    -> $crate::clr::profiler::for_each_callback!(@ret $($ret)?)
+                {
+                    $crate::clr::profiler::for_each_callback!(@default $($default)?)
                 }
-            )*)*
+            })*)*]
+            [$(
+                $iface ($vtbl as $konst $(: $parent)?) {
+                    $($slot => $method [$($thunk)?],)*
+                }
+            )*]
+        }
+    };
+    (@give [interfaces $m:ident] $callbacks:tt [$($interfaces:tt)*]) => {
+        $m! { $($interfaces)* }
+    };
+    (@give [$m:ident] [$($callback:tt)*] $interfaces:tt) => {
+        $($m! $callback)*
+    };
+    // An entry's return type, default and end of docs: the list's, or, without
+    // `-> Return = default`, `Result<(), HResult>`, `Ok(())` and the `# Errors` section.
+    (@ret) => { Result<(), HResult> };
+    (@ret $ret:ty) => { $ret };
+    (@default) => {
+        Ok(())
+    };
+    (@default $default:expr) => {
+        $default
+    };
+    (@errors) => {
+        "\n\n# Errors\nThe `HRESULT` to answer the runtime, which ignores it for most \
+         callbacks (see the trait's conventions)."
+    };
+    (@errors $ret:ty) => {
+        ""
+    };
+}
+pub(crate) use for_each_callback;
+
+/// One method of [`Profiler`], from its entry in the list: the default does nothing
+/// with the arguments.
+macro_rules! profiler_method {
+    (
+        $slot:ident $thunk:tt
+        $(#[$doc:meta])*
+        fn $method:ident($($arg:ident: $ty:ty),*) -> $ret:ty { $default:expr }
+    ) => {
+        $(#[$doc])*
+        fn $method(&self $(, $arg: $ty)*) -> $ret {
+            $(let _ = $arg;)*
+            $default
         }
     };
 }
 
-for_each_callback!(define_profiler_trait);
+/// A CLR profiler: the runtime's callbacks, as methods with defaults.
+///
+/// Implement the callbacks for the events the profiler asks for (in
+/// [`initialize`](Profiler::initialize), with
+/// [`ProfilerInfo::set_event_mask`]) and give the type to
+/// [`export_profiler!`](crate::export_profiler), which builds the COM object
+/// the runtime talks to. Each method is one slot of `ICorProfilerCallback` ..
+/// `ICorProfilerCallback11`, named after it in snake case
+/// (`JITCompilationStarted` is [`jit_compilation_started`](Profiler::jit_compilation_started)).
+///
+/// # Conventions
+///
+/// * **Results**: callbacks return `Result<(), HResult>`; `Ok(())` answers
+///   `S_OK`, `Err(hr)` answers `hr`. A failure from
+///   [`initialize`](Profiler::initialize) makes the runtime unload the
+///   profiler; most other callbacks' results are ignored by the runtime. The
+///   exceptions answer through an out-parameter and return what they answer:
+///   [`jit_inlining`](Profiler::jit_inlining),
+///   [`jit_cached_function_search_started`](Profiler::jit_cached_function_search_started),
+///   [`load_as_notification_only`](Profiler::load_as_notification_only) (a
+///   `bool`), and [`shutdown`](Profiler::shutdown) returns nothing.
+/// * **Defaults** do nothing and succeed; the `bool` ones answer what the
+///   runtime does without a profiler (inline, use precompiled code, not
+///   notification-only), and
+///   [`initialize_for_attach`](Profiler::initialize_for_attach) refuses to
+///   attach.
+/// * **Arguments** keep the raw types of the vtable (runtime ids, tokens,
+///   `HResult` statuses, raw pointers valid during the call only), except that
+///   `BOOL`s are `bool`, `initialize` receives a [`ProfilerInfo`] and
+///   `initialize_for_attach` its client data as a slice.
+/// * **Threads**: the runtime calls from many threads at once, hence `&self` and
+///   `Send + Sync`. Each call runs inside a
+///   [`CallbackScope`](crate::clr::guard::CallbackScope), so `ProfilerInfo`
+///   calls made during it are synchronous.
+/// * **Panics** never cross into the runtime: a panicking callback is logged
+///   ([`clr::log`](crate::clr::log)) with its name and answers `E_FAIL`; the
+///   profiler keeps being called (state it shares behind a `Mutex` is then
+///   poisoned). With `panic = "abort"` a panic aborts the process instead.
+///
+/// # A profiler in a dozen lines
+///
+/// A `cdylib` that logs every method the JIT compiles:
+///
+/// ```no_run
+/// use std::sync::OnceLock;
+///
+/// use ilrewrite::clr::sys::{CorPrfHighMonitor, CorPrfMonitor, FunctionID, HResult};
+/// use ilrewrite::clr::{Profiler, ProfilerInfo, log};
+///
+/// #[derive(Default)]
+/// struct JitLogger {
+///     info: OnceLock<ProfilerInfo>,
+/// }
+///
+/// impl Profiler for JitLogger {
+///     fn initialize(&self, info: ProfilerInfo) -> Result<(), HResult> {
+///         let jit = CorPrfMonitor::MONITOR_JIT_COMPILATION;
+///         info.set_event_mask(jit, CorPrfHighMonitor::empty())?;
+///         let _ = self.info.set(info);
+///         Ok(())
+///     }
+///
+///     fn jit_compilation_started(&self, function: FunctionID, _: bool) -> Result<(), HResult> {
+///         let info = self.info.get().ok_or(HResult::E_UNEXPECTED)?;
+///         let f = info.function_info(function)?;
+///         log::write(&format!("JIT {:#010x} of module {:#x}", f.token, f.module));
+///         Ok(())
+///     }
+/// }
+///
+/// ilrewrite::export_profiler!(
+///     clsid = "{9E2B38F2-7355-4C61-A54F-434B7AC266C0}",
+///     profiler = JitLogger::default,
+/// );
+/// ```
+///
+/// Built as a `cdylib` and loaded with `CORECLR_ENABLE_PROFILING=1`,
+/// `CORECLR_PROFILER={9E2B38F2-7355-4C61-A54F-434B7AC266C0}` and
+/// `CORECLR_PROFILER_PATH=/path/to/libjit_logger.so`.
+#[allow(clippy::too_many_arguments)]
+pub trait Profiler: Send + Sync + 'static {
+    for_each_callback!(profiler_method);
+}

@@ -435,11 +435,16 @@ impl<P: Profiler> CallbackObject<P> {
     const VTBL: &'static ICorProfilerCallback11Vtbl = &Self::CALLBACK11;
 }
 
-/// A generated thunk: the profiler method of the same name, with the raw arguments
-/// converted (nothing for a callback with a custom thunk).
+/// A callback's thunk, from its entry in the list: the profiler method of the same
+/// name, with the raw arguments converted (nothing for a callback with a custom thunk).
 macro_rules! callback_thunk {
-    ($method:ident($($arg:ident: $ty:ty),*) custom $thunk:ident) => {};
-    ($method:ident($($arg:ident: $ty:ty),*)) => {
+    // A custom thunk: written by hand above.
+    ($slot:ident [$thunk:ident] $($custom:tt)*) => {};
+    (
+        $slot:ident []
+        $(#[$doc:meta])*
+        fn $method:ident($($arg:ident: $ty:ty),*) -> $ret:ty { $default:expr }
+    ) => {
         #[doc = concat!("The thunk of [`Profiler::", stringify!($method), "`].")]
         ///
         /// # Safety
@@ -463,12 +468,16 @@ macro_rules! callback_thunk {
     };
 }
 
+impl<P: Profiler> CallbackObject<P> {
+    for_each_callback!(callback_thunk);
+}
+
 /// The thunk a slot holds: the generated one, or the custom one.
 macro_rules! callback_slot {
-    ($method:ident custom $thunk:ident) => {
+    ($method:ident [$thunk:ident]) => {
         Self::$thunk
     };
-    ($method:ident) => {
+    ($method:ident []) => {
         Self::$method
     };
 }
@@ -483,19 +492,14 @@ macro_rules! callback_base {
     };
 }
 
+/// The vtable of each interface, one level on the previous, with the IIDs the object
+/// answers for.
 macro_rules! define_callback_vtables {
-    (
-        $(
-            $vtbl:ident as $konst:ident $(: $parent:ident)? = $iface:literal {
-                $(
-                    $(#[$doc:meta])*
-                    $slot:ident => $method:ident($($arg:ident: $ty:ty),* $(,)?)
-                        $(-> $ret:ty = $default:expr)?
-                        $(, custom $thunk:ident)?;
-                )*
-            }
-        )*
-    ) => {
+    ($(
+        $iface:literal ($vtbl:ident as $konst:ident $(: $parent:ident)?) {
+            $($slot:ident => $method:ident $thunk:tt,)*
+        }
+    )*) => {
         /// The IIDs the object answers `QueryInterface` for.
         const INTERFACES: &[Guid] = &[IID_IUNKNOWN, $(<$vtbl as ComVtable>::IID),*];
 
@@ -509,21 +513,17 @@ macro_rules! define_callback_vtables {
         )),*];
 
         impl<P: Profiler> CallbackObject<P> {
-            $($(
-                callback_thunk!($method($($arg: $ty),*) $(custom $thunk)?);
-            )*)*
-
             $(
                 const $konst: $vtbl = $vtbl {
                     base: callback_base!($($parent)?),
-                    $($slot: callback_slot!($method $(custom $thunk)?),)*
+                    $($slot: callback_slot!($method $thunk),)*
                 };
             )*
         }
     };
 }
 
-for_each_callback!(define_callback_vtables);
+for_each_callback!(interfaces define_callback_vtables);
 
 #[cfg(test)]
 mod tests {
