@@ -48,7 +48,8 @@ pub enum HookError {
     /// Hooks were registered already in this process (the runtime takes them once).
     #[error("enter/leave hooks are registered already")]
     AlreadyRegistered,
-    /// No fast-path trampolines for this platform yet (x86_64 Linux only).
+    /// No fast-path trampolines for this platform (they exist for x86_64 Linux, aarch64
+    /// Linux and x86_64 Windows).
     #[error("no fast-path enter/leave trampolines for this platform")]
     Unsupported,
     /// The runtime refused a call.
