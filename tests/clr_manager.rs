@@ -146,6 +146,37 @@ fn a_failing_instrumentation_method_is_rolled_back_alone() {
             .filter(|l| l.contains("rolled back, the others' kept"))
             .count();
         assert_eq!(rollbacks, 2, "{}", out.stderr);
+        // The contained panic is that one line: Rust's own panic message and backtrace
+        // never reach the program's stderr.
+        for rust_says in ["panicked at", "RUST_BACKTRACE", "stack backtrace"] {
+            assert!(
+                !out.stderr.contains(rust_says),
+                "{rust_says}: {}",
+                out.stderr
+            );
+        }
+        // Asked for, its place and backtrace go through the crate's log.
+        let (traced, _) = configured(
+            rt,
+            "Returns",
+            "isolation-traced",
+            text,
+            &[("ILREWRITE_BACKTRACE", "1")],
+        );
+        let place = traced
+            .stderr
+            .lines()
+            .position(|l| {
+                l.starts_with("ilrewrite: contained panic at ")
+                    && l.contains("returns.rs:")
+                    && l.contains(": faulty panics on ")
+                    && l.contains("PanicHere")
+            })
+            .unwrap_or_else(|| panic!("no contained panic's place: {}", traced.stderr));
+        let trace = traced.stderr.lines().nth(place + 1).unwrap_or_default();
+        assert!(trace.starts_with("ilrewrite:   "), "{}", traced.stderr);
+        assert!(!traced.stderr.contains("panicked at"), "{}", traced.stderr);
+        assert_eq!(traced.stdout, out.stdout);
     })
 }
 

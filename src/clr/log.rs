@@ -14,10 +14,11 @@
 //! several at once; a sink that panics loses its message and nothing else.
 
 use std::any::Any;
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::io::Write as _;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, Once, OnceLock, PoisonError, RwLock};
 
 /// A logger function: receives one message (no trailing newline) per call.
 pub type Logger = fn(&str);
@@ -155,15 +156,106 @@ fn panic_message(payload: &(dyn Any + Send)) -> &str {
     }
 }
 
+/// The environment variable that asks for the location and backtrace of every panic the
+/// layer contains (`1`), written through the sink. Unset, empty or `0`: none (a contained
+/// panic is then the one line its guard logs). Any other value is said once, and gives
+/// none.
+pub const BACKTRACE_VARIABLE: &str = "ILREWRITE_BACKTRACE";
+
+thread_local! {
+    /// How many [`contain`] calls this thread is inside: a panic then is theirs to report,
+    /// and Rust's default panic message (and backtrace) must not reach the program's
+    /// stderr.
+    static CONTAINING: Cell<u32> = const { Cell::new(0) };
+}
+
+/// This thread inside one more [`contain`], until dropped.
+struct Containing;
+
+impl Containing {
+    #[inline]
+    fn enter() -> Containing {
+        CONTAINING.with(|c| c.set(c.get() + 1));
+        Containing
+    }
+}
+
+impl Drop for Containing {
+    #[inline]
+    fn drop(&mut self) {
+        CONTAINING.with(|c| c.set(c.get().saturating_sub(1)));
+    }
+}
+
+/// Installs, once, the panic hook that keeps contained panics off stderr: a panic inside
+/// [`contain`] is reported by its guard as one line (and, with [`BACKTRACE_VARIABLE`],
+/// its location and backtrace through the sink); any other panic goes to the hook that
+/// was there before (Rust's default: a test's failed assertion still prints).
+#[inline]
+fn quiet_contained_panics() {
+    static HOOK: Once = Once::new();
+    // The hook cannot be changed while this thread panics (a guard dropped during an
+    // unwind): it is installed at the next call instead.
+    if !HOOK.is_completed() && !std::thread::panicking() {
+        HOOK.call_once(|| {
+            let previous = std::panic::take_hook();
+            std::panic::set_hook(Box::new(move |info| {
+                if CONTAINING.with(Cell::get) == 0 {
+                    previous(info);
+                } else if backtraces_asked() {
+                    write_backtrace(info);
+                }
+            }));
+        });
+    }
+}
+
+/// Whether [`BACKTRACE_VARIABLE`] asks for backtraces (read once).
+fn backtraces_asked() -> bool {
+    static ASKED: OnceLock<bool> = OnceLock::new();
+    *ASKED.get_or_init(|| match std::env::var(BACKTRACE_VARIABLE) {
+        Err(std::env::VarError::NotPresent) => false,
+        Ok(value) if value.is_empty() || value == "0" => false,
+        Ok(value) if value == "1" => true,
+        _ => {
+            write(&format!(
+                "{BACKTRACE_VARIABLE} is neither 0 nor 1: contained panics are logged without backtraces"
+            ));
+            false
+        }
+    })
+}
+
+/// Writes where a contained panic happened and its backtrace, one line each.
+#[cold]
+fn write_backtrace(info: &std::panic::PanicHookInfo<'_>) {
+    let place = info.location().map_or_else(
+        || "an unknown place".to_owned(),
+        |l| format!("{}:{}:{}", l.file(), l.line(), l.column()),
+    );
+    write(&format!(
+        "contained panic at {place}: {}",
+        panic_message(info.payload())
+    ));
+    for line in std::backtrace::Backtrace::force_capture()
+        .to_string()
+        .lines()
+    {
+        write(&format!("  {line}"));
+    }
+}
+
 /// Runs `f` and contains a panic in it: the one place the layer catches panics. A panic
-/// gives its message; its payload is dropped inside a guard of its own (a payload whose
-/// destructor panics again is leaked rather than unwound: nothing unwinds into the
-/// runtime).
+/// gives its message, and nothing of it reaches the program's stderr (the caller logs
+/// it); its payload is dropped inside a guard of its own (a payload whose destructor
+/// panics again is leaked rather than unwound: nothing unwinds into the runtime).
 ///
 /// # Errors
 /// The panic's message.
 #[inline]
 pub(crate) fn contain<R>(f: impl FnOnce() -> R) -> Result<R, String> {
+    quiet_contained_panics();
+    let _containing = Containing::enter();
     catch_unwind(AssertUnwindSafe(f)).map_err(message_of)
 }
 
