@@ -167,7 +167,7 @@ impl InstrumentationMethod for Helper {
             _ => Vec::new(),
         }
     }
-    fn module_loaded(&self, module: &ModuleLoad<'_>) -> ilrewrite::Result<()> {
+    fn module_loaded(&self, module: &ModuleLoad<'_>) -> Result<(), MethodError> {
         let (Some(facts), Some(assembly)) = (module.facts(), self.assembly.get()) else {
             return Ok(());
         };
@@ -250,7 +250,7 @@ impl InstrumentationMethod for Facts {
     fn name(&self) -> &str {
         "facts"
     }
-    fn module_loaded(&self, module: &ModuleLoad<'_>) -> ilrewrite::Result<()> {
+    fn module_loaded(&self, module: &ModuleLoad<'_>) -> Result<(), MethodError> {
         let Some(facts) = module.facts() else {
             self.unknown.fetch_add(1, Relaxed);
             return Ok(());

@@ -187,7 +187,7 @@ impl InstrumentationMethod for Listener {
         let _ = self.subscribed.set(subscribed);
         Ok(())
     }
-    fn module_loaded(&self, module: &ModuleLoad<'_>) -> ilrewrite::Result<()> {
+    fn module_loaded(&self, module: &ModuleLoad<'_>) -> Result<(), MethodError> {
         let (Some((assembly, handle)), Some(facts)) = (self.later.get(), module.facts()) else {
             return Ok(());
         };

@@ -302,7 +302,7 @@ impl InstrumentationMethod for Wrap {
         let _ = self.probes.set((probes, counters(probes)));
         Ok(())
     }
-    fn module_loaded(&self, module: &ModuleLoad<'_>) -> ilrewrite::Result<()> {
+    fn module_loaded(&self, module: &ModuleLoad<'_>) -> Result<(), MethodError> {
         let probes = ModuleProbes::define(module.module().metadata(), self.probes());
         self.items_made.fetch_add(1, Relaxed);
         module.set_item(probes);

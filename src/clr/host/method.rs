@@ -13,7 +13,7 @@ use crate::clr::profiler::{Callbacks, Profiler};
 use crate::clr::rewrite::MethodRewrite;
 use crate::clr::rewrite::items::{Containers, KeyedItems, downcast};
 use crate::clr::rewrite::module::{ModuleState, row};
-use crate::clr::runtime::{AssemblyName, ModuleFacts, ModuleMetadata, ProfilerInfo};
+use crate::clr::runtime::{AssemblyName, ClrError, ModuleFacts, ModuleMetadata, ProfilerInfo};
 use crate::clr::sys::mdToken;
 use crate::transform::SingleRet;
 
@@ -131,7 +131,37 @@ pub trait InstrumentationMethod<M = ModuleMetadata>: Profiler {
     ///
     /// # Errors
     /// Logged; its data item stays unset, which its edits can see.
-    fn module_loaded(&self, module: &ModuleLoad<'_, M>) -> crate::error::Result<()> {
+    ///
+    /// An instrumentation method whose edits call a Rust function of the profiler
+    /// ([`NativeCall`](crate::clr::NativeCall)) defines the call's signature here, once
+    /// per module, and keeps its token for them:
+    ///
+    /// ```no_run
+    /// use ilrewrite::clr::{InstrumentationMethod, MethodError, ModuleLoad, NativeCall, Profiler};
+    /// use ilrewrite::clr::sys::mdSignature;
+    ///
+    /// extern "C" fn entered(method: i32) {
+    ///     let _ = method; // count, sample, trace
+    /// }
+    ///
+    /// /// The module's token of `entered`'s signature, for the edits' `calli`.
+    /// struct CallToken(mdSignature);
+    ///
+    /// struct Count;
+    /// impl Profiler for Count {}
+    /// impl InstrumentationMethod for Count {
+    ///     fn name(&self) -> &str {
+    ///         "count"
+    ///     }
+    ///     fn module_loaded(&self, module: &ModuleLoad<'_>) -> Result<(), MethodError> {
+    ///         let call = NativeCall::new(entered as extern "C" fn(i32));
+    ///         let token = call.signature_token(module.module().metadata())?;
+    ///         module.set_item(CallToken(token));
+    ///         Ok(())
+    ///     }
+    /// }
+    /// ```
+    fn module_loaded(&self, module: &ModuleLoad<'_, M>) -> Result<(), MethodError> {
         let _ = module;
         Ok(())
     }
@@ -141,7 +171,12 @@ pub trait InstrumentationMethod<M = ModuleMetadata>: Profiler {
     /// may inline a method ([`Candidate::compiling`] tells which), before anything is
     /// read or decoded: decide from names, tokens, attributes or its data items,
     /// cheaply. A method already rewritten is not edited again whatever it answers.
-    fn wants(&self, method: &Candidate<'_, M>) -> Interest;
+    /// Default: none ([`Interest::No`]), for an instrumentation method that only
+    /// subscribes to callbacks.
+    fn wants(&self, method: &Candidate<'_, M>) -> Interest {
+        let _ = method;
+        Interest::No
+    }
 
     /// Whether it must never edit the method, not even when a ReJIT request (the live
     /// dial's `instrument`) names it explicitly: e.g. the helpers its own injected code
@@ -159,11 +194,16 @@ pub trait InstrumentationMethod<M = ModuleMetadata>: Profiler {
     /// # Errors
     /// An error, or a panic, rolls back this instrumentation method's edits of this
     /// method only, and is logged once per method; the others' edits stay.
+    ///
+    /// Default: changes nothing, for an instrumentation method that edits no method.
     fn edit(
         &self,
         body: &mut MethodBody,
         method: &mut MethodEdit<'_, '_, M>,
-    ) -> crate::error::Result<bool>;
+    ) -> crate::error::Result<bool> {
+        let _ = (body, method);
+        Ok(false)
+    }
 }
 
 /// What an instrumentation method gets at [`InstrumentationMethod::start`].
@@ -194,15 +234,23 @@ impl Start<'_> {
 }
 
 /// Why an instrumentation method cannot run as configured
-/// ([`InstrumentationMethod::start`]) or as a ReJIT request asks
-/// ([`InstrumentationMethod::check_options`]). `?` makes one of a [`ConfigError`] (what
-/// [`Options::invalid`] gives), a `String` or a `&str`.
+/// ([`InstrumentationMethod::start`]), as a ReJIT request asks
+/// ([`InstrumentationMethod::check_options`]), or in a module that loaded
+/// ([`InstrumentationMethod::module_loaded`]). `?` makes one of a [`ConfigError`] (what
+/// [`Options::invalid`] gives), a runtime call's [`ClrError`] (its `HRESULT` kept), the
+/// crate's [`Error`](crate::Error), a `String` or a `&str`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum MethodError {
     /// An option's value it does not accept, at its place in the configuration.
     #[error(transparent)]
     Option(#[from] ConfigError),
+    /// A call to the runtime failed (a metadata definition, say).
+    #[error(transparent)]
+    Runtime(#[from] ClrError),
+    /// The crate refused or failed (a signature it cannot build, say).
+    #[error(transparent)]
+    Crate(#[from] crate::error::Error),
     /// Its own reason.
     #[error("{0}")]
     Reason(String),
