@@ -5,10 +5,8 @@
 //! CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER={0B5C3F2A-7D41-4E8B-9A6C-2E1F4D7B8C93} \
 //! CORECLR_PROFILER_PATH=$PWD/target/release/examples/libtiny_profiler.so dotnet Answer.exe
 //! ```
-use ilrewrite::clr::ModuleState;
-use ilrewrite::clr::sys::mdToken;
-use ilrewrite::clr::sys::{CorPrfHighMonitor, CorPrfMonitor, FunctionID, HResult};
-use ilrewrite::clr::{JitRewriter, Profiler, ProfilerInfo};
+use ilrewrite::clr::sys::{CorPrfHighMonitor, CorPrfMonitor, FunctionID, HResult, mdToken};
+use ilrewrite::clr::{JitRewriter, ModuleState, Profiler, ProfilerInfo};
 use ilrewrite::{Instruction, MethodBody, OpCode, disasm::method_name};
 use std::sync::OnceLock;
 

@@ -469,7 +469,7 @@ impl ProfilerInfo {
 ///
 /// ```compile_fail,E0277
 /// use core::ffi::c_void;
-/// use ilrewrite::clr::{InfoVtbl};
+/// use ilrewrite::clr::InfoVtbl;
 /// use ilrewrite::clr::sys::{ComVtable, Guid, HResult};
 /// use ilrewrite::clr::sys::ICorProfilerInfoVtbl;
 ///
