@@ -454,7 +454,11 @@ fn sample() -> Manager {
 /// The summary at shutdown (see the crate documentation above for the format).
 fn report(manager: &Manager, offered: &Offered, mode: &str) {
     // Nothing ran (an instrumentation method did not start): mode `off`.
-    let mode = if manager.is_running() { mode } else { "off" };
+    let mode = if !manager.running().is_empty() {
+        mode
+    } else {
+        "off"
+    };
     if let Some(elt) = offered.elts.iter().find(|e| e.name() == mode) {
         elt.write_trace();
         // The hook modes: exactly one line.

@@ -257,6 +257,16 @@ impl Manager {
         Some(ReJitControl { controller })
     }
 
+    /// The names of the instrumentation methods that run, in editing order: all of
+    /// them once initialized (each one started), none before or when one did not start
+    /// (then none runs: the program runs unchanged).
+    pub fn running(&self) -> Vec<&str> {
+        match self.running.get() {
+            Some(_) => self.names(),
+            None => Vec::new(),
+        }
+    }
+
     /// The names of the instrumentation methods, in editing order.
     pub fn names(&self) -> Vec<&str> {
         self.pending.iter().map(|h| h.method.name()).collect()

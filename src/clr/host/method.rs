@@ -15,6 +15,7 @@ use crate::clr::rewrite::items::{Containers, KeyedItems, downcast};
 use crate::clr::rewrite::module::{ModuleState, row};
 use crate::clr::runtime::{AssemblyName, ClrError, ModuleFacts, ModuleMetadata, ProfilerInfo};
 use crate::clr::sys::mdToken;
+use crate::metadata::MetadataSource;
 use crate::transform::SingleRet;
 
 /// Whether an instrumentation method edits a method ([`InstrumentationMethod::wants`]).
@@ -294,6 +295,22 @@ impl<'a, M> Candidate<'a, M> {
     /// may inline it (an answer for the inlining policy: nothing is edited then).
     pub fn compiling(&self) -> bool {
         self.compiling
+    }
+
+    /// The method's name as the dial's selectors write it: `Namespace.Type::Method`,
+    /// a nested type as `Namespace.Outer/Inner`, a generic type with its arity
+    /// (``System.Collections.Generic.Dictionary`2::TryGetValue``). Read from the
+    /// metadata at each call: a filter that asks it of every method pays for it.
+    pub fn name(&self) -> String
+    where
+        M: MetadataSource,
+    {
+        let metadata = self.module.metadata();
+        let listed = crate::disasm::method_name(metadata, self.token);
+        let name = metadata
+            .member_name(self.token)
+            .map_or(listed.name, |member| member.name);
+        format!("{}::{}", listed.owner, name)
     }
 
     /// This instrumentation method's data on the method's module.

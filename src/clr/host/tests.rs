@@ -493,3 +493,35 @@ fn assembly_references_are_announced_except_to_themselves() {
     });
     assert_eq!(announced, ["a:Other", "c:Third"]);
 }
+
+/// A candidate's name is the dial's selector syntax: the namespace and type, `::`, the
+/// method's own name; a generic type with its arity.
+#[test]
+fn a_candidate_is_named_as_selectors_name_it() {
+    let containers = Containers::default();
+    let name = |program: &str, method: &str| {
+        let asm = assembly(program);
+        let module = module(asm);
+        let candidate = Candidate {
+            module: &module,
+            token: token_of(asm, method),
+            compiling: true,
+            owner: Owner { index: 0, count: 1 },
+            containers: &containers,
+        };
+        candidate.name()
+    };
+    assert_eq!(
+        name("Returns.exe", "PanicHere"),
+        "Returns.Values::PanicHere"
+    );
+    assert_eq!(name("Generic.exe", "Echo"), "Generic.Holder`1::Echo");
+}
+
+/// Before it runs, a manager runs no instrumentation method, whatever it hosts.
+#[test]
+fn a_manager_runs_nothing_before_it_is_initialized() {
+    let manager = Manager::new().with(Named("scale", &[]));
+    assert_eq!(manager.names(), ["scale"]);
+    assert!(manager.running().is_empty());
+}
