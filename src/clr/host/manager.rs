@@ -277,12 +277,6 @@ impl Manager {
         &self.counts
     }
 
-    /// Whether it runs: initialized, every instrumentation method started (else it
-    /// runs nothing and the program runs unchanged).
-    pub fn is_running(&self) -> bool {
-        self.running.get().is_some()
-    }
-
     /// Nanoseconds spent so far in each phase of the rewrite pipeline, first JITs and
     /// ReJIT versions together, once running with [`Manager::with_timings`].
     pub fn timings(&self) -> Option<[(Phase, u64); Phase::ALL.len()]> {
