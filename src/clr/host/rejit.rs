@@ -372,8 +372,8 @@ impl ReJitController {
     }
 
     /// One line per method the machine has a record of, in module and token order,
-    /// with `name` giving each method's name.
-    pub(crate) fn listing(&self, name: impl Fn(MethodKey) -> String) -> Vec<String> {
+    /// with `name` giving each method's name and its assembly's.
+    pub(crate) fn listing(&self, name: impl Fn(MethodKey) -> (String, String)) -> Vec<String> {
         let records: Vec<(MethodKey, String, String, String)> = self
             .machine()
             .records()
@@ -423,11 +423,10 @@ impl ReJitController {
         records
             .into_iter()
             .map(|(key, desired, default, stage)| {
+                let (method, assembly) = name(key);
                 format!(
-                    "method {} module={:#x} token={:#010x} wants={desired} default={default} stage={stage}",
-                    name(key),
-                    key.module,
-                    key.token
+                    "method {method} module={:#x} assembly={assembly} token={:#010x} wants={desired} default={default} stage={stage}",
+                    key.module, key.token
                 )
             })
             .collect()

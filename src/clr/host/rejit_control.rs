@@ -240,20 +240,24 @@ impl ReJitControl {
         })
     }
 
-    /// One line per method the ReJIT machine has a record of (wanted, default IL,
-    /// where the runtime stands, failures with their `HRESULT`).
+    /// One line per method the ReJIT machine has a record of: its name, module and
+    /// assembly, what it is wanted to run, its default IL, where the runtime stands,
+    /// failures with their `HRESULT`.
     pub fn states(&self) -> Vec<String> {
         let rewriter = &self.controller.hosting().engine;
         // Records are only of loaded modules, which stay loaded while their names are read.
         self.controller.with_modules(|_| {
             self.controller.listing(|key| {
-                rewriter
-                    .module(key.module)
-                    .map(|state| {
+                rewriter.module(key.module).map_or_else(
+                    |_| ("?".to_owned(), "?".to_owned()),
+                    |state| {
                         let name = crate::disasm::method_name(state.metadata(), key.token);
-                        format!("{}::{}", name.owner, name.name)
-                    })
-                    .unwrap_or_else(|_| "?".to_owned())
+                        let assembly = state
+                            .facts()
+                            .map_or_else(|| "?".to_owned(), |f| f.assembly_name.clone());
+                        (format!("{}::{}", name.owner, name.name), assembly)
+                    },
+                )
             })
         })
     }
