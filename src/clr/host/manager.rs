@@ -66,6 +66,75 @@ pub(super) type Report = Box<dyn Fn(&Manager) + Send + Sync>;
 ///
 /// No lock is shared by all JIT threads: each module's data has its own, and the
 /// rewriter's module registry is sharded.
+///
+/// An instrumentation method that doubles the `int32` result of the methods named in its
+/// option `method`, and a profiler hosting it with what a configuration file asks:
+///
+/// ```no_run
+/// use std::sync::{Arc, OnceLock};
+/// use ilrewrite::body::MethodBody;
+/// use ilrewrite::clr::{
+///     Candidate, Configuration, InstrumentationMethod, Interest, Manager, MethodEdit, MethodError,
+///     OptionKind, OptionSpec, Profiler, Start,
+/// };
+/// use ilrewrite::disasm::method_name;
+/// use ilrewrite::graph::Incoming;
+/// use ilrewrite::{Instruction, OpCode};
+///
+/// #[derive(Default)]
+/// struct Double {
+///     method: OnceLock<String>,
+/// }
+///
+/// impl Profiler for Double {} // the callbacks it subscribes to: none
+///
+/// impl InstrumentationMethod for Double {
+///     fn name(&self) -> &str {
+///         "double"
+///     }
+///     fn options(&self) -> &[OptionSpec] {
+///         const OPTIONS: [OptionSpec; 1] = [OptionSpec::new("method", OptionKind::String)];
+///         &OPTIONS
+///     }
+///     fn start(&self, start: &Start<'_>) -> Result<(), MethodError> {
+///         let method = start.options().string("method").ok_or("`method` is required")?;
+///         let _ = self.method.set(method.to_owned());
+///         Ok(())
+///     }
+///     fn wants(&self, candidate: &Candidate<'_>) -> Interest {
+///         let name = method_name(candidate.module().metadata(), candidate.token());
+///         match self.method.get() == Some(&format!("{}::{}", name.owner, name.name)) {
+///             true => Interest::Edit,
+///             false => Interest::No,
+///         }
+///     }
+///     fn edit(&self, body: &mut MethodBody, _: &mut MethodEdit<'_, '_>) -> ilrewrite::Result<bool> {
+///         // Assumes an int32 result (MethodEdit::method().signature() tells).
+///         let rets: Vec<_> = body.instrs.opcodes().filter(|(_, op)| *op == OpCode::Ret).collect();
+///         for &(ret, _) in &rets {
+///             // Redirect: a branch to the `ret` runs the multiplication too.
+///             body.insert_before(ret, Instruction::ldc_i4(2), Incoming::Redirect)?;
+///             body.insert_before(ret, Instruction::simple(OpCode::Mul), Incoming::Keep)?;
+///         }
+///         Ok(!rets.is_empty())
+///     }
+/// }
+///
+/// fn profiler() -> Manager {
+///     let offered: Vec<Arc<dyn InstrumentationMethod>> = vec![Arc::new(Double::default())];
+///     let Some(path) = std::env::var_os("MY_PROFILER_CONFIG") else {
+///         return Manager::new(); // hosts nothing, asks for no event
+///     };
+///     Configuration::read(path.as_ref())
+///         .and_then(|configuration| Manager::configured(&configuration, &offered))
+///         .unwrap_or_else(|error| {
+///             eprintln!("my-profiler: {error}; nothing is rewritten"); // file:line:column: ...
+///             Manager::new()
+///         })
+/// }
+///
+/// ilrewrite::export_profiler!(clsid = "{1D2E3F40-5A6B-4C7D-8E9F-A0B1C2D3E4F5}", profiler = profiler);
+/// ```
 pub struct Manager {
     /// Registered, in editing order.
     pub(super) pending: Vec<Hosted>,
