@@ -60,9 +60,7 @@ impl Manager {
             Err(e) => {
                 // Fail closed: attached, asking for no event, rewriting nothing.
                 masks.close();
-                log::write(&format!(
-                    "{e}; no instrumentation method runs: the program runs unchanged"
-                ));
+                log_failed_start(&e);
                 ask_for_nothing(&info)
             }
         }
@@ -261,6 +259,20 @@ fn start_driver(controller: &Arc<ReJitController>) {
     let driver = controller.clone();
     if let Err(e) = spawn_profiler_thread("ilrewrite-rejit", move || driver.drive()) {
         log::write(&format!("the ReJIT driver thread did not start: {e}"));
+    }
+}
+
+/// What a failed start logs: why (each instrumentation method that did not start was
+/// logged as it failed), then that nothing runs.
+fn log_failed_start(e: &StartError) {
+    const NOTHING_RUNS: &str = "no instrumentation method runs: the program runs unchanged";
+    match e {
+        StartError::MethodsDidNotStart(_) => log::write(NOTHING_RUNS),
+        StartError::Hooks(_) => log::write(&format!("{e}; {NOTHING_RUNS}")),
+        _ => {
+            log::write(&e.to_string());
+            log::write(NOTHING_RUNS);
+        }
     }
 }
 
