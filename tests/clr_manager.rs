@@ -247,6 +247,36 @@ fn each_instrumentation_method_receives_only_the_callbacks_it_subscribed_to() {
     })
 }
 
+/// A listener that declares no event and subscribes to `ExceptionThrown` and
+/// `ClassLoadFinished` receives both (`CallTree` throws and catches): the manager asks
+/// for `COR_PRF_MONITOR_EXCEPTIONS` and `COR_PRF_MONITOR_CLASS_LOADS` for it, and says so.
+#[test]
+fn a_callback_subscribed_without_its_flag_is_delivered() {
+    for_each_runtime(|rt| {
+        let text = "[[method]]\nname = \"listener\"\noptions = { callbacks = \
+                [\"ExceptionThrown\", \"ClassLoadFinished\"] }\n";
+        let (out, _) = configured(rt, "CallTree", "listener-derived", text, &[]);
+        assert_eq!(out.stdout, expected_stdout("CallTree"), "{}", out.stderr);
+        for (callback, flag) in [
+            ("ExceptionThrown", "COR_PRF_MONITOR_EXCEPTIONS"),
+            ("ClassLoadFinished", "COR_PRF_MONITOR_CLASS_LOADS"),
+        ] {
+            let said = format!(
+                "ilrewrite: instrumentation method listener subscribes to {callback}: asking for {flag}"
+            );
+            assert!(
+                out.stderr.lines().any(|l| l == said),
+                "{said}: {}",
+                out.stderr
+            );
+        }
+        let got = received(&out.stderr, "listener");
+        let count = |name: &str| got.iter().find(|(n, ..)| n == name).map(|g| g.2);
+        assert!(count("ExceptionThrown") >= Some(1), "{got:?}");
+        assert!(count("ClassLoadFinished") > Some(100), "{got:?}");
+    })
+}
+
 /// `count`'s data item on a method counts its compilations: `Generic.Gen.Show<T>` is
 /// compiled 6 times (tiering off), once per instantiation with its own code, so the
 /// item kept across them reaches 6; the methods counted are fewer than the

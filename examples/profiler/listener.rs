@@ -1,7 +1,8 @@
 //! `listener` and `listener2`: edit nothing; each counts every callback it receives,
 //! to show that each instrumentation method receives the callbacks it subscribed to
-//! (its `callbacks` option) and no others. With option `from_assembly`, a listener asks
-//! for the events of its callbacks only once a module of that assembly has loaded
+//! (its `callbacks` option) and no others. It declares no event: the manager asks for
+//! those its callbacks need. With option `from_assembly`, a listener defers the events
+//! of its callbacks and asks for them only once a module of that assembly has loaded
 //! (through its events handle): what it receives before is nothing.
 
 use std::sync::OnceLock;
@@ -10,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use ilrewrite::body::MethodBody;
 use ilrewrite::clr::sys::{
     AppDomainID, AssemblyID, ClassID, CorPrfHighMonitor, CorPrfMonitor, FunctionID, HResult,
-    ModuleID, ThreadID,
+    ModuleID, ObjectID, ThreadID,
 };
 use ilrewrite::clr::{
     Callback, Callbacks, Candidate, Events, EventsHandle, InstrumentationMethod, Interest,
@@ -40,30 +41,20 @@ impl Listener {
         }
     }
 
-    /// The events its callbacks need beyond the manager's own (JIT compilations,
-    /// module, assembly and app-domain loads), asked for only if it subscribed to them.
+    /// The events its callbacks need ([`Callback::events`]).
     fn needed(&self) -> Events {
-        let mut low = CorPrfMonitor::empty();
+        let mut needed = Events {
+            low: CorPrfMonitor::empty(),
+            high: CorPrfHighMonitor::empty(),
+        };
         for callback in Callback::ALL
             .iter()
             .filter(|&&c| self.callbacks().contains(c))
         {
-            let name = callback.name();
-            for (prefix, flag) in [
-                ("Class", CorPrfMonitor::MONITOR_CLASS_LOADS),
-                ("Thread", CorPrfMonitor::MONITOR_THREADS),
-                ("Assembly", CorPrfMonitor::MONITOR_ASSEMBLY_LOADS),
-                ("AppDomain", CorPrfMonitor::MONITOR_APPDOMAIN_LOADS),
-            ] {
-                if name.starts_with(prefix) {
-                    low |= flag;
-                }
-            }
+            needed.low |= callback.events().low;
+            needed.high |= callback.events().high;
         }
-        Events {
-            low,
-            high: CorPrfHighMonitor::empty(),
-        }
+        needed
     }
 
     fn got(&self, callback: Callback) {
@@ -133,6 +124,10 @@ impl Profiler for Listener {
         self.got(Callback::JITInlining);
         true
     }
+    fn exception_thrown(&self, _: ObjectID) -> Result<(), HResult> {
+        self.got(Callback::ExceptionThrown);
+        Ok(())
+    }
     fn thread_created(&self, _: ThreadID) -> Result<(), HResult> {
         self.got(Callback::ThreadCreated);
         Ok(())
@@ -146,11 +141,11 @@ impl InstrumentationMethod for Listener {
     fn name(&self) -> &str {
         self.name
     }
-    fn events(&self) -> Events {
+    fn deferred_events(&self) -> Events {
         match self.later.get() {
             // Asked for when `from_assembly` loads.
-            Some(_) => Events::default(),
-            None => self.needed(),
+            Some(_) => self.needed(),
+            None => Events::default(),
         }
     }
     fn options(&self) -> &[OptionSpec] {

@@ -80,7 +80,9 @@ pub use host::{
     MethodEntry, MethodError, ModuleLoad, OptionKind, OptionSpec, Options, Position, ReJitControl,
     ReJitCounts, Start,
 };
-pub use profiler::{Callback, CallbackObject, Callbacks, ClassFactory, Profiler, get_class_object};
+pub use profiler::{
+    Callback, CallbackEvents, CallbackObject, Callbacks, ClassFactory, Profiler, get_class_object,
+};
 pub use rejit::MethodKey;
 pub use rewrite::{
     Failure, FailureCause, Filter, Inlining, Instrumentation, JitRewriter, MethodRewrite,

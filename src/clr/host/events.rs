@@ -1,9 +1,12 @@
 //! The runtime events of a manager's instrumentation methods: each one's current
-//! flags, their union asked of the runtime, and [`EventsHandle`], with which one changes
-//! its own flags later.
+//! flags (at start, what it declares and set, with what its callbacks need:
+//! [`with_subscriptions`]), their union asked of the runtime, and [`EventsHandle`], with
+//! which one changes its own flags later.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::clr::log;
+use crate::clr::profiler::{Callback, Callbacks};
 use crate::clr::runtime::{ClrError, ClrResult, ProfilerInfo};
 use crate::clr::sys::{CorPrfHighMonitor, CorPrfMonitor};
 
@@ -66,6 +69,14 @@ impl EventMasks {
         union(state.own, &state.each)
     }
 
+    /// The manager's own events.
+    pub(crate) fn own(&self) -> Events {
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .own
+    }
+
     /// Adds `events` to the manager's own (before [`EventMasks::arm`]).
     pub(crate) fn add_own(&self, events: Events) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
@@ -126,6 +137,64 @@ impl EventMasks {
         }
         Ok(())
     }
+}
+
+/// A flag a subscribed callback needs that the manager cannot ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Unavailable {
+    /// The callback.
+    pub(crate) callback: Callback,
+    /// The flag, as the IDL names it.
+    pub(crate) flag: &'static str,
+    /// Why not.
+    pub(crate) why: &'static str,
+}
+
+/// The events of the instrumentation method `name` at start: `started` (what it declares
+/// and what it set during its start), with, for each of its `callbacks` that neither
+/// `started`, its `deferred` events nor the manager's `own` deliver, the flags the
+/// callback needs ([`Callback::events`]), each addition logged. `COR_PRF_ENABLE_REJIT`
+/// (the ReJIT callbacks) is the manager's to give: without its ReJIT, refused.
+pub(crate) fn with_subscriptions(
+    name: &str,
+    callbacks: Callbacks,
+    started: Events,
+    deferred: Events,
+    own: Events,
+) -> Result<Events, Unavailable> {
+    let mut events = started;
+    for &callback in Callback::ALL.iter().filter(|&&c| callbacks.contains(c)) {
+        let needs = callback.events();
+        let have = union(own, &[events, deferred]);
+        if needs.delivered_by(have.low, have.high) {
+            continue;
+        }
+        if needs.low.contains(CorPrfMonitor::ENABLE_REJIT)
+            && !have.low.contains(CorPrfMonitor::ENABLE_REJIT)
+        {
+            return Err(Unavailable {
+                callback,
+                flag: "COR_PRF_ENABLE_REJIT",
+                why: "the manager's ReJIT is off (Manager::with_rejit)",
+            });
+        }
+        let (low, high) = (needs.low - have.low, needs.high - have.high);
+        let flags: Vec<String> = low
+            .iter_names()
+            .map(|(flag, _)| format!("COR_PRF_{flag}"))
+            .chain(
+                high.iter_names()
+                    .map(|(flag, _)| format!("COR_PRF_HIGH_{flag}")),
+            )
+            .collect();
+        log::write(&format!(
+            "instrumentation method {name} subscribes to {}: asking for {}",
+            callback.name(),
+            flags.join(" "),
+        ));
+        events = union(events, &[Events { low, high }]);
+    }
+    Ok(events)
 }
 
 /// `own` and every one of `each`.
@@ -225,6 +294,75 @@ mod tests {
         third
             .set(events(CorPrfMonitor::ENABLE_OBJECT_ALLOCATED))
             .unwrap();
+    }
+
+    /// A method subscribed to `ExceptionThrown` without declaring
+    /// `MONITOR_EXCEPTIONS` gets it at start (and it reaches the union asked of the
+    /// runtime), logged with both names; what the manager or its own events give, or
+    /// what it defers, is not added; `ENABLE_REJIT` without the manager's ReJIT is
+    /// refused, naming the callback and the flag.
+    #[test]
+    fn subscriptions_bring_the_events_they_need() {
+        crate::clr::profiler::testing::capture_logs();
+        let own = events(CorPrfMonitor::MONITOR_JIT_COMPILATION);
+        let subscribed = Callbacks::empty()
+            .with(Callback::ExceptionThrown)
+            .with(Callback::JITCompilationStarted);
+        let started = events(CorPrfMonitor::MONITOR_THREADS);
+        let got = with_subscriptions("counter", subscribed, started, Events::default(), own);
+        let want = CorPrfMonitor::MONITOR_THREADS | CorPrfMonitor::MONITOR_EXCEPTIONS;
+        assert_eq!(got, Ok(events(want)));
+        assert!(crate::clr::profiler::testing::logged(
+            "instrumentation method counter subscribes to ExceptionThrown: asking for \
+             COR_PRF_MONITOR_EXCEPTIONS"
+        ));
+        let masks = EventMasks::new(own, vec![Events::default()]);
+        EventsHandle::new(masks.clone(), 0)
+            .set(got.unwrap())
+            .unwrap();
+        assert!(
+            masks
+                .union()
+                .low
+                .contains(CorPrfMonitor::MONITOR_EXCEPTIONS)
+        );
+        // Deferred: left for the method to ask later.
+        let deferred = events(CorPrfMonitor::MONITOR_EXCEPTIONS);
+        let later = with_subscriptions("later", subscribed, Events::default(), deferred, own);
+        assert_eq!(later, Ok(Events::default()));
+        // High flags, and an alternative already asked for.
+        let references = Callbacks::empty().with(Callback::GetAssemblyReferences);
+        let got = with_subscriptions(
+            "refs",
+            references,
+            Events::default(),
+            Events::default(),
+            own,
+        );
+        assert_eq!(
+            got.unwrap().high,
+            CorPrfHighMonitor::ADD_ASSEMBLY_REFERENCES
+        );
+        let basic = Events {
+            low: CorPrfMonitor::empty(),
+            high: CorPrfHighMonitor::BASIC_GC,
+        };
+        let gc = Callbacks::empty().with(Callback::GarbageCollectionStarted);
+        assert_eq!(
+            with_subscriptions("gc", gc, basic, Events::default(), own),
+            Ok(basic)
+        );
+        // ReJIT's callbacks: the manager's ReJIT, or a refusal naming both.
+        let rejit = Callbacks::empty().with(Callback::ReJITError);
+        let refused = with_subscriptions("r", rejit, Events::default(), Events::default(), own);
+        let refused = refused.unwrap_err();
+        assert_eq!(
+            (refused.callback, refused.flag),
+            (Callback::ReJITError, "COR_PRF_ENABLE_REJIT")
+        );
+        let with_rejit = events(CorPrfMonitor::ENABLE_REJIT);
+        let got = with_subscriptions("r", rejit, Events::default(), Events::default(), with_rejit);
+        assert_eq!(got, Ok(Events::default()));
     }
 
     #[test]

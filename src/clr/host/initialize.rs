@@ -6,7 +6,7 @@ use std::sync::Arc;
 #[cfg(unix)]
 use std::sync::Mutex;
 
-use super::events::{EventMasks, Events, EventsHandle};
+use super::events::{EventMasks, Events, EventsHandle, with_subscriptions};
 use super::hosting::Hosting;
 use super::manager::{Manager, OWN_EVENTS, Running};
 use super::method::Start;
@@ -26,6 +26,22 @@ pub(crate) enum StartError {
     /// Instrumentation methods did not start (each one's reason is logged as it fails).
     #[error("{0} instrumentation method(s) did not start")]
     MethodsDidNotStart(usize),
+    /// An instrumentation method subscribes to a callback whose event flag the manager
+    /// cannot ask for.
+    #[error(
+        "instrumentation method {method} subscribes to {callback}, which needs {flag}, \
+         which the manager cannot ask for: {why}"
+    )]
+    CallbackWithoutEvents {
+        /// The instrumentation method.
+        method: String,
+        /// The callback.
+        callback: &'static str,
+        /// The flag it needs.
+        flag: &'static str,
+        /// Why the manager cannot ask for it.
+        why: &'static str,
+    },
     /// More instrumentation methods than the manager routes (255).
     #[error("more than 255 instrumentation methods")]
     TooManyMethods,
@@ -113,6 +129,7 @@ impl Manager {
         masks: &Arc<EventMasks>,
     ) -> Result<bool, StartError> {
         let mut failed = 0;
+        let mut unavailable = None;
         let mut references = false;
         for (index, hosted) in self.pending.iter().enumerate() {
             let method = &hosted.method;
@@ -124,12 +141,16 @@ impl Manager {
             };
             match log::contain(|| method.start(&start)) {
                 Ok(Ok(())) => {
-                    // What it declares, with what it set during its start.
-                    let (declared, set) = (method.events(), handle.get());
-                    let _ = handle.set(Events {
-                        low: declared.low | set.low,
-                        high: declared.high | set.high,
-                    });
+                    // What it declares, with what it set during its start, and what
+                    // its callbacks need.
+                    match start_events(&**method, &handle, masks.own()) {
+                        Ok(events) => {
+                            let _ = handle.set(events);
+                        }
+                        Err(e) => {
+                            unavailable.get_or_insert(e);
+                        }
+                    }
                     references |= !method.assembly_references().is_empty();
                 }
                 Ok(Err(why)) => {
@@ -150,6 +171,9 @@ impl Manager {
         }
         if failed > 0 {
             return Err(StartError::MethodsDidNotStart(failed));
+        }
+        if let Some(e) = unavailable {
+            return Err(e);
         }
         if self.pending.len() > usize::from(u8::MAX) {
             return Err(StartError::TooManyMethods);
@@ -251,6 +275,34 @@ impl Manager {
             .map(Some)
             .map_err(StartError::Hooks)
     }
+}
+
+/// The events of an instrumentation method that started: what it declares, with what it
+/// set during its start, and what its callbacks need.
+fn start_events(
+    method: &dyn crate::clr::InstrumentationMethod,
+    handle: &EventsHandle,
+    own: Events,
+) -> Result<Events, StartError> {
+    let (declared, set) = (method.events(), handle.get());
+    let started = Events {
+        low: declared.low | set.low,
+        high: declared.high | set.high,
+    };
+    let name = method.name();
+    with_subscriptions(
+        name,
+        method.callbacks(),
+        started,
+        method.deferred_events(),
+        own,
+    )
+    .map_err(|e| StartError::CallbackWithoutEvents {
+        method: name.to_owned(),
+        callback: e.callback.name(),
+        flag: e.flag,
+        why: e.why,
+    })
 }
 
 /// Starts the ReJIT driver thread. If it cannot start, requests wait in vain and say

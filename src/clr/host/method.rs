@@ -64,8 +64,22 @@ pub trait InstrumentationMethod<M = ModuleMetadata>: Profiler {
 
     /// The runtime events it needs (default none). Asked once, after
     /// [`start`](InstrumentationMethod::start); to change them later, keep
-    /// [`Start::events`].
+    /// [`Start::events`]. It need not name those of its
+    /// [`callbacks`](InstrumentationMethod::callbacks): the manager adds, at start, the
+    /// flags each of them needs ([`Callback::events`](crate::clr::Callback::events))
+    /// that neither these, what it set during its start, what it asks later
+    /// ([`deferred_events`](InstrumentationMethod::deferred_events)) nor the manager's
+    /// own events give, and logs each; or refuses to start when it cannot ask for one
+    /// (`COR_PRF_ENABLE_REJIT` without the manager's ReJIT).
     fn events(&self) -> Events {
+        Events::default()
+    }
+
+    /// The events of its callbacks that it asks for only later, through
+    /// [`Start::events`] (default none): the manager does not add them at start, so that
+    /// those callbacks come only once it asks (class loads after a module of interest
+    /// loaded, say). Asked once, after [`start`](InstrumentationMethod::start).
+    fn deferred_events(&self) -> Events {
         Events::default()
     }
 
@@ -78,7 +92,8 @@ pub trait InstrumentationMethod<M = ModuleMetadata>: Profiler {
         Vec::new()
     }
 
-    /// The callbacks it receives (default none).
+    /// The callbacks it receives (default none), asked at start: the manager asks the
+    /// runtime for the events they need ([`InstrumentationMethod::events`]).
     fn callbacks(&self) -> Callbacks {
         Callbacks::empty()
     }

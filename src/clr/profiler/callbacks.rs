@@ -29,8 +29,17 @@ use crate::clr::sys::{Guid, HResult};
 ///
 /// ```text
 /// /// docs
-/// SlotName => trait_method(arg: Type, ...) [-> Return = default_value] [, custom thunk];
+/// SlotName [events] => trait_method(arg: Type, ...) [-> Return = default_value] [, custom thunk];
 /// ```
+///
+/// `[events]` is the event mask the runtime checks before making the call: `[]` for
+/// none, `[low FLAG | FLAG]` for `COR_PRF_MONITOR` flags (all needed), `[high FLAG]` for
+/// `COR_PRF_HIGH_MONITOR` ones, both in that order, and after `, or` the flags any one of
+/// which delivers it instead (some of its calls only: the small collections of
+/// `BASIC_GC`, the large objects of `MONITOR_LARGEOBJECT_ALLOCATED`). The one table the
+/// docs of each [`Profiler`] method, [`Callback::events`](super::Callback::events) and the
+/// manager's derived events are made of; its sources, group by group, are in
+/// `docs/design.md` ("Which events each callback needs").
 ///
 /// Without `-> Return = default`, the method returns `Result<(), HResult>`, defaults to
 /// `Ok(())` and its docs end with the common `# Errors` section. Without `custom`, the
@@ -48,7 +57,8 @@ use crate::clr::sys::{Guid, HResult};
 ///
 /// ```text
 /// SlotName [custom_thunk]
-/// #[doc = "`InterfaceName::SlotName`."] #[doc = ""] /// docs [# Errors section]
+/// #[doc = "`InterfaceName::SlotName`."] #[doc = ""] /// docs
+/// #[doc = "Needs `COR_PRF_..` in the event mask."] [# Errors section]
 /// fn trait_method(arg: Type, ...) -> Return { default_value }
 /// ```
 ///
@@ -57,7 +67,7 @@ use crate::clr::sys::{Guid, HResult};
 ///
 /// ```text
 /// "InterfaceName" (VtblType as CONST [: PARENT_CONST]) {
-///     SlotName => trait_method [custom_thunk], ...
+///     SlotName => trait_method [custom_thunk] [events], ...
 /// } ...
 /// ```
 ///
@@ -80,7 +90,7 @@ macro_rules! for_each_callback {
                 /// # Errors
                 /// The `HRESULT` to answer: a failure (or a panic, answered with
                 /// `E_FAIL`) makes the runtime unload the profiler.
-                Initialize => initialize(info: ProfilerInfo) -> Result<(), HResult> = Ok(()),
+                Initialize [] => initialize(info: ProfilerInfo) -> Result<(), HResult> = Ok(()),
                     custom initialize_thunk;
                 /// The process is exiting (not called if it exits without running the
                 /// runtime's shutdown, e.g. on `exit` from native code or an unhandled
@@ -93,196 +103,190 @@ macro_rules! for_each_callback {
                 /// `Shutdown` returns, the runtime frees what such a call would use).
                 /// After it, the layer writes the counts of throttled log lines
                 /// ([`log::flush_repeats`](crate::clr::log::flush_repeats)).
-                Shutdown => shutdown() -> () = (), custom shutdown_thunk;
-                AppDomainCreationStarted => app_domain_creation_started(app_domain: AppDomainID);
-                AppDomainCreationFinished => app_domain_creation_finished(
+                Shutdown [] => shutdown() -> () = (), custom shutdown_thunk;
+                AppDomainCreationStarted [low MONITOR_APPDOMAIN_LOADS] => app_domain_creation_started(app_domain: AppDomainID);
+                AppDomainCreationFinished [low MONITOR_APPDOMAIN_LOADS] => app_domain_creation_finished(
                     app_domain: AppDomainID,
                     status: HResult,
                 );
-                AppDomainShutdownStarted => app_domain_shutdown_started(app_domain: AppDomainID);
-                AppDomainShutdownFinished => app_domain_shutdown_finished(
+                AppDomainShutdownStarted [low MONITOR_APPDOMAIN_LOADS] => app_domain_shutdown_started(app_domain: AppDomainID);
+                AppDomainShutdownFinished [low MONITOR_APPDOMAIN_LOADS] => app_domain_shutdown_finished(
                     app_domain: AppDomainID,
                     status: HResult,
                 );
-                AssemblyLoadStarted => assembly_load_started(assembly: AssemblyID);
-                AssemblyLoadFinished => assembly_load_finished(assembly: AssemblyID, status: HResult);
-                AssemblyUnloadStarted => assembly_unload_started(assembly: AssemblyID);
-                AssemblyUnloadFinished => assembly_unload_finished(
+                AssemblyLoadStarted [low MONITOR_ASSEMBLY_LOADS] => assembly_load_started(assembly: AssemblyID);
+                AssemblyLoadFinished [low MONITOR_ASSEMBLY_LOADS] => assembly_load_finished(assembly: AssemblyID, status: HResult);
+                AssemblyUnloadStarted [low MONITOR_ASSEMBLY_LOADS] => assembly_unload_started(assembly: AssemblyID);
+                AssemblyUnloadFinished [low MONITOR_ASSEMBLY_LOADS] => assembly_unload_finished(
                     assembly: AssemblyID,
                     status: HResult,
                 );
-                /// Needs `MONITOR_MODULE_LOADS`.
-                ModuleLoadStarted => module_load_started(module: ModuleID);
+                ModuleLoadStarted [low MONITOR_MODULE_LOADS] => module_load_started(module: ModuleID);
                 /// A module is loaded (`status` says whether that succeeded): its
-                /// metadata can be read and extended from here on. Needs
-                /// `MONITOR_MODULE_LOADS`.
-                ModuleLoadFinished => module_load_finished(module: ModuleID, status: HResult);
+                /// metadata can be read and extended from here on.
+                ModuleLoadFinished [low MONITOR_MODULE_LOADS] => module_load_finished(module: ModuleID, status: HResult);
                 /// A module is about to be unloaded: forget what is cached about it.
-                /// Needs `MONITOR_MODULE_LOADS`.
-                ModuleUnloadStarted => module_unload_started(module: ModuleID);
-                ModuleUnloadFinished => module_unload_finished(module: ModuleID, status: HResult);
-                ModuleAttachedToAssembly => module_attached_to_assembly(
+                ModuleUnloadStarted [low MONITOR_MODULE_LOADS] => module_unload_started(module: ModuleID);
+                ModuleUnloadFinished [low MONITOR_MODULE_LOADS] => module_unload_finished(module: ModuleID, status: HResult);
+                ModuleAttachedToAssembly [low MONITOR_MODULE_LOADS] => module_attached_to_assembly(
                     module: ModuleID,
                     assembly: AssemblyID,
                 );
-                ClassLoadStarted => class_load_started(class: ClassID);
-                ClassLoadFinished => class_load_finished(class: ClassID, status: HResult);
-                ClassUnloadStarted => class_unload_started(class: ClassID);
-                ClassUnloadFinished => class_unload_finished(class: ClassID, status: HResult);
-                FunctionUnloadStarted => function_unload_started(function: FunctionID);
+                ClassLoadStarted [low MONITOR_CLASS_LOADS] => class_load_started(class: ClassID);
+                ClassLoadFinished [low MONITOR_CLASS_LOADS] => class_load_finished(class: ClassID, status: HResult);
+                ClassUnloadStarted [low MONITOR_CLASS_LOADS] => class_unload_started(class: ClassID);
+                ClassUnloadFinished [low MONITOR_CLASS_LOADS] => class_unload_finished(class: ClassID, status: HResult);
+                FunctionUnloadStarted [low MONITOR_FUNCTION_UNLOADS] => function_unload_started(function: FunctionID);
                 /// The JIT is about to compile `function`: the place to read its IL and
                 /// give a rewritten body (`SetILFunctionBody`). Called again if the
                 /// method is compiled again (another thread racing, tiered compilation).
-                /// Needs `MONITOR_JIT_COMPILATION`.
-                JITCompilationStarted => jit_compilation_started(
+                JITCompilationStarted [low MONITOR_JIT_COMPILATION] => jit_compilation_started(
                     function: FunctionID,
                     is_safe_to_block: bool,
                 );
-                /// Needs `MONITOR_JIT_COMPILATION`.
-                JITCompilationFinished => jit_compilation_finished(
+                JITCompilationFinished [low MONITOR_JIT_COMPILATION] => jit_compilation_finished(
                     function: FunctionID,
                     status: HResult,
                     is_safe_to_block: bool,
                 );
                 /// Whether to use the precompiled (ReadyToRun/NGEN) code found for
                 /// `function` (default `true`); `false` makes the JIT compile it, so
-                /// that its IL can be rewritten. Needs `MONITOR_CACHE_SEARCHES`.
-                JITCachedFunctionSearchStarted => jit_cached_function_search_started(
+                /// that its IL can be rewritten.
+                JITCachedFunctionSearchStarted [low MONITOR_CACHE_SEARCHES] => jit_cached_function_search_started(
                     function: FunctionID,
                 ) -> bool = true, custom jit_cached_function_search_started_thunk;
-                JITCachedFunctionSearchFinished => jit_cached_function_search_finished(
+                JITCachedFunctionSearchFinished [low MONITOR_CACHE_SEARCHES] => jit_cached_function_search_finished(
                     function: FunctionID,
                     result: CorPrfJitCache,
                 );
-                JITFunctionPitched => jit_function_pitched(function: FunctionID);
+                JITFunctionPitched [low MONITOR_JIT_COMPILATION] => jit_function_pitched(function: FunctionID);
                 /// Whether the JIT may inline `callee` into `caller` (default `true`).
-                /// Needs `MONITOR_JIT_COMPILATION`.
-                JITInlining => jit_inlining(caller: FunctionID, callee: FunctionID) -> bool = true,
+                JITInlining [low MONITOR_JIT_COMPILATION] => jit_inlining(caller: FunctionID, callee: FunctionID) -> bool = true,
                     custom jit_inlining_thunk;
-                ThreadCreated => thread_created(thread: ThreadID);
-                ThreadDestroyed => thread_destroyed(thread: ThreadID);
-                ThreadAssignedToOSThread => thread_assigned_to_os_thread(
+                ThreadCreated [low MONITOR_THREADS] => thread_created(thread: ThreadID);
+                ThreadDestroyed [low MONITOR_THREADS] => thread_destroyed(thread: ThreadID);
+                ThreadAssignedToOSThread [low MONITOR_THREADS] => thread_assigned_to_os_thread(
                     thread: ThreadID,
                     os_thread: u32,
                 );
-                RemotingClientInvocationStarted => remoting_client_invocation_started();
-                RemotingClientSendingMessage => remoting_client_sending_message(
+                RemotingClientInvocationStarted [low MONITOR_REMOTING] => remoting_client_invocation_started();
+                RemotingClientSendingMessage [low MONITOR_REMOTING] => remoting_client_sending_message(
                     cookie: *mut Guid,
                     is_async: bool,
                 );
-                RemotingClientReceivingReply => remoting_client_receiving_reply(
+                RemotingClientReceivingReply [low MONITOR_REMOTING] => remoting_client_receiving_reply(
                     cookie: *mut Guid,
                     is_async: bool,
                 );
-                RemotingClientInvocationFinished => remoting_client_invocation_finished();
-                RemotingServerReceivingMessage => remoting_server_receiving_message(
+                RemotingClientInvocationFinished [low MONITOR_REMOTING] => remoting_client_invocation_finished();
+                RemotingServerReceivingMessage [low MONITOR_REMOTING] => remoting_server_receiving_message(
                     cookie: *mut Guid,
                     is_async: bool,
                 );
-                RemotingServerInvocationStarted => remoting_server_invocation_started();
-                RemotingServerInvocationReturned => remoting_server_invocation_returned();
-                RemotingServerSendingReply => remoting_server_sending_reply(
+                RemotingServerInvocationStarted [low MONITOR_REMOTING] => remoting_server_invocation_started();
+                RemotingServerInvocationReturned [low MONITOR_REMOTING] => remoting_server_invocation_returned();
+                RemotingServerSendingReply [low MONITOR_REMOTING] => remoting_server_sending_reply(
                     cookie: *mut Guid,
                     is_async: bool,
                 );
-                UnmanagedToManagedTransition => unmanaged_to_managed_transition(
+                UnmanagedToManagedTransition [low MONITOR_CODE_TRANSITIONS] => unmanaged_to_managed_transition(
                     function: FunctionID,
                     reason: CorPrfTransitionReason,
                 );
-                ManagedToUnmanagedTransition => managed_to_unmanaged_transition(
+                ManagedToUnmanagedTransition [low MONITOR_CODE_TRANSITIONS] => managed_to_unmanaged_transition(
                     function: FunctionID,
                     reason: CorPrfTransitionReason,
                 );
-                RuntimeSuspendStarted => runtime_suspend_started(reason: CorPrfSuspendReason);
-                RuntimeSuspendFinished => runtime_suspend_finished();
-                RuntimeSuspendAborted => runtime_suspend_aborted();
-                RuntimeResumeStarted => runtime_resume_started();
-                RuntimeResumeFinished => runtime_resume_finished();
-                RuntimeThreadSuspended => runtime_thread_suspended(thread: ThreadID);
-                RuntimeThreadResumed => runtime_thread_resumed(thread: ThreadID);
+                RuntimeSuspendStarted [low MONITOR_SUSPENDS] => runtime_suspend_started(reason: CorPrfSuspendReason);
+                RuntimeSuspendFinished [low MONITOR_SUSPENDS] => runtime_suspend_finished();
+                RuntimeSuspendAborted [low MONITOR_SUSPENDS] => runtime_suspend_aborted();
+                RuntimeResumeStarted [low MONITOR_SUSPENDS] => runtime_resume_started();
+                RuntimeResumeFinished [low MONITOR_SUSPENDS] => runtime_resume_finished();
+                RuntimeThreadSuspended [low MONITOR_SUSPENDS] => runtime_thread_suspended(thread: ThreadID);
+                RuntimeThreadResumed [low MONITOR_SUSPENDS] => runtime_thread_resumed(thread: ThreadID);
                 /// `range_count` ranges: `old_starts[i]`, `new_starts[i]`, `lengths[i]`.
-                MovedReferences => moved_references(
+                MovedReferences [low MONITOR_GC, or high MONITOR_GC_MOVED_OBJECTS] => moved_references(
                     range_count: u32,
                     old_starts: *mut ObjectID,
                     new_starts: *mut ObjectID,
                     lengths: *mut u32,
                 );
-                ObjectAllocated => object_allocated(object: ObjectID, class: ClassID);
-                ObjectsAllocatedByClass => objects_allocated_by_class(
+                ObjectAllocated [low MONITOR_OBJECT_ALLOCATED | ENABLE_OBJECT_ALLOCATED, or high MONITOR_LARGEOBJECT_ALLOCATED | MONITOR_PINNEDOBJECT_ALLOCATED] => object_allocated(object: ObjectID, class: ClassID);
+                ObjectsAllocatedByClass [low MONITOR_GC] => objects_allocated_by_class(
                     class_count: u32,
                     classes: *mut ClassID,
                     counts: *mut u32,
                 );
-                ObjectReferences => object_references(
+                ObjectReferences [low MONITOR_GC] => object_references(
                     object: ObjectID,
                     class: ClassID,
                     ref_count: u32,
                     refs: *mut ObjectID,
                 );
-                RootReferences => root_references(root_count: u32, roots: *mut ObjectID);
-                ExceptionThrown => exception_thrown(thrown: ObjectID);
-                ExceptionSearchFunctionEnter => exception_search_function_enter(function: FunctionID);
-                ExceptionSearchFunctionLeave => exception_search_function_leave();
-                ExceptionSearchFilterEnter => exception_search_filter_enter(function: FunctionID);
-                ExceptionSearchFilterLeave => exception_search_filter_leave();
-                ExceptionSearchCatcherFound => exception_search_catcher_found(function: FunctionID);
-                ExceptionOSHandlerEnter => exception_os_handler_enter(unused: usize);
-                ExceptionOSHandlerLeave => exception_os_handler_leave(unused: usize);
-                ExceptionUnwindFunctionEnter => exception_unwind_function_enter(function: FunctionID);
-                ExceptionUnwindFunctionLeave => exception_unwind_function_leave();
-                ExceptionUnwindFinallyEnter => exception_unwind_finally_enter(function: FunctionID);
-                ExceptionUnwindFinallyLeave => exception_unwind_finally_leave();
-                ExceptionCatcherEnter => exception_catcher_enter(
+                RootReferences [low MONITOR_GC] => root_references(root_count: u32, roots: *mut ObjectID);
+                ExceptionThrown [low MONITOR_EXCEPTIONS] => exception_thrown(thrown: ObjectID);
+                ExceptionSearchFunctionEnter [low MONITOR_EXCEPTIONS] => exception_search_function_enter(function: FunctionID);
+                ExceptionSearchFunctionLeave [low MONITOR_EXCEPTIONS] => exception_search_function_leave();
+                ExceptionSearchFilterEnter [low MONITOR_EXCEPTIONS] => exception_search_filter_enter(function: FunctionID);
+                ExceptionSearchFilterLeave [low MONITOR_EXCEPTIONS] => exception_search_filter_leave();
+                ExceptionSearchCatcherFound [low MONITOR_EXCEPTIONS] => exception_search_catcher_found(function: FunctionID);
+                ExceptionOSHandlerEnter [low MONITOR_EXCEPTIONS] => exception_os_handler_enter(unused: usize);
+                ExceptionOSHandlerLeave [low MONITOR_EXCEPTIONS] => exception_os_handler_leave(unused: usize);
+                ExceptionUnwindFunctionEnter [low MONITOR_EXCEPTIONS] => exception_unwind_function_enter(function: FunctionID);
+                ExceptionUnwindFunctionLeave [low MONITOR_EXCEPTIONS] => exception_unwind_function_leave();
+                ExceptionUnwindFinallyEnter [low MONITOR_EXCEPTIONS] => exception_unwind_finally_enter(function: FunctionID);
+                ExceptionUnwindFinallyLeave [low MONITOR_EXCEPTIONS] => exception_unwind_finally_leave();
+                ExceptionCatcherEnter [low MONITOR_EXCEPTIONS] => exception_catcher_enter(
                     function: FunctionID,
                     object: ObjectID,
                 );
-                ExceptionCatcherLeave => exception_catcher_leave();
-                COMClassicVTableCreated => com_classic_vtable_created(
+                ExceptionCatcherLeave [low MONITOR_EXCEPTIONS] => exception_catcher_leave();
+                COMClassicVTableCreated [low MONITOR_CCW] => com_classic_vtable_created(
                     class: ClassID,
                     iid: *const Guid,
                     vtable: *mut c_void,
                     slots: u32,
                 );
-                COMClassicVTableDestroyed => com_classic_vtable_destroyed(
+                COMClassicVTableDestroyed [low MONITOR_CCW] => com_classic_vtable_destroyed(
                     class: ClassID,
                     iid: *const Guid,
                     vtable: *mut c_void,
                 );
-                ExceptionCLRCatcherFound => exception_clr_catcher_found();
-                ExceptionCLRCatcherExecute => exception_clr_catcher_execute();
+                ExceptionCLRCatcherFound [low MONITOR_CLR_EXCEPTIONS] => exception_clr_catcher_found();
+                ExceptionCLRCatcherExecute [low MONITOR_CLR_EXCEPTIONS] => exception_clr_catcher_execute();
             }
             ICorProfilerCallback2Vtbl as CALLBACK2: CALLBACK1 = "ICorProfilerCallback2" {
                 /// `name` holds `name_len` UTF-16 units, not null-terminated.
-                ThreadNameChanged => thread_name_changed(
+                ThreadNameChanged [low MONITOR_THREADS] => thread_name_changed(
                     thread: ThreadID,
                     name_len: u32,
                     name: *mut u16,
                 );
                 /// `generation_collected` holds `generation_count` `BOOL`s.
-                GarbageCollectionStarted => garbage_collection_started(
+                GarbageCollectionStarted [low MONITOR_GC, or high BASIC_GC] => garbage_collection_started(
                     generation_count: i32,
                     generation_collected: *mut i32,
                     reason: CorPrfGcReason,
                 );
-                SurvivingReferences => surviving_references(
+                SurvivingReferences [low MONITOR_GC] => surviving_references(
                     range_count: u32,
                     starts: *mut ObjectID,
                     lengths: *mut u32,
                 );
-                GarbageCollectionFinished => garbage_collection_finished();
-                FinalizeableObjectQueued => finalizeable_object_queued(
+                GarbageCollectionFinished [low MONITOR_GC, or high BASIC_GC] => garbage_collection_finished();
+                FinalizeableObjectQueued [low MONITOR_GC] => finalizeable_object_queued(
                     finalizer_flags: u32,
                     object: ObjectID,
                 );
-                RootReferences2 => root_references2(
+                RootReferences2 [low MONITOR_GC] => root_references2(
                     root_count: u32,
                     roots: *mut ObjectID,
                     kinds: *mut CorPrfGcRootKind,
                     flags: *mut CorPrfGcRootFlags,
                     root_ids: *mut usize,
                 );
-                HandleCreated => handle_created(handle: GCHandleID, initial_object: ObjectID);
-                HandleDestroyed => handle_destroyed(handle: GCHandleID);
+                HandleCreated [low MONITOR_GC] => handle_created(handle: GCHandleID, initial_object: ObjectID);
+                HandleDestroyed [low MONITOR_GC] => handle_destroyed(handle: GCHandleID);
             }
             ICorProfilerCallback3Vtbl as CALLBACK3: CALLBACK2 = "ICorProfilerCallback3" {
                 /// The profiler is being attached to a running process, with the client
@@ -292,17 +296,17 @@ macro_rules! for_each_callback {
                 /// The `HRESULT` to answer: a failure makes the runtime unload the
                 /// profiler. The default refuses (`CORPROF_E_PROFILER_NOT_ATTACHABLE`):
                 /// a profiler that supports attaching says so by implementing this.
-                InitializeForAttach => initialize_for_attach(
+                InitializeForAttach [] => initialize_for_attach(
                     info: ProfilerInfo,
                     client_data: &[u8],
                 ) -> Result<(), HResult> = Err(HResult::CORPROF_E_PROFILER_NOT_ATTACHABLE),
                     custom initialize_for_attach_thunk;
-                ProfilerAttachComplete => profiler_attach_complete();
-                ProfilerDetachSucceeded => profiler_detach_succeeded();
+                ProfilerAttachComplete [] => profiler_attach_complete();
+                ProfilerDetachSucceeded [] => profiler_detach_succeeded();
             }
             ICorProfilerCallback4Vtbl as CALLBACK4: CALLBACK3 = "ICorProfilerCallback4" {
                 /// A re-JIT of `function` (version `rejit`) starts.
-                ReJITCompilationStarted => rejit_compilation_started(
+                ReJITCompilationStarted [low ENABLE_REJIT] => rejit_compilation_started(
                     function: FunctionID,
                     rejit: ReJITID,
                     is_safe_to_block: bool,
@@ -312,12 +316,12 @@ macro_rules! for_each_callback {
                 /// re-JIT-compiled with its inliners): give it, and the code-generation
                 /// flags, to `control`, lent for the call only. A failure makes the
                 /// runtime compile the method's default IL as this version.
-                GetReJITParameters => get_rejit_parameters(
+                GetReJITParameters [low ENABLE_REJIT] => get_rejit_parameters(
                     module: ModuleID,
                     method: mdMethodDef,
                     control: &FunctionControl,
                 ), custom get_rejit_parameters_thunk;
-                ReJITCompilationFinished => rejit_compilation_finished(
+                ReJITCompilationFinished [low ENABLE_REJIT] => rejit_compilation_finished(
                     function: FunctionID,
                     rejit: ReJITID,
                     status: HResult,
@@ -325,26 +329,26 @@ macro_rules! for_each_callback {
                 );
                 /// A re-JIT request failed for MethodDef `method` of `module`
                 /// (`function` is 0 when the failure is not tied to one instantiation).
-                ReJITError => rejit_error(
+                ReJITError [low ENABLE_REJIT] => rejit_error(
                     module: ModuleID,
                     method: mdMethodDef,
                     function: FunctionID,
                     status: HResult,
                 );
-                MovedReferences2 => moved_references2(
+                MovedReferences2 [low MONITOR_GC, or high MONITOR_GC_MOVED_OBJECTS] => moved_references2(
                     range_count: u32,
                     old_starts: *mut ObjectID,
                     new_starts: *mut ObjectID,
                     lengths: *mut usize,
                 );
-                SurvivingReferences2 => surviving_references2(
+                SurvivingReferences2 [low MONITOR_GC] => surviving_references2(
                     range_count: u32,
                     starts: *mut ObjectID,
                     lengths: *mut usize,
                 );
             }
             ICorProfilerCallback5Vtbl as CALLBACK5: CALLBACK4 = "ICorProfilerCallback5" {
-                ConditionalWeakTableElementReferences => conditional_weak_table_element_references(
+                ConditionalWeakTableElementReferences [low MONITOR_GC] => conditional_weak_table_element_references(
                     root_count: u32,
                     keys: *mut ObjectID,
                     values: *mut ObjectID,
@@ -354,36 +358,36 @@ macro_rules! for_each_callback {
             ICorProfilerCallback6Vtbl as CALLBACK6: CALLBACK5 = "ICorProfilerCallback6" {
                 /// `assembly_path` (lossily decoded from UTF-16) will load; announce to
                 /// `provider` the references the profiler will add to its modules
-                /// (with `COR_PRF_HIGH_ADD_ASSEMBLY_REFERENCES`). CoreCLR 3.1 never
-                /// calls it; its assembly loads need no announcement.
-                GetAssemblyReferences => get_assembly_references(
+                /// (CoreCLR 3.1 never calls it; its assembly loads need no
+                /// announcement).
+                GetAssemblyReferences [high ADD_ASSEMBLY_REFERENCES] => get_assembly_references(
                     assembly_path: &str,
                     provider: &AssemblyReferenceProvider,
                 ), custom get_assembly_references_thunk;
             }
             ICorProfilerCallback7Vtbl as CALLBACK7: CALLBACK6 = "ICorProfilerCallback7" {
-                ModuleInMemorySymbolsUpdated => module_in_memory_symbols_updated(module: ModuleID);
+                ModuleInMemorySymbolsUpdated [high IN_MEMORY_SYMBOLS_UPDATED] => module_in_memory_symbols_updated(module: ModuleID);
             }
             ICorProfilerCallback8Vtbl as CALLBACK8: CALLBACK7 = "ICorProfilerCallback8" {
                 /// `il_header` (`il_header_len` bytes) is the dynamic method's IL, valid
                 /// during the call.
-                DynamicMethodJITCompilationStarted => dynamic_method_jit_compilation_started(
+                DynamicMethodJITCompilationStarted [low MONITOR_JIT_COMPILATION] => dynamic_method_jit_compilation_started(
                     function: FunctionID,
                     is_safe_to_block: bool,
                     il_header: *const u8,
                     il_header_len: u32,
                 );
-                DynamicMethodJITCompilationFinished => dynamic_method_jit_compilation_finished(
+                DynamicMethodJITCompilationFinished [low MONITOR_JIT_COMPILATION] => dynamic_method_jit_compilation_finished(
                     function: FunctionID,
                     status: HResult,
                     is_safe_to_block: bool,
                 );
             }
             ICorProfilerCallback9Vtbl as CALLBACK9: CALLBACK8 = "ICorProfilerCallback9" {
-                DynamicMethodUnloaded => dynamic_method_unloaded(function: FunctionID);
+                DynamicMethodUnloaded [high MONITOR_DYNAMIC_FUNCTION_UNLOADS] => dynamic_method_unloaded(function: FunctionID);
             }
             ICorProfilerCallback10Vtbl as CALLBACK10: CALLBACK9 = "ICorProfilerCallback10" {
-                EventPipeEventDelivered => event_pipe_event_delivered(
+                EventPipeEventDelivered [high MONITOR_EVENT_PIPE] => event_pipe_event_delivered(
                     provider: EventPipeProvider,
                     event_id: u32,
                     event_version: u32,
@@ -397,12 +401,12 @@ macro_rules! for_each_callback {
                     frame_count: u32,
                     frames: *mut usize,
                 );
-                EventPipeProviderCreated => event_pipe_provider_created(provider: EventPipeProvider);
+                EventPipeProviderCreated [high MONITOR_EVENT_PIPE] => event_pipe_provider_created(provider: EventPipeProvider);
             }
             ICorProfilerCallback11Vtbl as CALLBACK11: CALLBACK10 = "ICorProfilerCallback11" {
                 /// Whether the profiler only listens and never changes code (default
                 /// `false`); asked before `initialize` on newer runtimes.
-                LoadAsNotificationOnly => load_as_notification_only() -> bool = false,
+                LoadAsNotificationOnly [] => load_as_notification_only() -> bool = false,
                     custom load_as_notification_only_thunk;
             }
         }
@@ -414,7 +418,7 @@ macro_rules! for_each_callback {
             $vtbl:ident as $konst:ident $(: $parent:ident)? = $iface:literal {
                 $(
                     $(#[$doc:meta])*
-                    $slot:ident => $method:ident($($arg:ident: $ty:ty),* $(,)?)
+                    $slot:ident $events:tt => $method:ident($($arg:ident: $ty:ty),* $(,)?)
                         $(-> $ret:ty = $default:expr)?
                         $(, custom $thunk:ident)?;
                 )*
@@ -427,6 +431,8 @@ macro_rules! for_each_callback {
                 #[doc = concat!("`", $iface, "::", stringify!($slot), "`.")]
                 #[doc = ""]
                 $(#[$doc])*
+                #[doc = ""]
+                #[doc = $crate::clr::profiler::for_each_callback!(@needs $events)]
                 #[doc = $crate::clr::profiler::for_each_callback!(@errors $($ret)?)]
                 fn $method($($arg: $ty),*)
                     -> $crate::clr::profiler::for_each_callback!(@ret $($ret)?)
@@ -436,7 +442,7 @@ macro_rules! for_each_callback {
             })*)*]
             [$(
                 $iface ($vtbl as $konst $(: $parent)?) {
-                    $($slot => $method [$($thunk)?],)*
+                    $($slot => $method [$($thunk)?] $events,)*
                 }
             )*]
         }
@@ -456,6 +462,27 @@ macro_rules! for_each_callback {
     };
     (@default $default:expr) => {
         $default
+    };
+    // An entry's events, as its docs say them.
+    (@needs []) => {
+        "Needs no event flag: the runtime calls it whatever the event mask."
+    };
+    (@needs [$(low $($low:ident)|+)? $(high $($high:ident)|+)?
+        $(, or $(low $($or_low:ident)|+)? $(high $($or_high:ident)|+)?)?]) => {
+        concat!(
+            "Needs",
+            $($(" `COR_PRF_", stringify!($low), "`",)+)?
+            $($(" `COR_PRF_HIGH_", stringify!($high), "`",)+)?
+            " in the event mask",
+            $(
+                "; or, for part of its calls, one of",
+                $($(" `COR_PRF_", stringify!($or_low), "`",)+)?
+                $($(" `COR_PRF_HIGH_", stringify!($or_high), "`",)+)?
+            )?
+            ". The [`Manager`](crate::clr::Manager) asks for it for the instrumentation \
+             methods that subscribe ([`InstrumentationMethod::callbacks`]\
+             (crate::clr::InstrumentationMethod::callbacks))."
+        )
     };
     (@errors) => {
         "\n\n# Errors\nThe `HRESULT` to answer the runtime, which ignores it for most \

@@ -10,10 +10,10 @@ mod callback_set;
 mod callbacks;
 mod server;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 mod thunks;
 
-pub use callback_set::{Callback, Callbacks};
+pub use callback_set::{Callback, CallbackEvents, Callbacks};
 pub use callbacks::Profiler;
 pub(crate) use callbacks::for_each_callback;
 pub use server::{ClassFactory, get_class_object};

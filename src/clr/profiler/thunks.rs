@@ -497,7 +497,7 @@ macro_rules! callback_base {
 macro_rules! define_callback_vtables {
     ($(
         $iface:literal ($vtbl:ident as $konst:ident $(: $parent:ident)?) {
-            $($slot:ident => $method:ident $thunk:tt,)*
+            $($slot:ident => $method:ident $thunk:tt $events:tt,)*
         }
     )*) => {
         /// The IIDs the object answers `QueryInterface` for.
