@@ -10,7 +10,7 @@ mod callback_set;
 mod callbacks;
 mod server;
 #[cfg(test)]
-pub(crate) mod testing;
+mod testing;
 mod thunks;
 
 pub use callback_set::{Callback, CallbackEvents, Callbacks};
