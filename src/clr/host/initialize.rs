@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use super::events::{EventMasks, Events, EventsHandle, with_subscriptions};
 use super::hosting::Hosting;
 use super::manager::{Manager, OWN_EVENTS, Running};
-use super::method::Start;
+use super::method::{InstrumentationMethod, Start};
 use super::rejit::ReJitController;
 use super::routing::Routing;
 use crate::clr::hooks::{self, HookError, HookSubscriber, HookTable};
@@ -280,7 +280,7 @@ impl Manager {
 /// The events of an instrumentation method that started: what it declares, with what it
 /// set during its start, and what its callbacks need.
 fn start_events(
-    method: &dyn crate::clr::InstrumentationMethod,
+    method: &dyn InstrumentationMethod,
     handle: &EventsHandle,
     own: Events,
 ) -> Result<Events, StartError> {

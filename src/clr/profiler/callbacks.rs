@@ -479,9 +479,8 @@ macro_rules! for_each_callback {
                 $($(" `COR_PRF_", stringify!($or_low), "`",)+)?
                 $($(" `COR_PRF_HIGH_", stringify!($or_high), "`",)+)?
             )?
-            ". The [`Manager`](crate::clr::Manager) asks for it for the instrumentation \
-             methods that subscribe ([`InstrumentationMethod::callbacks`]\
-             (crate::clr::InstrumentationMethod::callbacks))."
+            ". The `Manager` asks for it for the instrumentation methods that subscribe \
+             (`InstrumentationMethod::callbacks`)."
         )
     };
     (@errors) => {
