@@ -18,6 +18,8 @@
 //! * [`sig`]: signatures, LocalVarSig editing.
 //! * [`disasm`]: ilasm-syntax listings.
 //! * [`metadata`]: signatures and names by token, from any metadata source.
+//! * [`selector`]: methods named by text (`Namespace.Type::Method(string,int32)`), and
+//!   the test whether a MethodDef is one of them.
 //! * `pe` (feature `pe`): a reader of .NET assemblies.
 //! * `clr` (feature `clr`): raw ICorProfiler and metadata COM bindings, checked slot by
 //!   slot against facts read from the runtime's headers, and the safe profiler layer on
@@ -37,6 +39,7 @@ pub mod opcode;
 #[cfg(feature = "pe")]
 #[cfg_attr(docsrs, doc(cfg(feature = "pe")))]
 pub mod pe;
+pub mod selector;
 pub mod sig;
 pub mod transform;
 

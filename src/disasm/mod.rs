@@ -132,6 +132,27 @@ impl fmt::Display for MethodName {
     }
 }
 
+/// The parameter types of `sig`, the signature of MethodDef `method`, as
+/// [`MethodName::params`] writes them: the generic parameters of the method and its type
+/// by name when `named` (and the source knows the name), else by number (`!0`, `!!0`).
+/// Only the parameters are written, not the whole name.
+pub(crate) fn param_texts<M: MetadataSource + ?Sized>(
+    metadata: &M,
+    method: u32,
+    sig: &MethodSig,
+    named: bool,
+) -> Vec<String> {
+    let mut p = Printer {
+        md: metadata,
+        unresolved: Unresolved::default(),
+    };
+    let ctx = match named {
+        true => p.context_of(Some(method)),
+        false => names::Context::NUMBERS,
+    };
+    p.param_texts(sig, ctx)
+}
+
 /// Names the MethodDef `method` through `metadata`, as the first line of its listing
 /// does. Never fails: what the source cannot give is written in hex and counted.
 pub fn method_name<M: MetadataSource + ?Sized>(metadata: &M, method: u32) -> MethodName {
