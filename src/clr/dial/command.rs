@@ -4,49 +4,7 @@
 use core::fmt;
 
 use crate::clr::runtime::CodegenFlags;
-
-/// Which methods a command names: every method called `method` (all overloads) of the
-/// type whose full name is `type_name` (`Namespace.Type`, nested types as
-/// `Namespace.Outer/Inner`), in every loaded module that defines that type; or every
-/// method of the type when `method` is `None` (written `Namespace.Type::*`).
-///
-/// [`parse`](super::parse) gives only selectors whose type name is non-empty, holds no
-/// whitespace, control character, `:`, `+` or `*`, and has no empty part between its
-/// `.` and `/` separators; and whose method name is non-empty and holds no whitespace,
-/// control character, `:` or `*`. [`Display`](fmt::Display) writes it as parsed.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Selector {
-    /// The type's full name.
-    pub type_name: String,
-    /// The method's name; `None` for every method of the type.
-    pub method: Option<String>,
-}
-
-impl Selector {
-    /// Every method called `method` of type `type_name`.
-    pub fn method(type_name: impl Into<String>, method: impl Into<String>) -> Selector {
-        Selector {
-            type_name: type_name.into(),
-            method: Some(method.into()),
-        }
-    }
-
-    /// Every method of type `type_name`.
-    pub fn every_method(type_name: impl Into<String>) -> Selector {
-        Selector {
-            type_name: type_name.into(),
-            method: None,
-        }
-    }
-}
-
-/// `Type::Method`, or `Type::*` for every method.
-impl fmt::Display for Selector {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let method = self.method.as_deref().unwrap_or("*");
-        write!(f, "{}::{method}", self.type_name)
-    }
-}
+use crate::selector::Selector;
 
 /// One command of the dial, as parsed from one line.
 ///

@@ -1,7 +1,7 @@
 //! The live dial: a line-based control channel through which the user who owns the
 //! process changes, while it runs, which methods run which instrumentation (ReJIT).
 //!
-//! [`Command`], naming methods by [`Selector`], is what one line says ([`parse`], the
+//! [`Command`], naming methods by [`Selector`](crate::selector::Selector), is what one line says ([`parse`], the
 //! grammar; [`help_lines`], its description); [`Dial`] is what carries commands out
 //! (the manager's ReJIT control); [`ControlServer`] is the channel: a Unix socket in a
 //! directory only the process's user may enter, serving only connections whose peer
@@ -23,7 +23,7 @@ mod peer;
 mod server;
 mod session;
 
-pub use command::{Command, Dial, Selector};
+pub use command::{Command, Dial};
 pub use error::ControlError;
 pub use parse::{MAX_LINE, ParseError, help_lines, parse};
 pub use peer::check_peer;

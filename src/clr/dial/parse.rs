@@ -2,8 +2,9 @@
 //! ([`help_lines`]). Pure: no I/O.
 
 use crate::clr::runtime::{CodegenFlags, CodegenFlagsError};
+use crate::selector::{Selector, SelectorError};
 
-use super::command::{Command, Selector};
+use super::command::Command;
 
 /// The longest line the dial reads: 4,096 bytes, without the `\n` that ends it (a
 /// `\r` before it counts).
@@ -68,14 +69,10 @@ pub enum ParseError {
         /// The command's usage.
         usage: &'static str,
     },
-    /// A selector that names no method.
-    #[error("selector {selector:?}: {why}")]
-    BadSelector {
-        /// The word.
-        selector: String,
-        /// Why.
-        why: &'static str,
-    },
+    /// A selector that does not read as one
+    /// ([`Selector::parse`]'s error: what is wrong, at which character of the selector).
+    #[error("{0}")]
+    BadSelector(SelectorError),
     /// An instrumentation method's name with characters other than ASCII letters,
     /// digits, `_` and `-`.
     #[error(
@@ -117,11 +114,16 @@ pub enum ParseError {
 ///   joined by commas.
 /// * `state`, `help`.
 ///
-/// A SELECTOR is `TYPE::METHOD` or `TYPE::*` (every method), split at the last `::`.
-/// TYPE is the full name, `Namespace.Type`, nested types `Namespace.Outer/Inner`
-/// (generic arity as in metadata: ``List`1``); no `:`, `+` or `*`, no empty part between
-/// `.` and `/`, and it neither starts nor ends with one. METHOD is any non-empty word
-/// without `:` or `*` (`.ctor`, `<Main>$` are fine).
+/// A SELECTOR is read by [`Selector::parse`]: `TYPE::METHOD`, `TYPE::*` (every method)
+/// or `TYPE::METHOD(P1,P2)` (one overload, its parameter types as listings write them),
+/// split at the last `::` before the parameter list. TYPE is the full name,
+/// `Namespace.Type`, nested types `Namespace.Outer/Inner` (generic arity as in metadata:
+/// ``List`1``); no `:`, `+`, `*`, `(` or `)`, no empty part between `.` and `/`, and it
+/// neither starts nor ends with one. METHOD is any non-empty name without `:`, `*`, `(`
+/// or `)` (`.ctor`, `<Main>$` are fine). The selector is one word, except that a
+/// parameter list may hold spaces and tabs (`Concat(string, string)`,
+/// `M(native int)`): from its `(` to the matching `)` separators do not end the word (a
+/// list that is not closed takes the rest of the line, and the selector is refused).
 ///
 /// # Errors
 /// [`ParseError`] for a line longer than [`MAX_LINE`] bytes, a control or whitespace
@@ -138,7 +140,7 @@ pub fn parse(line: &str) -> Result<Command, ParseError> {
     {
         return Err(ParseError::BadCharacter { ch, at });
     }
-    let mut words = line.split(is_separator).filter(|w| !w.is_empty());
+    let mut words = Words { rest: line };
     let Some(verb) = words.next() else {
         return Err(ParseError::Empty);
     };
@@ -203,7 +205,7 @@ pub fn help_lines() -> Vec<String> {
         "flags SELECTOR FLAGS  what runs now, compiled with FLAGS: none, or no-inlining and no-optimizations joined by a comma",
         "state  one line per method the dial or the runtime has a record of",
         "help  this text",
-        "SELECTOR is Namespace.Type::Method (every overload) or Namespace.Type::* (every method); nested types are Namespace.Outer/Inner",
+        "SELECTOR is Namespace.Type::Method (every overload), Namespace.Type::Method(P1,P2) (the overload with exactly these parameter types, as listings write them: string, int32&, !0, System.Collections.Generic.List`1<string>; spaces after commas are fine) or Namespace.Type::* (every method); nested types are Namespace.Outer/Inner",
         "changes take effect at each method's next call; each line is answered by its lines, then ok or error: WHY",
     ]
     .into_iter()
@@ -213,6 +215,64 @@ pub fn help_lines() -> Vec<String> {
 
 fn is_separator(c: char) -> bool {
     c == ' ' || c == '\t'
+}
+
+/// The words of a line: runs of characters between separators, or for a selector
+/// ([`Words::selector`]) up to the first separator outside its parameter list.
+struct Words<'a> {
+    rest: &'a str,
+}
+
+impl<'a> Iterator for Words<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        self.word_until(is_separator)
+    }
+}
+
+impl<'a> Words<'a> {
+    /// The next word, which ends before the first character for which `ends` (told
+    /// each character of the word in turn) says so; `None` at the end of the line.
+    fn word_until(&mut self, mut ends: impl FnMut(char) -> bool) -> Option<&'a str> {
+        let rest = self.rest.trim_start_matches(is_separator);
+        if rest.is_empty() {
+            self.rest = rest;
+            return None;
+        }
+        let end = rest
+            .char_indices()
+            .find(|&(_, c)| ends(c))
+            .map_or(rest.len(), |(at, _)| at);
+        self.rest = &rest[end..];
+        Some(&rest[..end])
+    }
+
+    /// The next word as a selector: a separator inside a parameter list (between a
+    /// `(` and its `)`, quoted names in the list skipped) does not end it. A list that
+    /// is not closed takes the rest of the line (without trailing separators).
+    fn selector(&mut self) -> Option<&'a str> {
+        let (mut depth, mut quoted, mut escaped) = (0usize, false, false);
+        self.word_until(|c| {
+            if quoted {
+                match (escaped, c) {
+                    (true, _) => escaped = false,
+                    (false, '\\') => escaped = true,
+                    (false, '\'') => quoted = false,
+                    _ => {}
+                }
+                return false;
+            }
+            match c {
+                '\'' if depth > 0 => quoted = true,
+                '(' => depth += 1,
+                ')' => depth = depth.saturating_sub(1),
+                c => return is_separator(c) && depth == 0,
+            }
+            false
+        })
+        .map(|w| w.trim_end_matches(is_separator))
+    }
 }
 
 fn usage(command: &Command) -> &'static str {
@@ -239,56 +299,17 @@ fn next<'a>(
     })
 }
 
-fn selector<'a>(
-    words: &mut impl Iterator<Item = &'a str>,
+fn selector(
+    words: &mut Words<'_>,
     command: &'static str,
     usage: &'static str,
 ) -> Result<Selector, ParseError> {
-    parse_selector(next(words, command, "a selector", usage)?)
-}
-
-/// A selector word (the line's checks for whitespace and control characters done).
-fn parse_selector(word: &str) -> Result<Selector, ParseError> {
-    let bad = |why| {
-        Err(ParseError::BadSelector {
-            selector: word.to_string(),
-            why,
-        })
-    };
-    let Some((type_name, method)) = word.rsplit_once("::") else {
-        return bad("not TYPE::METHOD or TYPE::* (for example App.Orders::Place)");
-    };
-    if type_name.is_empty() {
-        return bad("no type name before `::`");
-    }
-    if type_name.contains(':') {
-        return bad("`:` in the type name");
-    }
-    if type_name.contains('+') {
-        return bad("nested types are written Outer/Inner, not with `+`");
-    }
-    if type_name.contains('*') {
-        return bad("`*` in the type name (it stands only for a whole method name)");
-    }
-    if type_name.starts_with(['.', '/']) || type_name.ends_with(['.', '/']) {
-        return bad("the type name starts or ends with `.` or `/`");
-    }
-    if type_name.split(['.', '/']).any(str::is_empty) {
-        return bad("an empty part in the type name (`..`, `./`, `/.` or `//`)");
-    }
-    if method.is_empty() {
-        return bad("no method name after `::` (TYPE::* names every method)");
-    }
-    if method.contains(':') {
-        return bad("`:` in the method name");
-    }
-    if method == "*" {
-        return Ok(Selector::every_method(type_name));
-    }
-    if method.contains('*') {
-        return bad("`*` in the method name (only `*` alone, for every method)");
-    }
-    Ok(Selector::method(type_name, method))
+    let word = words.selector().ok_or(ParseError::Missing {
+        command,
+        what: "a selector",
+        usage,
+    })?;
+    Selector::parse(word).map_err(ParseError::BadSelector)
 }
 
 /// The `KEY=VALUE` words of `instrument`: the options in order, and the flags.

@@ -1,8 +1,9 @@
 //! The grammar, command by command and at each boundary.
 
-use super::command::{Command, Selector};
+use super::command::Command;
 use super::parse::{MAX_LINE, ParseError, help_lines, parse};
 use crate::clr::runtime::{CodegenFlags, CodegenFlagsError};
+use crate::selector::Selector;
 
 fn sel(type_name: &str, method: &str) -> Selector {
     Selector::method(type_name, method)
@@ -17,7 +18,7 @@ fn err(line: &str) -> ParseError {
 
 fn bad_selector(line: &str) -> &'static str {
     match err(line) {
-        ParseError::BadSelector { why, .. } => why,
+        ParseError::BadSelector(e) => e.why(),
         other => panic!("{line:?}: {other:?}"),
     }
 }
@@ -297,9 +298,9 @@ fn selectors_that_name_methods() {
         ("App.Orders::Get.Item", "App.Orders", Some("Get.Item")),
         ("Ünïcode.Typ::Méthode", "Ünïcode.Typ", Some("Méthode")),
     ] {
-        let expected = Selector {
-            type_name: type_name.into(),
-            method: method.map(str::to_string),
+        let expected = match method {
+            Some(method) => Selector::method(type_name, method),
+            None => Selector::every_method(type_name),
         };
         assert_eq!(
             parse(&format!("revert {word}")),
@@ -455,4 +456,93 @@ fn help_names_every_command_and_no_line_ends_an_answer() {
         assert!(line != "ok" && !line.starts_with("error:"), "{line}");
         assert!(!line.contains(['\n', '\r']), "{line}");
     }
+}
+
+#[test]
+fn a_parameter_list_may_hold_spaces_and_stays_one_word() {
+    let concat = Selector::method("System.String", "Concat")
+        .with_params(vec!["string".into(), "string".into()]);
+    assert_eq!(
+        parse("instrument System.String::Concat(string, string) timing\tk=v"),
+        Ok(Command::Instrument {
+            selector: concat.clone(),
+            method: "timing".into(),
+            options: vec![("k".into(), "v".into())],
+            flags: CodegenFlags::NONE,
+        })
+    );
+    assert_eq!(
+        parse("flags  System.String::Concat( class string ,\tstring )  none"),
+        Ok(Command::Flags {
+            selector: concat.clone(),
+            flags: CodegenFlags::NONE
+        })
+    );
+    let none = Selector::method("A", "M").with_params(vec![]);
+    assert_eq!(
+        parse("revert A::M( )"),
+        Ok(Command::Revert {
+            selector: none.clone()
+        })
+    );
+    assert_eq!(none.to_string(), "A::M()");
+    let native = Command::Original {
+        selector: Selector::method("A", "M").with_params(vec!["native int".into()]),
+    };
+    assert_eq!(native.to_string(), "original A::M(native int)");
+    assert_eq!(parse(&native.to_string()), Ok(native));
+    // A quoted name in the list may hold `)` and spaces.
+    let Ok(Command::Revert { selector }) = parse("revert A::M('a) b', int32)") else {
+        panic!()
+    };
+    assert_eq!(
+        selector.params(),
+        Some(&["'a) b'".into(), "int32".into()][..])
+    );
+}
+
+#[test]
+fn a_parameter_list_that_is_not_one_is_refused_where_it_goes_wrong() {
+    for (line, why) in [
+        (
+            "revert A::M(string x",
+            "the parameter list is not closed with `)`",
+        ),
+        (
+            "instrument A::M(string timing",
+            "the parameter list is not closed with `)`",
+        ),
+        ("revert A::M(x)y", "text after the parameter list"),
+        (
+            "revert A::*()",
+            "`*` takes no parameter list (it names every method, every overload)",
+        ),
+        (
+            "revert A::M(x,,y)",
+            "an empty parameter type (nothing, or only a keyword or resolution scope)",
+        ),
+        (
+            "revert A::M(x<y)",
+            "unbalanced brackets in the parameter list",
+        ),
+    ] {
+        assert_eq!(bad_selector(line), why, "{line}");
+    }
+    assert!(
+        err("revert A::M(x,,y)")
+            .to_string()
+            .starts_with("selector \"A::M(x,,y)\": an empty parameter type"),
+        "{}",
+        err("revert A::M(x,,y)")
+    );
+    assert!(
+        err("revert A::M(x,,y)")
+            .to_string()
+            .ends_with("(at character 8)")
+    );
+    assert!(matches!(
+        err("revert A::M(x, y) z"),
+        ParseError::ExtraWords { extra, .. } if extra == "z"
+    ));
+    assert!(help_lines().iter().any(|l| l.contains("::Method(P1,P2)")));
 }

@@ -19,10 +19,11 @@ use std::thread;
 use proptest::prelude::*;
 use proptest::sample::Index;
 
-use super::command::{Command, Dial, Selector};
+use super::command::{Command, Dial};
 use super::parse::{MAX_LINE, ParseError, parse};
 use super::session::{Ended, serve_connection};
 use crate::clr::runtime::CodegenFlags;
+use crate::selector::Selector;
 
 /// The user id both ends run as (they must be equal to be served).
 const UID: u32 = 1000;
@@ -64,9 +65,49 @@ fn method_name() -> impl Strategy<Value = Option<String>> {
     ]
 }
 
-fn selector() -> BoxedStrategy<Selector> {
-    (type_name(), method_name())
-        .prop_map(|(type_name, method)| Selector { type_name, method })
+/// A parameter type as listings write it, verbose or not, spaces included.
+fn param() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("string"),
+        Just("int32&"),
+        Just("!0"),
+        Just("!!1[]"),
+        Just("native int"),
+        Just("class [System.Runtime]System.Object"),
+        Just("valuetype System.Nullable`1<int32>"),
+        Just("class System.Collections.Generic.Dictionary`2<string, class X>"),
+        Just("method void *(int32)"),
+        Just("'a b,c'"),
+    ]
+    .prop_map(str::to_string)
+}
+
+/// A selector as a line writes it (the parameter list perhaps with spaces and tabs
+/// after its commas and around it) and the selector it means.
+fn selector() -> BoxedStrategy<(String, Selector)> {
+    (
+        type_name(),
+        method_name(),
+        prop::option::of(prop::collection::vec(param(), 0..4)),
+        prop_oneof![Just(","), Just(", "), Just(",\t "), Just(" , ")],
+        prop_oneof![Just(("(", ")")), Just(("( ", " )")), Just(("(\t", ")"))],
+    )
+        .prop_map(|(type_name, method, params, comma, (open, close))| {
+            let Some(method) = method else {
+                return (format!("{type_name}::*"), Selector::every_method(type_name));
+            };
+            let Some(params) = params else {
+                return (
+                    format!("{type_name}::{method}"),
+                    Selector::method(type_name, method),
+                );
+            };
+            let text = format!("{type_name}::{method}{open}{}{close}", params.join(comma));
+            (
+                text,
+                Selector::method(type_name, method).with_params(params),
+            )
+        })
         .boxed()
 }
 
@@ -112,12 +153,8 @@ fn valid_command() -> BoxedStrategy<(Vec<String>, Command)> {
         prop::option::of(flags()),
         any::<Index>(),
     )
-        .prop_map(|(selector, method, options, flags, at)| {
-            let mut words = vec![
-                "instrument".to_string(),
-                selector.to_string(),
-                method.clone(),
-            ];
+        .prop_map(|((text, selector), method, options, flags, at)| {
+            let mut words = vec!["instrument".to_string(), text, method.clone()];
             words.extend(options.iter().map(|(k, v)| format!("{k}={v}")));
             if let Some((text, _)) = &flags {
                 // `flags=` may stand anywhere among the options.
@@ -136,16 +173,16 @@ fn valid_command() -> BoxedStrategy<(Vec<String>, Command)> {
         .boxed();
     prop_oneof![
         3 => instrument,
-        1 => selector().prop_map(|s| (
-            vec!["revert".to_string(), s.to_string()],
+        1 => selector().prop_map(|(word, s)| (
+            vec!["revert".to_string(), word],
             Command::Revert { selector: s }
         )),
-        1 => selector().prop_map(|s| (
-            vec!["original".to_string(), s.to_string()],
+        1 => selector().prop_map(|(word, s)| (
+            vec!["original".to_string(), word],
             Command::Original { selector: s }
         )),
-        1 => (selector(), flags()).prop_map(|(s, (text, flags))| (
-            vec!["flags".to_string(), s.to_string(), text],
+        1 => (selector(), flags()).prop_map(|((word, s), (text, flags))| (
+            vec!["flags".to_string(), word, text],
             Command::Flags { selector: s, flags }
         )),
         1 => Just((vec!["state".to_string()], Command::State)),
@@ -352,22 +389,72 @@ fn is_separator(c: char) -> bool {
 }
 
 fn check_selector(selector: &Selector) {
-    let t = &selector.type_name;
+    let t = selector.type_name();
     assert!(!t.is_empty(), "{selector:?}");
     assert!(
-        !t.chars()
-            .any(|c| c.is_whitespace() || c.is_control() || c == ':' || c == '+' || c == '*'),
+        !t.chars().any(|c| c.is_whitespace()
+            || c.is_control()
+            || matches!(c, ':' | '+' | '*' | '(' | ')')),
         "{selector:?}"
     );
     assert!(!t.split(['.', '/']).any(str::is_empty), "{selector:?}");
-    if let Some(m) = &selector.method {
+    if let Some(m) = selector.method_name() {
         assert!(!m.is_empty(), "{selector:?}");
         assert!(
             !m.chars()
-                .any(|c| c.is_whitespace() || c.is_control() || c == ':' || c == '*'),
+                .any(|c| c.is_whitespace() || c.is_control() || matches!(c, ':' | '*' | '(' | ')')),
             "{selector:?}"
         );
     }
+    if let Some(params) = selector.params() {
+        let m = selector.method_name().expect("`*` takes no list");
+        for p in params {
+            assert!(!p.is_empty(), "{selector:?}");
+            assert!(!p.contains(['\t', '\n', '\r']), "{selector:?}");
+            assert_eq!(p.trim(), p, "{selector:?}");
+        }
+        // In canonical form already.
+        assert_eq!(
+            &Selector::method(t, m).with_params(params.to_vec()),
+            selector
+        );
+    }
+}
+
+/// The words of `body` as the dial reads them: split at separators, except that the
+/// selector (the second word, when `selector`) runs on through its parameter list.
+fn words_of(body: &str, selector: bool) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    let mut rest = body.trim_start_matches(is_separator);
+    while !rest.is_empty() {
+        let list = selector && words.len() == 1;
+        let (mut depth, mut quoted, mut escaped) = (0usize, false, false);
+        let mut end = rest.len();
+        for (at, c) in rest.char_indices() {
+            if quoted {
+                match (escaped, c) {
+                    (true, _) => escaped = false,
+                    (false, '\\') => escaped = true,
+                    (false, '\'') => quoted = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match c {
+                '\'' if list && depth > 0 => quoted = true,
+                '(' if list => depth += 1,
+                ')' if list => depth = depth.saturating_sub(1),
+                c if is_separator(c) && depth == 0 => {
+                    end = at;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        words.push(rest[..end].trim_end_matches(is_separator).to_string());
+        rest = rest[end..].trim_start_matches(is_separator);
+    }
+    words
 }
 
 fn is_key(key: &str) -> bool {
@@ -387,11 +474,20 @@ fn check_accepted(line: &str, command: &Command) {
             .chars()
             .any(|c| !is_separator(c) && (c.is_control() || c.is_whitespace()))
     );
-    let words: Vec<&str> = body.split(is_separator).filter(|w| !w.is_empty()).collect();
+    let words = words_of(body, command.selector().is_some());
     assert_eq!(words[0], command.verb(), "{line:?}");
     if let Some(selector) = command.selector() {
         check_selector(selector);
-        assert_eq!(words[1], selector.to_string(), "{line:?}");
+        assert_eq!(
+            Selector::parse(&words[1]).as_ref(),
+            Ok(selector),
+            "{line:?}"
+        );
+        assert_eq!(
+            Selector::parse(&selector.to_string()).as_ref(),
+            Ok(selector),
+            "{line:?}"
+        );
     }
     match command {
         Command::Instrument {
@@ -400,7 +496,7 @@ fn check_accepted(line: &str, command: &Command) {
             flags,
             ..
         } => {
-            assert_eq!(words[2], method);
+            assert_eq!(&words[2], method);
             assert!(!method.is_empty());
             assert!(
                 method

@@ -121,7 +121,7 @@ impl Dial for Fake {
         match command {
             Command::State => Ok(STATE.iter().map(|s| s.to_string()).collect()),
             Command::Help => Ok(help_lines()),
-            Command::Revert { selector } if selector.type_name == "Boom" => {
+            Command::Revert { selector } if selector.type_name() == "Boom" => {
                 panic!("boom at {selector}")
             }
             _ => Err(format!("no loaded method matches {command}")),
@@ -463,7 +463,7 @@ fn state_and_help_are_answered_on_one_connection() {
             Command::State,
             Command::Help,
             Command::Revert {
-                selector: super::Selector::every_method("App.Orders")
+                selector: crate::selector::Selector::every_method("App.Orders")
             },
             Command::State
         ]

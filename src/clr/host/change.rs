@@ -5,6 +5,7 @@ use super::config::ConfigError;
 use super::method::MethodError;
 use crate::clr::runtime::{ClrError, CodegenFlags};
 use crate::clr::sys::ModuleID;
+use crate::selector::Selector;
 
 /// What a request asks of the methods it selects.
 #[derive(Debug, Clone)]
@@ -57,13 +58,8 @@ pub enum ChangeError {
     #[error("module {0:#x} is no longer loaded; nothing was changed")]
     ModuleUnloaded(ModuleID),
     /// A selector that names no method of a loaded module.
-    #[error("no loaded module has a method {type_name}::{}; nothing was changed", method.as_deref().unwrap_or("*"))]
-    NothingSelected {
-        /// The type's full name.
-        type_name: String,
-        /// The method's name (`None`: every method of the type).
-        method: Option<String>,
-    },
+    #[error("no loaded module has a method {0}; nothing was changed")]
+    NothingSelected(Selector),
     /// An empty selection.
     #[error("no loaded method is selected")]
     NoMethod,

@@ -50,8 +50,7 @@ impl Dial for ReJitControl {
             Command::Original { selector } => (selector, Change::File),
             Command::Flags { selector, flags } => (selector, Change::Flags(*flags)),
         };
-        let method = selector.method.as_deref();
-        match self.select_and_apply(&selector.type_name, method, &change) {
+        match self.select_and_apply(selector, &change) {
             Ok(count) => Ok(vec![format!("changed {count} method(s)")]),
             // Shutdown arrived while it was carried out: its runtime calls were refused,
             // which is why it failed.

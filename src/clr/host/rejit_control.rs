@@ -13,6 +13,7 @@ use crate::clr::profiler::Callback;
 use crate::clr::rejit::{IlTarget, MethodKey};
 use crate::clr::runtime::CodegenFlags;
 use crate::clr::sys::ModuleID;
+use crate::selector::Selector;
 
 /// A handle on a running [`Manager`](super::Manager)'s ReJIT
 /// ([`Manager::rejit`](super::Manager::rejit)): changes which instrumentation methods
@@ -37,40 +38,32 @@ impl core::fmt::Debug for ReJitControl {
 }
 
 impl ReJitControl {
-    /// The methods of every loaded module named `method` (every method when `None`) of
-    /// the type whose full name is `type_name` (`Namespace.Type`, nested types as
-    /// `Namespace.Outer/Inner`). In module order, then token order. A module may unload right after:
-    /// [`ReJitControl::apply`] then refuses its methods.
-    pub fn select(&self, type_name: &str, method: Option<&str>) -> Vec<MethodKey> {
+    /// The methods of every loaded module that `selector` selects
+    /// ([`Selector::matches`]: the type whose full name is its type name, `Namespace.Type`,
+    /// nested types as `Namespace.Outer/Inner`; its method name, or every method; its
+    /// parameter types, when it has a list). In module order, then token order. A module
+    /// may unload right after: [`ReJitControl::apply`] then refuses its methods.
+    pub fn select(&self, selector: &Selector) -> Vec<MethodKey> {
         self.controller
-            .with_modules(|loaded| self.select_among(loaded, type_name, method))
+            .with_modules(|loaded| self.select_among(loaded, selector))
     }
 
     /// [`ReJitControl::select`] among the modules `loaded`.
-    fn select_among(
-        &self,
-        loaded: &HashSet<ModuleID>,
-        type_name: &str,
-        method: Option<&str>,
-    ) -> Vec<MethodKey> {
+    fn select_among(&self, loaded: &HashSet<ModuleID>, selector: &Selector) -> Vec<MethodKey> {
         let mut keys = Vec::new();
         self.controller.hosting().engine.for_each_module(|state| {
             if !loaded.contains(&state.id()) {
                 return;
             }
             let metadata = state.metadata();
-            let Ok(Some(type_def)) = metadata.find_type_def_path(type_name) else {
+            let Ok(Some(type_def)) = metadata.find_type_def_path(selector.type_name()) else {
                 return;
             };
             let Ok(methods) = metadata.methods_of(type_def) else {
                 return;
             };
             for token in methods {
-                let matches = method.is_none_or(|name| {
-                    crate::metadata::MetadataSource::member_name(metadata, token)
-                        .is_ok_and(|m| m.name == name)
-                });
-                if matches {
+                if selector.matches(metadata, token) {
                     keys.push(MethodKey {
                         module: state.id(),
                         token,
@@ -111,18 +104,14 @@ impl ReJitControl {
     /// As [`ReJitControl::apply`]; no method selected.
     pub fn select_and_apply(
         &self,
-        type_name: &str,
-        method: Option<&str>,
+        selector: &Selector,
         change: &Change,
     ) -> Result<usize, ChangeError> {
         let request = self.request_of(change)?;
         let (count, ask) = self.controller.with_modules(|loaded| {
-            let keys = self.select_among(loaded, type_name, method);
+            let keys = self.select_among(loaded, selector);
             if keys.is_empty() {
-                return Err(ChangeError::NothingSelected {
-                    type_name: type_name.to_owned(),
-                    method: method.map(str::to_owned),
-                });
+                return Err(ChangeError::NothingSelected(selector.clone()));
             }
             Ok((keys.len(), self.want(&keys, change, request.as_ref())?))
         })?;
