@@ -15,9 +15,11 @@
 //! Every mistake is a [`ConfigError`] naming the file, line and column: a file that is
 //! not TOML, a key this format does not have, a name the profiler does not offer, a name
 //! listed twice, an option the instrumentation method does not declare, an option of the
-//! wrong type.
+//! wrong type, a selector that does not read as one.
 
 use std::sync::Arc;
+
+use crate::selector::Selector;
 
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
@@ -56,6 +58,13 @@ pub enum OptionKind {
     String,
     /// An array of strings.
     Strings,
+    /// Methods named by [`Selector`]s: one string or an array of strings, each read
+    /// by [`Selector::parse`] (`"App.Orders::Place"`,
+    /// `["System.String::Concat(string, string)", "App.Orders::*"]`); a string that
+    /// does not read as a selector is an error at its place in the file. From the dial
+    /// (`key=value` words), the selectors are separated by commas outside their
+    /// parameter lists. Read with [`Options::selectors`].
+    Selectors,
 }
 
 impl OptionKind {
@@ -65,6 +74,7 @@ impl OptionKind {
             OptionKind::Boolean => "a boolean",
             OptionKind::String => "a string",
             OptionKind::Strings => "an array of strings",
+            OptionKind::Selectors => "a selector or an array of selectors (strings)",
         }
     }
 }
@@ -93,6 +103,9 @@ enum Value {
     Boolean(bool),
     String(String),
     Strings(Vec<String>),
+    /// Selectors, read from a string or strings when checked against an
+    /// [`OptionKind::Selectors`].
+    Selectors(Vec<Selector>),
     /// A value of a type no option takes (float, date, table, mixed array): its TOML
     /// type, for the error.
     Other(&'static str),
@@ -105,6 +118,7 @@ impl Value {
             Value::Boolean(_) => "a boolean",
             Value::String(_) => "a string",
             Value::Strings(_) => "an array of strings",
+            Value::Selectors(_) => "selectors",
             Value::Other(kind) => kind,
         }
     }
@@ -116,6 +130,10 @@ impl Value {
                 | (Value::Boolean(_), OptionKind::Boolean)
                 | (Value::String(_), OptionKind::String)
                 | (Value::Strings(_), OptionKind::Strings)
+                | (
+                    Value::String(_) | Value::Strings(_) | Value::Selectors(_),
+                    OptionKind::Selectors
+                )
         )
     }
 }
@@ -126,6 +144,9 @@ struct OptionEntry {
     key_at: Position,
     value: Value,
     value_at: Position,
+    /// Where each string of an array of strings is (none for other values and for
+    /// options written as words).
+    items_at: Vec<Position>,
 }
 
 /// The options one instrumentation method was given, checked against what it declares
@@ -178,6 +199,16 @@ impl Options {
     pub fn strings(&self, name: &str) -> Option<&[String]> {
         match self.get(name)? {
             Value::Strings(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Selectors option `name` ([`OptionKind::Selectors`]), if given: each string read
+    /// by [`Selector::parse`], in the order written (one for a single string). `None`
+    /// for an option not declared as selectors.
+    pub fn selectors(&self, name: &str) -> Option<&[Selector]> {
+        match self.get(name)? {
+            Value::Selectors(v) => Some(v),
             _ => None,
         }
     }
@@ -243,20 +274,21 @@ impl Options {
                 Some(OptionKind::Strings) => {
                     Value::Strings(text.split(',').map(str::to_owned).collect())
                 }
+                Some(OptionKind::Selectors) => Value::Strings(split_selectors(text)),
             };
             entries.push(OptionEntry {
                 key: key.clone(),
                 key_at: Position::default(),
                 value,
                 value_at: Position::default(),
+                items_at: Vec::new(),
             });
         }
         let options = Options {
             origin: origin.into(),
             entries,
         };
-        options.check(method, specs)?;
-        Ok(options)
+        options.checked(method, specs)
     }
 
     /// Whether both give the same keys the same values (in any order; where they were
@@ -280,6 +312,11 @@ impl Options {
                     Value::Boolean(v) => v.to_string(),
                     Value::String(v) => v.clone(),
                     Value::Strings(v) => v.join(","),
+                    Value::Selectors(v) => v
+                        .iter()
+                        .map(Selector::to_string)
+                        .collect::<Vec<_>>()
+                        .join(","),
                     Value::Other(kind) => format!("<{kind}>"),
                 };
                 format!("{}={value}", e.key)
@@ -287,10 +324,16 @@ impl Options {
             .collect()
     }
 
-    /// Checks every option against `specs`, the options instrumentation method `method`
-    /// declares.
-    pub(crate) fn check(&self, method: &str, specs: &[OptionSpec]) -> Result<(), ConfigError> {
-        for entry in &self.entries {
+    /// These options checked against `specs`, the options instrumentation method
+    /// `method` declares (every key declared, every value of its type), with the values
+    /// of [`OptionKind::Selectors`] options read as selectors.
+    pub(crate) fn checked(
+        &self,
+        method: &str,
+        specs: &[OptionSpec],
+    ) -> Result<Options, ConfigError> {
+        let mut checked = self.clone();
+        for entry in &mut checked.entries {
             let Some(spec) = specs.iter().find(|s| s.name == entry.key) else {
                 let declared: Vec<&str> = specs.iter().map(|s| s.name).collect();
                 let declared = match declared.is_empty() {
@@ -318,9 +361,76 @@ impl Options {
                     ),
                 });
             }
+            if spec.kind == OptionKind::Selectors {
+                entry.value = Value::Selectors(self.selectors_of(entry, method)?);
+            }
         }
-        Ok(())
+        Ok(checked)
     }
+
+    /// The selectors of `entry`, a string or strings, each read by [`Selector::parse`];
+    /// the first that does not read is an error at its place.
+    fn selectors_of(
+        &self,
+        entry: &OptionEntry,
+        method: &str,
+    ) -> Result<Vec<Selector>, ConfigError> {
+        let texts: &[String] = match &entry.value {
+            Value::Selectors(selectors) => return Ok(selectors.clone()),
+            Value::String(text) => core::slice::from_ref(text),
+            Value::Strings(texts) => texts,
+            _ => &[],
+        };
+        texts
+            .iter()
+            .enumerate()
+            .map(|(i, text)| {
+                Selector::parse(text).map_err(|e| {
+                    let at = entry.items_at.get(i).copied().unwrap_or(entry.value_at);
+                    let which = match &entry.value {
+                        Value::Strings(_) => format!(" (item {})", i + 1),
+                        _ => String::new(),
+                    };
+                    ConfigError {
+                        origin: self.origin.to_string(),
+                        at: placed(at),
+                        message: format!("option `{}` of {method:?}{which}: {e}", entry.key),
+                    }
+                })
+            })
+            .collect()
+    }
+}
+
+/// Selectors written in one word (`a::M(x,y),b::*`): split at the commas outside
+/// brackets and quotes.
+fn split_selectors(text: &str) -> Vec<String> {
+    let mut items = Vec::new();
+    let (mut depth, mut quoted, mut escaped) = (0usize, false, false);
+    let mut start = 0;
+    for (at, c) in text.char_indices() {
+        if quoted {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '\'') => quoted = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '\'' if depth > 0 => quoted = true,
+            '(' | '<' | '[' => depth += 1,
+            ')' | '>' | ']' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                items.push(text[start..at].to_owned());
+                start = at + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(text[start..].to_owned());
+    items
 }
 
 /// A place in a file, or none for options that come from elsewhere (written as words:
@@ -553,6 +663,7 @@ impl<'t> Lines<'t> {
         let mut entries = Vec::new();
         for (key, value) in in_file_order(table) {
             let value_at = self.position(value.span().start);
+            let mut items_at = Vec::new();
             let value = match value.get_ref() {
                 DeValue::Integer(i) => match i64::from_str_radix(i.as_str(), i.radix()) {
                     Ok(v) => Value::Integer(v),
@@ -571,7 +682,13 @@ impl<'t> Lines<'t> {
                         .map(|item| item.get_ref().as_str().map(str::to_owned))
                         .collect();
                     match strings {
-                        Some(strings) => Value::Strings(strings),
+                        Some(strings) => {
+                            items_at = items
+                                .iter()
+                                .map(|item| self.position(item.span().start))
+                                .collect();
+                            Value::Strings(strings)
+                        }
                         None => Value::Other("an array of other things than strings"),
                     }
                 }
@@ -582,6 +699,7 @@ impl<'t> Lines<'t> {
                 key_at: self.position(key.span().start),
                 value,
                 value_at,
+                items_at,
             });
         }
         Ok(entries)
@@ -643,7 +761,7 @@ mod tests {
             (scale.name.as_str(), scale.at, scale.priority, scale.enabled),
             ("scale", Position { line: 3, column: 8 }, Some(-3), true)
         );
-        scale.options.check("scale", &SPECS).unwrap();
+        scale.options.checked("scale", &SPECS).unwrap();
         assert_eq!(scale.options.integer("factor"), Some(16));
         assert_eq!(scale.options.string("method"), Some("Answer::Get"));
         assert_eq!(
@@ -712,7 +830,8 @@ mod tests {
             let config = Configuration::parse(&text, "f.toml").unwrap();
             config.methods()[0]
                 .options
-                .check("m", &SPECS)
+                .checked("m", &SPECS)
+                .map(drop)
                 .map_err(|e| e.to_string())
         };
         assert_eq!(check("factor = 2"), Ok(()));
@@ -748,10 +867,128 @@ mod tests {
         assert_eq!(
             config.methods()[0]
                 .options
-                .check("m", &none)
+                .checked("m", &none)
                 .unwrap_err()
                 .to_string(),
             "f:3:13: instrumentation method \"m\" has no option `x` (it takes none)"
+        );
+    }
+
+    const TARGETS: [OptionSpec; 1] = [OptionSpec::new("targets", OptionKind::Selectors)];
+
+    /// The options of a `[[method]]` "m" whose options are `options`, checked against
+    /// [`TARGETS`].
+    fn targets(options: &str) -> Result<Options, String> {
+        let text = format!("[[method]]\nname = \"m\"\n[method.options]\n{options}\n");
+        let config = Configuration::parse(&text, "f.toml").map_err(|e| e.to_string())?;
+        config.methods()[0]
+            .options
+            .checked("m", &TARGETS)
+            .map_err(|e| e.to_string())
+    }
+
+    fn selector(text: &str) -> Selector {
+        Selector::parse(text).unwrap()
+    }
+
+    #[test]
+    fn selectors_are_an_array_of_strings_each_a_selector() {
+        let options = targets(
+            "targets = [\"System.String::Concat(string, string)\", \"App.Outer/Inner::*\"]",
+        )
+        .unwrap();
+        assert_eq!(
+            options.selectors("targets"),
+            Some(
+                &[
+                    selector("System.String::Concat(string,string)"),
+                    selector("App.Outer/Inner::*")
+                ][..]
+            )
+        );
+        assert_eq!(options.strings("targets"), None, "read as selectors");
+        assert_eq!(
+            options.words(),
+            ["targets=System.String::Concat(string,string),App.Outer/Inner::*"]
+        );
+        let empty = targets("targets = []").unwrap();
+        assert_eq!(empty.selectors("targets"), Some(&[][..]));
+    }
+
+    #[test]
+    fn selectors_may_be_one_string() {
+        let options = targets("targets = \"App.Orders::Place\"").unwrap();
+        assert_eq!(
+            options.selectors("targets"),
+            Some(&[selector("App.Orders::Place")][..])
+        );
+        assert_eq!(options.string("targets"), None);
+        assert_eq!(options.selectors("other"), None);
+    }
+
+    #[test]
+    fn a_malformed_selector_is_an_error_at_its_place_saying_what_is_wrong() {
+        assert_eq!(
+            targets("targets = [\"App.Orders::*\", \"App.Orders\"]").unwrap_err(),
+            "f.toml:4:29: option `targets` of \"m\" (item 2): selector \"App.Orders\": not \
+             TYPE::METHOD or TYPE::* (for example App.Orders::Place) (at character 11)"
+        );
+        assert_eq!(
+            targets("targets = \"A::M(string,)\"").unwrap_err(),
+            "f.toml:4:11: option `targets` of \"m\": selector \"A::M(string,)\": an empty \
+             parameter type (nothing, or only a keyword or resolution scope) (at character 13)"
+        );
+        assert_eq!(
+            targets("targets = [\n  \"A::*\",\n  \"A+B::C\",\n]").unwrap_err(),
+            "f.toml:6:3: option `targets` of \"m\" (item 2): selector \"A+B::C\": nested \
+             types are written Outer/Inner, not with `+` (at character 2)"
+        );
+    }
+
+    #[test]
+    fn selectors_that_are_not_strings_are_errors() {
+        assert_eq!(
+            targets("targets = 3").unwrap_err(),
+            "f.toml:4:11: option `targets` of \"m\" must be a selector or an array of \
+             selectors (strings), not an integer"
+        );
+        assert_eq!(
+            targets("targets = [\"A::*\", 3]").unwrap_err(),
+            "f.toml:4:11: option `targets` of \"m\" must be a selector or an array of \
+             selectors (strings), not an array of other things than strings"
+        );
+        assert_eq!(
+            targets("targets = { a = \"A::*\" }").unwrap_err(),
+            "f.toml:4:11: option `targets` of \"m\" must be a selector or an array of \
+             selectors (strings), not a table"
+        );
+    }
+
+    #[test]
+    fn selectors_as_words_are_separated_by_commas_outside_their_lists() {
+        let words = [(
+            "targets".to_owned(),
+            "A::M(string,int32),B::*,C::D(List`1<a,b>)".to_owned(),
+        )];
+        let options = Options::from_words("request", "m", &TARGETS, &words).unwrap();
+        assert_eq!(
+            options.selectors("targets"),
+            Some(
+                &[
+                    selector("A::M(string,int32)"),
+                    selector("B::*"),
+                    selector("C::D(List`1<a,b>)")
+                ][..]
+            )
+        );
+        assert_eq!(options.words(), [format!("targets={}", words[0].1)]);
+        let bad = [("targets".to_owned(), "A::M,B".to_owned())];
+        assert_eq!(
+            Options::from_words("request", "m", &TARGETS, &bad)
+                .unwrap_err()
+                .to_string(),
+            "request: option `targets` of \"m\" (item 2): selector \"B\": not TYPE::METHOD or \
+             TYPE::* (for example App.Orders::Place) (at character 2)"
         );
     }
 
@@ -762,7 +999,7 @@ mod tests {
         let config = Configuration::parse(text, "f.toml").unwrap();
         let options = &config.methods()[0].options;
         assert_eq!(
-            options.check("é", &SPECS).unwrap_err().at,
+            options.checked("é", &SPECS).unwrap_err().at,
             Some(Position { line: 5, column: 1 })
         );
         assert_eq!(

@@ -255,10 +255,10 @@ impl Manager {
                     ),
                 ));
             };
-            entry.options.check(&entry.name, method.options())?;
+            let options = entry.options.checked(&entry.name, method.options())?;
             if entry.enabled {
                 let priority = entry.priority.unwrap_or_else(|| method.priority());
-                manager = manager.host(method.clone(), priority, entry.options.clone());
+                manager = manager.host(method.clone(), priority, options);
             }
         }
         Ok(manager)
