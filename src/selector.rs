@@ -20,7 +20,7 @@
 //!
 //! The parameter types are written as the disassembler writes them in
 //! [`MethodName::params`] (ilasm syntax: `string`, `int32`, `int32&`, `string[]`,
-//! `!0`, `!!0`, `class System.Collections.Generic.List`1<string>`, names ilasm cannot
+//! `!0`, `!!0`, ``class System.Collections.Generic.List`1<string>``, names ilasm cannot
 //! read unquoted in single quotes). Where ilasm is verbose the comparison is lenient:
 //! the keywords `class` and `valuetype` and resolution scopes (`[System.Runtime]`) are
 //! ignored on both sides, and so is whitespace after commas, around brackets and
