@@ -174,7 +174,11 @@ fn the_dial_changes_running_methods_from_their_next_call() {
                 "tiering {tiering}"
             );
 
-            dial.ok("instrument Dial.Values::Plain scale factor=3");
+            // `Plain()`: the overload without parameters (the only one).
+            assert_eq!(
+                dial.ok("instrument Dial.Values::Plain() scale factor=3"),
+                ["changed 1 method(s)"]
+            );
             assert_eq!(value(&program.answer("round"), "Plain"), 30);
             let state = dial.state_of("Dial.Values::Plain");
             assert!(
@@ -207,6 +211,8 @@ fn the_dial_changes_running_methods_from_their_next_call() {
                 "instrument Dial.Values::Plain nosuchmethod",
                 "instrument Dial.Values::NoSuchMethod scale",
                 "instrument NoSuch.Type::Plain scale",
+                "instrument Dial.Values::Plain(no.such.Type) scale",
+                "instrument Dial.Values::Plain(int32 scale",
                 "revert Dial.Values",
                 "flags Dial.Values::Plain fast",
                 "frobnicate Dial.Values::Plain",
@@ -378,6 +384,16 @@ fn every_method_of_framework_types_changes_at_once() {
         let mut program = start_with(rt, "framework", &config, &socket, "1", &[]);
         let mut dial = Dial::connect(&socket);
         assert_eq!(program.answer("round"), CONFIGURED_ROUND);
+        // One overload by its parameter list (a space after the comma: one word still);
+        // a list no overload has selects nothing.
+        assert_eq!(
+            dial.ok("instrument System.String::Concat(string, string) nop"),
+            ["changed 1 method(s)"]
+        );
+        assert!(
+            dial.ask("instrument System.String::Concat(string, no.such.Type) nop")
+                .is_err()
+        );
         let mut total = 0;
         for selector in [
             "System.String::*",
