@@ -120,6 +120,7 @@
 //! encoded), `already` those of a method rewritten by an earlier compilation (a generic
 //! instantiation, a tier-up): both compile rewritten IL.
 
+mod calls;
 mod common;
 mod elt;
 mod helper;
@@ -133,6 +134,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use ilrewrite::clr::{Configuration, Inlining, InliningCallers, InstrumentationMethod, Manager};
 
+use calls::Calls;
 use elt::{Elt, EltTest, Reads};
 use helper::{
     ASSEMBLY_ITEMS_DROPPED, DOMAIN_ITEMS_DROPPED, Facts, Helper, NATIVE_CALLS, NATIVE_METHOD_DEFS,
@@ -280,6 +282,7 @@ fn settings() -> Result<Settings, String> {
 /// The instrumentation methods this profiler offers, kept for the report.
 struct Offered {
     count: Arc<Count>,
+    calls: Arc<Calls>,
     decode: Arc<EveryMethod<Decode>>,
     wrap: Arc<Wrap>,
     helper: Arc<Helper>,
@@ -305,6 +308,7 @@ impl Offered {
         let wrap = Arc::new(Wrap::new(settings.filter.clone(), settings.probes));
         let helper = Arc::new(Helper::default());
         let facts = Arc::new(Facts::default());
+        let calls = Arc::new(Calls::default());
         let listeners = [
             Arc::new(Listener::new("listener")),
             Arc::new(Listener::new("listener2")),
@@ -358,6 +362,7 @@ impl Offered {
             listeners[1].clone(),
             helper.clone(),
             facts.clone(),
+            calls.clone(),
             elts[0].clone(),
             elts[1].clone(),
             elts[2].clone(),
@@ -371,6 +376,7 @@ impl Offered {
         }
         Offered {
             count,
+            calls,
             decode,
             wrap,
             helper,
@@ -543,6 +549,10 @@ fn report(manager: &Manager, offered: &Offered, mode: &str) {
             c.errors.load(Relaxed),
             c.first_jit_wishes.load(Relaxed),
         );
+        eprintln!(
+            "ilrewrite: targets requested-at-load {}",
+            c.at_load.load(Relaxed)
+        );
     }
     let hosted = manager.names();
     if hosted.contains(&"helper") {
@@ -551,6 +561,15 @@ fn report(manager: &Manager, offered: &Offered, mode: &str) {
             offered.helper.modules.load(Relaxed),
             NATIVE_CALLS.load(Relaxed),
             NATIVE_METHOD_DEFS.load(Relaxed)
+        );
+    }
+    if hosted.contains(&"calls") {
+        for line in offered.calls.lines() {
+            eprintln!("ilrewrite: calls {line}");
+        }
+        eprintln!(
+            "ilrewrite: calls overflow {}",
+            calls::OVERFLOW.load(Relaxed)
         );
     }
     if hosted.contains(&"facts") {

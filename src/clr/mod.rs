@@ -78,7 +78,7 @@ pub use host::{
     Candidate, Change, ChangeError, ConfigError, Configuration, Events, EventsHandle,
     InliningCallers, InstrumentationMethod, Interest, Manager, ManagerCounts, MethodEdit,
     MethodEntry, MethodError, ModuleLoad, OptionKind, OptionSpec, Options, Position, ReJitControl,
-    ReJitCounts, Start,
+    ReJitCounts, ReadyToRun, Start,
 };
 pub use profiler::{
     Callback, CallbackEvents, CallbackObject, Callbacks, ClassFactory, Profiler, get_class_object,

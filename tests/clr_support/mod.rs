@@ -59,6 +59,7 @@ pub const PROGRAMS: &[(&str, i32)] = &[
     ("Recursion", 27),
     ("Returns", 28),
     ("Dial", 29),
+    ("Targets", 30),
     ("Answer", 41),
     ("HostileDial", 43),
     ("HostileTail", 44),

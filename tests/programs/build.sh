@@ -58,6 +58,7 @@ cs Concurrency
 cs Inlining
 cs Recursion -unsafe
 cs Returns
+cs Targets -r:System.dll
 cs Dial
 cs HostileDial
 il HostileTail

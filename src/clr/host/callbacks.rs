@@ -63,6 +63,7 @@ impl Manager {
             && let Ok(state) = running.hosting.engine.module(module)
         {
             self.counts.module_loads.fetch_add(1, Relaxed);
+            let targets = running.hosting.select_targets(&state);
             let count = running.hosting.methods.len();
             for (index, method) in running.hosting.methods.iter().enumerate() {
                 let load = ModuleLoad {
@@ -81,7 +82,7 @@ impl Manager {
                 }
             }
             if let Some(rejit) = &running.rejit {
-                rejit.module_loaded(&state);
+                rejit.module_loaded(&state, &targets);
             }
         }
         self.forward(Callback::ModuleLoadFinished, |m| {
@@ -271,6 +272,11 @@ impl Manager {
             log::write(&format!("the manager's report panicked: {message}"));
         }
         if let Some(running) = self.running.get() {
+            for (method, selector) in running.hosting.unmatched_targets() {
+                log::write(&format!(
+                    "instrumentation method {method}: target {selector} matched no method"
+                ));
+            }
             #[cfg(unix)]
             drop(
                 running

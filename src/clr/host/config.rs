@@ -24,6 +24,8 @@ use crate::selector::Selector;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
+use super::ready_to_run::ReadyToRun;
+
 /// Where something is in a configuration file: 1-based line and column (in
 /// characters).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -462,6 +464,7 @@ pub struct MethodEntry {
 pub struct Configuration {
     origin: Arc<str>,
     methods: Vec<MethodEntry>,
+    ready_to_run: Option<ReadyToRun>,
 }
 
 impl Configuration {
@@ -495,11 +498,19 @@ impl Configuration {
             lines.error_at(at, e.message().trim_end().to_owned())
         })?;
         let mut methods: Vec<MethodEntry> = Vec::new();
+        let mut ready_to_run = None;
         for (key, value) in in_file_order(root.get_ref()) {
+            if key.get_ref().as_ref() == "manager" {
+                ready_to_run = lines.manager(value)?;
+                continue;
+            }
             if key.get_ref().as_ref() != "method" {
                 return Err(lines.error(
                     key.span().start,
-                    format!("unknown key `{}` (expected [[method]])", key.get_ref()),
+                    format!(
+                        "unknown key `{}` (expected [manager] or [[method]])",
+                        key.get_ref()
+                    ),
                 ));
             }
             let DeValue::Array(array) = value.get_ref() else {
@@ -526,7 +537,14 @@ impl Configuration {
         Ok(Configuration {
             origin: lines.origin.clone(),
             methods,
+            ready_to_run,
         })
+    }
+
+    /// What its `[manager]` table says of ReadyToRun code (`ready_to_run = "keep"` or
+    /// `"disable"`), if it says anything.
+    pub fn ready_to_run(&self) -> Option<ReadyToRun> {
+        self.ready_to_run
     }
 
     /// Where it was read from.
@@ -592,6 +610,43 @@ impl<'t> Lines<'t> {
 
     fn error(&self, offset: usize, message: String) -> ConfigError {
         self.error_at(Some(self.position(offset)), message)
+    }
+
+    /// The `[manager]` table: its only key is `ready_to_run`.
+    fn manager(&self, table: &Spanned<DeValue<'_>>) -> Result<Option<ReadyToRun>, ConfigError> {
+        let DeValue::Table(fields) = table.get_ref() else {
+            return Err(self.error(
+                table.span().start,
+                "`manager` must be a table, written [manager]".to_owned(),
+            ));
+        };
+        let mut ready_to_run = None;
+        for (key, value) in in_file_order(fields) {
+            let at = value.span().start;
+            match (key.get_ref().as_ref(), value.get_ref()) {
+                ("ready_to_run", DeValue::String(s)) => {
+                    ready_to_run = Some(ReadyToRun::parse(s).ok_or_else(|| {
+                        self.error(
+                            at,
+                            format!("ready_to_run is \"keep\" or \"disable\", not {s:?}"),
+                        )
+                    })?);
+                }
+                ("ready_to_run", other) => {
+                    return Err(self.error(
+                        at,
+                        format!("`ready_to_run` must be a string, not {}", value_type(other)),
+                    ));
+                }
+                (other, _) => {
+                    return Err(self.error(
+                        key.span().start,
+                        format!("unknown key `{other}` in [manager] (expected ready_to_run)"),
+                    ));
+                }
+            }
+        }
+        Ok(ready_to_run)
     }
 
     /// One `[[method]]` table.
@@ -788,10 +843,36 @@ mod tests {
     }
 
     #[test]
+    fn the_manager_table_says_what_to_do_with_ready_to_run_code() {
+        let parsed = |text: &str| Configuration::parse(text, "f.toml");
+        assert_eq!(parsed("").unwrap().ready_to_run(), None);
+        let keep = parsed("[manager]\nready_to_run = \"keep\"\n").unwrap();
+        assert_eq!(keep.ready_to_run(), Some(ReadyToRun::Keep));
+        let disable = parsed("[manager]\nready_to_run = \"disable\"\n").unwrap();
+        assert_eq!(disable.ready_to_run(), Some(ReadyToRun::Disable));
+        assert_eq!(
+            error("[manager]\nready_to_run = \"Keep\"\n"),
+            "f.toml:2:16: ready_to_run is \"keep\" or \"disable\", not \"Keep\""
+        );
+        assert_eq!(
+            error("[manager]\nready_to_run = true\n"),
+            "f.toml:2:16: `ready_to_run` must be a string, not a boolean"
+        );
+        assert_eq!(
+            error("[manager]\nrejit = 1\n"),
+            "f.toml:2:1: unknown key `rejit` in [manager] (expected ready_to_run)"
+        );
+        assert_eq!(
+            error("manager = 1\n"),
+            "f.toml:1:11: `manager` must be a table, written [manager]"
+        );
+    }
+
+    #[test]
     fn keys_and_types_outside_the_format_are_errors_where_they_are() {
         assert_eq!(
             error("methods = 1\n"),
-            "f.toml:1:1: unknown key `methods` (expected [[method]])"
+            "f.toml:1:1: unknown key `methods` (expected [manager] or [[method]])"
         );
         assert_eq!(
             error("method = 1\n"),

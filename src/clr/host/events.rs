@@ -63,7 +63,6 @@ impl EventMasks {
     }
 
     /// The union of the manager's events and every instrumentation method's.
-    #[cfg(test)]
     pub(crate) fn union(&self) -> Events {
         let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         union(state.own, &state.each)
@@ -99,7 +98,8 @@ impl EventMasks {
         state.info = None;
     }
 
-    fn get(&self, index: usize) -> Events {
+    /// Instrumentation method `index`'s events (none for an index it does not have).
+    pub(crate) fn get(&self, index: usize) -> Events {
         let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.each.get(index).copied().unwrap_or_default()
     }

@@ -3,7 +3,9 @@
 //! one function that makes a method's plan for both paths ([`Hosting::plan`]); and
 //! [`merge`], how a ReJIT request's edit joins the configured ones.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
 
 use smallvec::SmallVec;
@@ -19,11 +21,12 @@ use crate::clr::rewrite::MethodRewrite;
 use crate::clr::rewrite::edits::{EditStep, MethodPlan};
 use crate::clr::rewrite::engine::{Engine, Located, Target};
 use crate::clr::rewrite::items::Containers;
-use crate::clr::rewrite::module::ModuleState;
+use crate::clr::rewrite::module::{ModuleState, Selectors};
 use crate::clr::rewrite::pipeline::Rewrite;
 use crate::clr::runtime::ModuleMetadata;
 use crate::clr::sys::mdToken;
 use crate::metadata::MetadataSource;
+use crate::selector::Selector;
 use crate::transform::SingleRet;
 
 /// What the manager's instrumentation methods are while it runs, shared by the JIT
@@ -37,6 +40,26 @@ pub(crate) struct Hosting {
     pub(crate) engine: Engine,
     /// The manager's counts (edits rolled back).
     pub(crate) counts: Arc<ManagerCounts>,
+    /// Each one's [`targets`](InstrumentationMethod::targets) (empty: it has none),
+    /// with how many methods each selected so far.
+    pub(crate) targets: Box<[Box<[NamedTarget]>]>,
+}
+
+/// One of an instrumentation method's targets, and how many methods it selected in the
+/// modules loaded so far.
+pub(crate) struct NamedTarget {
+    pub(crate) selector: Selector,
+    pub(crate) selected: AtomicU64,
+}
+
+impl NamedTarget {
+    /// A target not yet matched.
+    pub(crate) fn new(selector: Selector) -> NamedTarget {
+        NamedTarget {
+            selector,
+            selected: AtomicU64::new(0),
+        }
+    }
 }
 
 /// One instrumentation method's step in a method's plan: its edit with its options and
@@ -95,12 +118,79 @@ impl Hosting {
             module,
             token,
             compiling,
+            targeted: self.selects(module, token, index),
             owner: Owner {
                 index,
                 count: self.methods.len(),
             },
             containers: &self.containers,
         }
+    }
+
+    /// Whether instrumentation method `index` is asked about MethodDef `token` of
+    /// `module`: it declares no targets, or one of them selected the method.
+    fn asks(&self, module: &ModuleState, token: mdToken, index: usize) -> bool {
+        self.targets[index].is_empty() || self.selects(module, token, index)
+    }
+
+    /// Whether a target of instrumentation method `index` selected MethodDef `token` of
+    /// `module` when the module loaded.
+    fn selects(&self, module: &ModuleState, token: mdToken, index: usize) -> bool {
+        !self.targets[index].is_empty() && module.selected(token).contains(&(index as u8))
+    }
+
+    /// Whether any instrumentation method declares targets.
+    pub(crate) fn has_targets(&self) -> bool {
+        self.targets.iter().any(|t| !t.is_empty())
+    }
+
+    /// Finds the instrumentation methods' targets among the methods of `module`, which
+    /// just loaded (type and method names in its metadata), records them on the module
+    /// and counts them; returns their tokens, in token order.
+    pub(crate) fn select_targets(&self, module: &ModuleState) -> Vec<mdToken> {
+        if !self.has_targets() {
+            return Vec::new();
+        }
+        let metadata = module.metadata();
+        let mut selected: BTreeMap<mdToken, Selectors> = BTreeMap::new();
+        for (index, targets) in self.targets.iter().enumerate() {
+            for target in targets.iter() {
+                let Ok(Some(type_def)) = metadata.find_type_def_path(target.selector.type_name())
+                else {
+                    continue;
+                };
+                let Ok(methods) = metadata.methods_of(type_def) else {
+                    continue;
+                };
+                for token in methods {
+                    if target.selector.matches(metadata, token) {
+                        target.selected.fetch_add(1, Relaxed);
+                        let by = selected.entry(token).or_default();
+                        if !by.contains(&(index as u8)) {
+                            by.push(index as u8);
+                        }
+                    }
+                }
+            }
+        }
+        let tokens = selected.keys().copied().collect();
+        module.set_selected(selected);
+        tokens
+    }
+
+    /// The targets that selected no method in any module loaded so far, with their
+    /// instrumentation method's name.
+    pub(crate) fn unmatched_targets(&self) -> Vec<(&str, &Selector)> {
+        self.methods
+            .iter()
+            .zip(self.targets.iter())
+            .flat_map(|(method, targets)| {
+                targets
+                    .iter()
+                    .filter(|t| t.selected.load(Relaxed) == 0)
+                    .map(move |t| (method.name(), &t.selector))
+            })
+            .collect()
     }
 
     /// The configured instrumentation methods that want MethodDef `token` of `module`,
@@ -118,6 +208,7 @@ impl Hosting {
         self.methods
             .iter()
             .enumerate()
+            .filter(|(index, _)| self.asks(module, token, *index))
             .filter_map(|(index, method)| {
                 let candidate = self.candidate(module, token, compiling, index);
                 let interest = guarded(&**method, callback, || method.wants(&candidate))
@@ -131,6 +222,9 @@ impl Hosting {
     /// for inlining: nothing is being compiled).
     pub(crate) fn wanted_by_any(&self, module: &ModuleState, token: mdToken) -> bool {
         self.methods.iter().enumerate().any(|(index, method)| {
+            if !self.asks(module, token, index) {
+                return false;
+            }
             let candidate = self.candidate(module, token, false, index);
             guarded(&**method, Callback::JITInlining, || {
                 method.wants(&candidate)

@@ -7,9 +7,11 @@ use std::sync::Arc;
 use std::sync::Mutex;
 
 use super::events::{EventMasks, Events, EventsHandle, with_subscriptions};
-use super::hosting::Hosting;
+use super::hosting::{Hosting, NamedTarget};
 use super::manager::{Manager, OWN_EVENTS, Running};
 use super::method::{InstrumentationMethod, Start};
+use super::plan::InliningCallers;
+use super::ready_to_run::ReadyToRun;
 use super::rejit::ReJitController;
 use super::routing::Routing;
 use crate::clr::hooks::{self, HookError, HookSubscriber, HookTable};
@@ -42,6 +44,17 @@ pub(crate) enum StartError {
         /// Why the manager cannot ask for it.
         why: &'static str,
     },
+    /// An instrumentation method disables ReadyToRun code
+    /// (`COR_PRF_DISABLE_ALL_NGEN_IMAGES`) in a manager that keeps it
+    /// ([`ReadyToRun::Keep`]).
+    #[error(
+        "instrumentation method {0} asks for COR_PRF_DISABLE_ALL_NGEN_IMAGES, but the manager \
+         keeps ReadyToRun code (ready_to_run = \"keep\")"
+    )]
+    ReadyToRunKept(String),
+    /// An instrumentation method's `targets` panicked.
+    #[error("instrumentation method {0} panicked when asked its targets")]
+    TargetsPanicked(String),
     /// More instrumentation methods than the manager routes (255).
     #[error("more than 255 instrumentation methods")]
     TooManyMethods,
@@ -85,8 +98,28 @@ impl Manager {
     /// The steps, in order; the first failure ends the start.
     fn start(&self, info: &ProfilerInfo, masks: &Arc<EventMasks>) -> Result<Running, StartError> {
         let references = self.start_methods(info, masks)?;
-        let hosting = Arc::new(self.hosting(info));
-        let rejit = self.rejit_controller(info, &hosting);
+        let targets = self.targets()?;
+        let ready_to_run = self.ready_to_run_runs(masks)?;
+        let callers = self.rejit.or_else(|| {
+            // Targets in precompiled code are reached by ReJIT only.
+            let method = targets.iter().position(|t| !t.is_empty())?;
+            if !ready_to_run {
+                return None;
+            }
+            log::write(&format!(
+                "instrumentation method {} has targets and ReadyToRun code is kept: ReJIT is on",
+                self.pending[method].method.name()
+            ));
+            Some(InliningCallers::default())
+        });
+        if callers.is_some() {
+            masks.add_own(Events {
+                low: CorPrfMonitor::ENABLE_REJIT,
+                high: CorPrfHighMonitor::empty(),
+            });
+        }
+        let hosting = Arc::new(self.hosting(info, targets, callers.is_some()));
+        let rejit = self.rejit_controller(info, &hosting, callers);
         #[cfg(unix)]
         let dial = Mutex::new(self.start_dial(rejit.as_ref())?);
         let subscribers = self.hook_subscribers();
@@ -108,10 +141,13 @@ impl Manager {
 
     /// The masks of the manager's own events and each instrumentation method's.
     fn event_masks(&self) -> Arc<EventMasks> {
-        let own = match self.rejit {
+        let mut own = match self.rejit {
             Some(_) => OWN_EVENTS.union(CorPrfMonitor::ENABLE_REJIT),
             None => OWN_EVENTS,
         };
+        if self.ready_to_run == Some(ReadyToRun::Disable) {
+            own |= CorPrfMonitor::DISABLE_ALL_NGEN_IMAGES;
+        }
         EventMasks::new(
             Events {
                 low: own,
@@ -181,13 +217,61 @@ impl Manager {
         Ok(references)
     }
 
-    /// The instrumentation methods with their options and the rewrite engine.
-    fn hosting(&self, info: &ProfilerInfo) -> Hosting {
+    /// Each instrumentation method's targets, asked once (after its start).
+    ///
+    /// # Errors
+    /// One panicked: the start fails closed.
+    fn targets(&self) -> Result<Box<[Box<[NamedTarget]>]>, StartError> {
+        self.pending
+            .iter()
+            .map(|hosted| {
+                let method = &hosted.method;
+                log::contain(|| method.targets())
+                    .map(|selectors| selectors.into_iter().map(NamedTarget::new).collect())
+                    .map_err(|_| StartError::TargetsPanicked(method.name().to_owned()))
+            })
+            .collect()
+    }
+
+    /// Whether ReadyToRun code runs: neither the manager nor an instrumentation method
+    /// disables it.
+    ///
+    /// # Errors
+    /// An instrumentation method disables it in a manager that keeps it.
+    fn ready_to_run_runs(&self, masks: &EventMasks) -> Result<bool, StartError> {
+        let disabled = masks
+            .union()
+            .low
+            .contains(CorPrfMonitor::DISABLE_ALL_NGEN_IMAGES);
+        if disabled && self.ready_to_run == Some(ReadyToRun::Keep) {
+            let index = (0..self.pending.len())
+                .find(|&i| {
+                    masks
+                        .get(i)
+                        .low
+                        .contains(CorPrfMonitor::DISABLE_ALL_NGEN_IMAGES)
+                })
+                .unwrap_or(0);
+            return Err(StartError::ReadyToRunKept(
+                self.pending[index].method.name().to_owned(),
+            ));
+        }
+        Ok(!disabled)
+    }
+
+    /// The instrumentation methods with their options and targets, and the rewrite
+    /// engine (which keeps the pristine IL of what it rewrites when `rejit` is on).
+    fn hosting(
+        &self,
+        info: &ProfilerInfo,
+        targets: Box<[Box<[NamedTarget]>]>,
+        rejit: bool,
+    ) -> Hosting {
         let mut engine = Engine::new(info.clone());
         if self.timings {
             engine.time_phases();
         }
-        if self.rejit.is_some() {
+        if rejit {
             // Every ReJIT version starts from the pristine IL.
             engine.keep_pristine_il();
         }
@@ -197,6 +281,7 @@ impl Manager {
             containers: self.containers.clone(),
             engine,
             counts: self.counts.clone(),
+            targets,
         }
     }
 
@@ -205,6 +290,7 @@ impl Manager {
         &self,
         info: &ProfilerInfo,
         hosting: &Arc<Hosting>,
+        callers: Option<InliningCallers>,
     ) -> Option<Arc<ReJitController>> {
         let runtime = match info.runtime_version() {
             Ok(runtime) => {
@@ -216,7 +302,7 @@ impl Manager {
                 None
             }
         };
-        let callers = self.rejit?;
+        let callers = callers?;
         Some(Arc::new(ReJitController::new(
             hosting.clone(),
             callers,

@@ -9,6 +9,7 @@ use super::config::{ConfigError, Configuration, Options};
 use super::hosting::Hosting;
 use super::method::InstrumentationMethod;
 use super::plan::InliningCallers;
+use super::ready_to_run::ReadyToRun;
 use super::rejit::ReJitController;
 use super::rejit_control::ReJitControl;
 use super::report::ManagerCounts;
@@ -152,6 +153,9 @@ pub struct Manager {
     pub(super) dial: Option<std::path::PathBuf>,
     /// The path the hooks run on, when an instrumentation method subscribes to them.
     pub(super) hook_path: HookPath,
+    /// What to do with ReadyToRun code (`None`: what the instrumentation methods' events
+    /// ask).
+    pub(super) ready_to_run: Option<ReadyToRun>,
 }
 
 impl Default for Manager {
@@ -193,6 +197,7 @@ impl Manager {
             #[cfg(unix)]
             dial: None,
             hook_path: HookPath::Fast,
+            ready_to_run: None,
         }
     }
 
@@ -243,6 +248,7 @@ impl Manager {
         available: &[Arc<dyn InstrumentationMethod>],
     ) -> Result<Manager, ConfigError> {
         let mut manager = Manager::new();
+        manager.ready_to_run = configuration.ready_to_run();
         for entry in configuration.methods() {
             let Some(method) = available.iter().find(|m| m.name() == entry.name) else {
                 let offered: Vec<&str> = available.iter().map(|m| m.name()).collect();
@@ -304,6 +310,13 @@ impl Manager {
     pub fn with_dial(mut self, socket: impl Into<std::path::PathBuf>) -> Manager {
         self.rejit.get_or_insert_default();
         self.dial = Some(socket.into());
+        self
+    }
+
+    /// What to do with ReadyToRun code. Without this call, it runs unless an
+    /// instrumentation method's events disable it.
+    pub fn with_ready_to_run(mut self, ready_to_run: ReadyToRun) -> Manager {
+        self.ready_to_run = Some(ready_to_run);
         self
     }
 

@@ -16,6 +16,7 @@ use crate::clr::rewrite::module::{ModuleState, row};
 use crate::clr::runtime::{AssemblyName, ClrError, ModuleFacts, ModuleMetadata, ProfilerInfo};
 use crate::clr::sys::mdToken;
 use crate::metadata::MetadataSource;
+use crate::selector::Selector;
 use crate::transform::SingleRet;
 
 /// Whether an instrumentation method edits a method ([`InstrumentationMethod::wants`]).
@@ -182,16 +183,39 @@ pub trait InstrumentationMethod<M = ModuleMetadata>: Profiler {
         Ok(())
     }
 
+    /// The methods it edits, named ([`Selector`]), when it knows them by name: asked
+    /// once, after a successful [`start`](InstrumentationMethod::start) (from its
+    /// options, say: [`OptionKind::Selectors`](super::OptionKind::Selectors)). Default:
+    /// none, and then [`wants`](InstrumentationMethod::wants) is asked of every method
+    /// the JIT compiles.
+    ///
+    /// With targets, the manager finds them in each module's metadata when the module
+    /// loads (type and method names; no other method is read), and
+    /// [`wants`](InstrumentationMethod::wants) is asked only of them
+    /// ([`Candidate::is_target`]; its default edits them). A target runs the edited IL
+    /// from its first call after its module loaded, whether the JIT compiles it or its
+    /// module holds precompiled (ReadyToRun) code: for those, the manager asks the
+    /// runtime to re-JIT-compile the targets before any of them can run (this turns the
+    /// manager's ReJIT on). Every instantiation of a generic method or type is edited.
+    /// At shutdown the manager logs each target that matched no method.
+    fn targets(&self) -> Vec<Selector> {
+        Vec::new()
+    }
+
     /// Whether it edits the method. Called at every JIT compilation of every method
     /// (generic instantiations and tier-up included), and when the JIT asks whether it
     /// may inline a method ([`Candidate::compiling`] tells which), before anything is
     /// read or decoded: decide from names, tokens, attributes or its data items,
     /// cheaply. A method already rewritten is not edited again whatever it answers.
-    /// Default: none ([`Interest::No`]), for an instrumentation method that only
-    /// subscribes to callbacks.
+    /// An instrumentation method with [`targets`](InstrumentationMethod::targets) is
+    /// asked only of them. Default: its targets ([`Interest::Edit`] when
+    /// [`Candidate::is_target`]), no other method ([`Interest::No`]): an instrumentation
+    /// method that only subscribes to callbacks writes neither.
     fn wants(&self, method: &Candidate<'_, M>) -> Interest {
-        let _ = method;
-        Interest::No
+        match method.is_target() {
+            true => Interest::Edit,
+            false => Interest::No,
+        }
     }
 
     /// Whether it must never edit the method, not even when a ReJIT request (the live
@@ -291,11 +315,19 @@ pub struct Candidate<'a, M = ModuleMetadata> {
     pub(crate) module: &'a ModuleState<M>,
     pub(crate) token: mdToken,
     pub(crate) compiling: bool,
+    pub(crate) targeted: bool,
     pub(crate) owner: Owner,
     pub(crate) containers: &'a Containers,
 }
 
 impl<'a, M> Candidate<'a, M> {
+    /// Whether one of this instrumentation method's
+    /// [`targets`](InstrumentationMethod::targets) selected the method (always `false`
+    /// for one that declares none).
+    pub fn is_target(&self) -> bool {
+        self.targeted
+    }
+
     /// The method's module: its id, metadata and data.
     pub fn module(&self) -> &'a ModuleState<M> {
         self.module
@@ -320,12 +352,7 @@ impl<'a, M> Candidate<'a, M> {
     where
         M: MetadataSource,
     {
-        let metadata = self.module.metadata();
-        let listed = crate::disasm::method_name(metadata, self.token);
-        let name = metadata
-            .member_name(self.token)
-            .map_or(listed.name, |member| member.name);
-        format!("{}::{}", listed.owner, name)
+        selector_name(self.module.metadata(), self.token)
     }
 
     /// This instrumentation method's data on the method's module.
@@ -370,6 +397,15 @@ impl<M> core::fmt::Debug for Candidate<'_, M> {
     }
 }
 
+/// MethodDef `token`'s name as selectors write it: `Namespace.Type::Method`.
+fn selector_name<M: MetadataSource>(metadata: &M, token: mdToken) -> String {
+    let listed = crate::disasm::method_name(metadata, token);
+    let name = metadata
+        .member_name(token)
+        .map_or(listed.name, |member| member.name);
+    format!("{}::{}", listed.owner, name)
+}
+
 /// Where one instrumentation method's data items are: its index among the manager's
 /// instrumentation methods, and how many there are.
 #[derive(Debug, Clone, Copy)]
@@ -389,6 +425,14 @@ impl<'a, M> ModuleLoad<'a, M> {
     /// The module: its id and metadata.
     pub fn module(&self) -> &'a ModuleState<M> {
         self.module
+    }
+
+    /// The MethodDefs of the module that this instrumentation method's
+    /// [`targets`](InstrumentationMethod::targets) selected (found before its
+    /// `module_loaded` runs), in token order: a module with none needs no metadata of
+    /// it.
+    pub fn targets(&self) -> Vec<mdToken> {
+        self.module.selected_by(self.owner.index)
     }
 
     /// Keeps `item` as this instrumentation method's data on the module (replacing any),
@@ -558,6 +602,14 @@ impl<'a, M> MethodEdit<'_, 'a, M> {
     /// ([`ModuleLoad::set_item`]).
     pub fn module_item<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
         module_item(self.rewrite.module, self.owner)
+    }
+
+    /// The method's name as selectors write it ([`Candidate::name`]).
+    pub fn name(&self) -> String
+    where
+        M: MetadataSource,
+    {
+        selector_name(self.rewrite.module.metadata(), self.rewrite.token)
     }
 
     /// This instrumentation method's data on the method's assembly

@@ -16,6 +16,7 @@ mod initialize;
 mod manager;
 mod method;
 mod plan;
+mod ready_to_run;
 mod rejit;
 mod rejit_control;
 mod report;
@@ -31,6 +32,7 @@ pub use method::{
     Candidate, InstrumentationMethod, Interest, MethodEdit, MethodError, ModuleLoad, Start,
 };
 pub use plan::InliningCallers;
+pub use ready_to_run::ReadyToRun;
 pub use rejit::ReJitCounts;
 pub use rejit_control::ReJitControl;
 pub use report::ManagerCounts;

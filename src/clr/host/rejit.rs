@@ -54,6 +54,8 @@ pub struct ReJitCounts {
     pub errors: AtomicU64,
     /// First JITs that compiled what the machine wanted rather than the configured IL.
     pub first_jit_wishes: AtomicU64,
+    /// Targets requested as their precompiled module loaded.
+    pub at_load: AtomicU64,
 }
 
 /// The driver's signals: how many wakes were asked for and how many were served.
@@ -594,25 +596,69 @@ impl ReJitController {
     /// for one, and each of its methods runs what its first JIT compiled (see
     /// "Collectible contexts and ReJIT requests" in `docs/design.md`).
     ///
+    /// `targets` are the MethodDefs the instrumentation methods selected by name in the
+    /// module. In a module with precompiled (ReadyToRun) code, the configured
+    /// instrumentation is wanted of each, and the requests are made here, on the loading
+    /// thread, before the callback returns: no code of the module runs before, so each
+    /// target's first call runs its edited IL. In a JIT-only module the first JIT
+    /// compiles them edited, and nothing is requested.
+    ///
     /// The module joins the loaded ones (which the dial selects among) only once the
     /// machine knows it: a request racing the load cannot find a collectible module the
     /// machine would still take for an ordinary one.
-    pub(crate) fn module_loaded(&self, state: &ModuleState) {
+    pub(crate) fn module_loaded(&self, state: &ModuleState, targets: &[mdMethodDef]) {
         let mut modules = self.modules();
-        if let Some(facts) = state.facts() {
-            let assembly = facts.assembly_name.clone();
+        let Some(facts) = state.facts() else {
+            modules.insert(state.id());
+            return;
+        };
+        let assembly = facts.assembly_name.clone();
+        let precompiled = {
             let mut machine = self.machine();
-            match (facts.is_collectible(), facts.is_ready_to_run()) {
-                (true, _) => machine.module_loaded_fixed(state.id(), assembly),
-                (false, true) => machine.module_loaded(state.id(), assembly),
-                (false, false) => machine.module_loaded_jit_only(state.id(), assembly),
+            let precompiled = match (facts.is_collectible(), facts.is_ready_to_run()) {
+                (true, _) => {
+                    machine.module_loaded_fixed(state.id(), assembly);
+                    false
+                }
+                (false, true) => {
+                    machine.module_loaded(state.id(), assembly);
+                    true
+                }
+                (false, false) => {
+                    machine.module_loaded_jit_only(state.id(), assembly);
+                    false
+                }
+            };
+            if precompiled {
+                for &token in targets {
+                    let key = MethodKey {
+                        module: state.id(),
+                        token,
+                    };
+                    machine.want(key, IlTarget::Plan(Plan::CONFIGURED), IlTarget::File);
+                }
             }
             if !machine.is_empty() {
                 self.active.store(true, Relaxed);
             }
-            self.ask_if_pending(&machine);
-        }
+            precompiled
+        };
         modules.insert(state.id());
+        if precompiled && !targets.is_empty() {
+            // Made here rather than by the driver: the runtime takes requests inside
+            // its callbacks, and waiting for another thread would leave a window (and
+            // could wait on a lock the loading thread holds).
+            let batch = self.machine().take_batch();
+            let live = |keys: Vec<MethodKey>| -> Vec<MethodKey> {
+                keys.into_iter()
+                    .filter(|k| modules.contains(&k.module))
+                    .collect()
+            };
+            self.make(&live(batch.rejit), &live(batch.revert));
+            self.counts.at_load.fetch_add(targets.len() as u64, Relaxed);
+        } else {
+            self.ask_if_pending(&self.machine());
+        }
     }
 
     /// A module is unloading (`ModuleUnloadStarted`, before the crate forgets its

@@ -506,6 +506,7 @@ fn a_candidate_is_named_as_selectors_name_it() {
             module: &module,
             token: token_of(asm, method),
             compiling: true,
+            targeted: false,
             owner: Owner { index: 0, count: 1 },
             containers: &containers,
         };

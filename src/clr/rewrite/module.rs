@@ -53,7 +53,13 @@ pub struct ModuleState<M = ModuleMetadata> {
     pub(crate) items: DataItems,
     /// What the runtime says of the module, read when the state was made.
     facts: Option<ModuleFacts>,
+    /// The methods a host's steps selected by name when the module loaded, each with
+    /// the steps (by index) that selected it ([`ModuleState::set_selected`]).
+    selected: OnceLock<HashMap<u32, Selectors>>,
 }
+
+/// The indexes of the host's steps that selected one method.
+pub(crate) type Selectors = smallvec::SmallVec<[u8; 4]>;
 
 impl<M: MetadataSource + Clone> ModuleState<M> {
     /// The state of module `id`, whose metadata is `metadata`; `identity` tells it apart
@@ -71,6 +77,7 @@ impl<M: MetadataSource + Clone> ModuleState<M> {
             data: OnceLock::new(),
             items: DataItems::default(),
             facts: None,
+            selected: OnceLock::new(),
         }
     }
 
@@ -137,6 +144,38 @@ impl<M> ModuleState<M> {
     pub fn may_be_inlined(&self, token: mdToken) -> bool {
         self.inlined.is_marked(row(token))
             || self.facts.as_ref().is_none_or(|f| f.is_ready_to_run())
+    }
+
+    /// Records, once (when the module loads), which methods which of a host's steps
+    /// selected by name: `selected` pairs MethodDef tokens with step indexes. A later
+    /// call changes nothing.
+    pub(crate) fn set_selected(&self, selected: impl IntoIterator<Item = (mdToken, Selectors)>) {
+        let _ = self
+            .selected
+            .set(selected.into_iter().map(|(t, s)| (row(t), s)).collect());
+    }
+
+    /// The host's steps that selected MethodDef `token` when the module loaded, by
+    /// index (none when nothing was recorded).
+    pub(crate) fn selected(&self, token: mdToken) -> &[u8] {
+        self.selected
+            .get()
+            .and_then(|selected| selected.get(&row(token)))
+            .map_or(&[], |s| s.as_slice())
+    }
+
+    /// The MethodDefs step `index` selected when the module loaded, in token order.
+    pub(crate) fn selected_by(&self, index: usize) -> Vec<mdToken> {
+        let Some(selected) = self.selected.get() else {
+            return Vec::new();
+        };
+        let mut tokens: Vec<mdToken> = selected
+            .iter()
+            .filter(|(_, by)| by.iter().any(|&i| usize::from(i) == index))
+            .map(|(&row, _)| row | 0x0600_0000)
+            .collect();
+        tokens.sort_unstable();
+        tokens
     }
 
     pub(crate) fn method_state(&self, token: mdToken) -> MethodState {
