@@ -320,12 +320,7 @@ impl<'a, M> Candidate<'a, M> {
     where
         M: MetadataSource,
     {
-        let metadata = self.module.metadata();
-        let listed = crate::disasm::method_name(metadata, self.token);
-        let name = metadata
-            .member_name(self.token)
-            .map_or(listed.name, |member| member.name);
-        format!("{}::{}", listed.owner, name)
+        crate::disasm::selector_name(self.module.metadata(), self.token)
     }
 
     /// This instrumentation method's data on the method's module.
