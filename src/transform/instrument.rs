@@ -94,7 +94,10 @@ const EMPTY_LOCALS: &[u8] = &[0x07, 0x00];
 ///
 /// // static int32 M(): ldc.i4.1; ret, in module 0x7f00_1000.
 /// let mut body = MethodBody::decode(&[0x0A, 0x17, 0x2A])?;
-/// let method = MethodContext { module_id: Some(0x7f00_1000), ..MethodContext::new(&[0x00, 0x00, 0x08], 5) };
+/// let method = MethodContext {
+///     module_id: Some(0x7f00_1000),
+///     ..MethodContext::new(&[0x00, 0x00, 0x08], 5)
+/// };
 /// let resolver = |_: OpCode, token: u32| {
 ///     Ok(match token {
 ///         BEGIN => CallEffect { pops: 0, pushes: 1 },
@@ -262,7 +265,7 @@ pub struct Instrumented<'a> {
 ///
 /// // static int32 M(int32 x) { if (x != 0) return 1; return 2; }, a tiny body.
 /// let original = [0x1E, 0x02, 0x2C, 0x02, 0x17, 0x2A, 0x18, 0x2A];
-/// let method = MethodContext { signature: &[0x00, 0x01, 0x08, 0x08], locals: None, id: 7, tokens: &[], module_id: None };
+/// let method = MethodContext::new(&[0x00, 0x01, 0x08, 0x08], 7); // no locals, tokens or module id
 /// // Call sites resolve through metadata (`MetadataResolver`); both hooks pop one value.
 /// let resolver = |_: OpCode, _: u32| Ok(CallEffect { pops: 1, pushes: 0 });
 ///

@@ -199,7 +199,10 @@ mod tests {
                 .find(|m| m.name == method)
                 .unwrap()
                 .token;
-            MetadataSource::member_name(&asm, token).unwrap().owner.unwrap()
+            MetadataSource::member_name(&asm, token)
+                .unwrap()
+                .owner
+                .unwrap()
         };
         let name = |method| type_def_name(&asm, owner(method));
         assert_eq!(name("Leaf").as_deref(), Some("TwoTools.Timed"));
