@@ -821,7 +821,8 @@ fuzz_target!(|data: &[u8]| {
             signature: &signature,
             locals: locals.as_deref(),
             id,
-            tokens: &MODULE_TOKENS, module_id: None,
+            tokens: &MODULE_TOKENS,
+            module_id: None,
         };
         for (kind, instrumenter) in instrumenters.iter_mut() {
             let kind = *kind;
