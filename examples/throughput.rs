@@ -136,6 +136,7 @@ impl Rewriter {
             locals,
             id: token as i32,
             tokens: &[],
+            module_id: None,
         };
         let done = self
             .instrumenter

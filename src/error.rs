@@ -259,6 +259,14 @@ pub enum Error {
         /// Why.
         what: &'static str,
     },
+    /// A snippet names a per-method value that cannot be filled in: the state local
+    /// without a declared type, or the module's id where the method's context gives
+    /// none. Refused before any edit: the body is left as it was.
+    #[error("unfilled placeholder: {what}")]
+    PlaceholderUnfilled {
+        /// Which value, and what would give it.
+        what: &'static str,
+    },
     /// A `tail.` call that a transform was asked to keep and cannot: the method is
     /// refused before any edit (see [`TailCallRefusal`]).
     #[error("the tail call at {} cannot be kept: {reason}", offset_text(.offset))]
@@ -438,7 +446,9 @@ impl Error {
             .take_while(char::is_ascii_alphanumeric)
             .collect();
         match self {
-            Error::Unsupported { what } | Error::Unencodable { what } => format!("{name}: {what}"),
+            Error::Unsupported { what }
+            | Error::Unencodable { what }
+            | Error::PlaceholderUnfilled { what } => format!("{name}: {what}"),
             Error::TailCallNotKept { reason, .. } => format!("{name}: {reason}"),
             Error::CallResolution { source, .. } => format!("{name}: {}", source.kind()),
             _ => name,

@@ -68,6 +68,7 @@ fn instrumenter() -> Instrumenter {
         epilogue_value: epilogue.finish().expect("a valid snippet"),
         epilogue_void: Snippet::default(),
         tail_call: None,
+        state_local: None,
     })
     .expect("valid code")
     // The shape recorded in the digests, and what `wrap_try_finally` gives: `tail.`

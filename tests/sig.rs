@@ -1232,6 +1232,7 @@ fn the_return_value_local_at_the_locals_limit() {
         locals: Some(locals),
         id: 0,
         tokens: &[],
+        module_id: None,
     };
 
     let mut edited = body.clone();

@@ -889,6 +889,7 @@ fn entry_only_instrumentation_keeps_jmp() {
         locals: None,
         id: 0x0600_0002,
         tokens: &[],
+        module_id: None,
     };
     let done = inst.instrument(&mut body, &method, &hook).expect("kept");
     assert_eq!((done.max_stack, done.new_locals_signature), (1, None));

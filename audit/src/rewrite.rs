@@ -197,6 +197,7 @@ pub fn hook_instrumenter() -> Instrumenter {
         epilogue_value: epilogue.finish().expect("a valid snippet"),
         epilogue_void: Snippet::default(),
         tail_call: None,
+        state_local: None,
     })
     .expect("only the value epilogue names the return-value local")
 }

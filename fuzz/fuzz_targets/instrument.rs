@@ -499,6 +499,7 @@ fn instrumenter(guarded: bool) -> Instrumenter {
             false => Snippet::default(),
         },
         tail_call: None,
+        state_local: None,
     })
     .expect("valid instrumentation code")
 }
@@ -526,6 +527,7 @@ fn instrumenters() -> Instrumenters {
         epilogue_value: value_epilogue(),
         epilogue_void: probe(false, HOOK),
         tail_call: Some(probe(true, TAIL_HOOK)),
+        state_local: None,
     })
     .expect("valid instrumentation code");
     let entry_only = Instrumenter::new(InstrumentationCode {
@@ -820,6 +822,7 @@ fuzz_target!(|data: &[u8]| {
             locals: locals.as_deref(),
             id,
             tokens: &MODULE_TOKENS,
+            module_id: None,
         };
         for (kind, instrumenter) in instrumenters.iter_mut() {
             let kind = *kind;

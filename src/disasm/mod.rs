@@ -153,6 +153,18 @@ pub(crate) fn param_texts<M: MetadataSource + ?Sized>(
     p.param_texts(sig, ctx)
 }
 
+/// The name of MethodDef `method` as selectors write it: `Namespace.Type::Method`, a
+/// nested type as `Namespace.Outer/Inner`, a generic type with its arity; the method's
+/// name as the metadata has it (unquoted). Never fails: what the source cannot give is
+/// written in hex ([`method_name`]).
+pub(crate) fn selector_name<M: MetadataSource + ?Sized>(metadata: &M, method: u32) -> String {
+    let listed = method_name(metadata, method);
+    let name = metadata
+        .member_name(method)
+        .map_or(listed.name, |member| member.name);
+    format!("{}::{}", listed.owner, name)
+}
+
 /// Names the MethodDef `method` through `metadata`, as the first line of its listing
 /// does. Never fails: what the source cannot give is written in hex and counted.
 pub fn method_name<M: MetadataSource + ?Sized>(metadata: &M, method: u32) -> MethodName {

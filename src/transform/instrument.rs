@@ -11,7 +11,7 @@ use crate::body::{EncodedHeader, Encoder, MethodBody};
 use crate::error::{Error, Result, TailCallRefusal};
 use crate::ilmap::IlMap;
 use crate::metadata::MetadataSource;
-use crate::sig::{LocalVarSig, summarize_method_sig};
+use crate::sig::{LocalVarSig, TypeSig, summarize_method_sig};
 
 /// The empty LocalVarSig (`LOCAL_SIG`, no locals), what a body without one extends.
 const EMPTY_LOCALS: &[u8] = &[0x07, 0x00];
@@ -59,7 +59,57 @@ const EMPTY_LOCALS: &[u8] = &[0x07, 0x00];
 ///
 /// With `exit`, both epilogues and `tail_call` empty, the entry code is inserted before
 /// the first instruction (branches to it do not run it again) and nothing else
-/// changes: no try/finally, no return-value local, `tail.` and `jmp` kept.
+/// changes: no try/finally, no return-value local, `tail.` and `jmp` kept (the state
+/// local, when declared, is still added).
+///
+/// # State from entry to exit
+///
+/// With [`InstrumentationCode::state_local`] declared, each instrumented method gets one
+/// more local of that type, which every snippet may name
+/// ([`crate::transform::SnippetBuilder::state_local`]): the entry stores into it before
+/// the `try`, the exit reads it in the `finally`, so that a timer is
+/// `t = Begin(); try { body } finally { End(t) }`:
+///
+/// ```
+/// use ilrewrite::analysis::CallEffect;
+/// use ilrewrite::sig::TypeSig;
+/// use ilrewrite::transform::{InstrumentationCode, Instrumenter, MethodContext, Snippet};
+/// use ilrewrite::{Instruction, MethodBody, OpCode};
+///
+/// const BEGIN: u32 = 0x0A00_0001; // static int64 Begin()
+/// const END: u32 = 0x0A00_0002; // static void End(int64 module, int32 method, int64 t)
+/// let mut entry = Snippet::builder();
+/// entry.push(Instruction::with_token(OpCode::Call, BEGIN));
+/// entry.state_local(OpCode::Stloc);
+/// let mut exit = Snippet::builder();
+/// exit.module_id().method_id().state_local(OpCode::Ldloc);
+/// exit.push(Instruction::with_token(OpCode::Call, END));
+/// let code = InstrumentationCode {
+///     entry: entry.finish()?,
+///     exit: exit.finish()?,
+///     state_local: Some(TypeSig::I8),
+///     ..Default::default()
+/// };
+/// let mut instrumenter = Instrumenter::new(code)?;
+///
+/// // static int32 M(): ldc.i4.1; ret, in module 0x7f00_1000.
+/// let mut body = MethodBody::decode(&[0x0A, 0x17, 0x2A])?;
+/// let method = MethodContext {
+///     module_id: Some(0x7f00_1000),
+///     ..MethodContext::new(&[0x00, 0x00, 0x08], 5)
+/// };
+/// let resolver = |_: OpCode, token: u32| {
+///     Ok(match token {
+///         BEGIN => CallEffect { pops: 0, pushes: 1 },
+///         _ => CallEffect { pops: 3, pushes: 0 },
+///     })
+/// };
+/// let done = instrumenter.instrument(&mut body, &method, &resolver)?;
+/// // .locals (int32 return value, int64 state)
+/// assert_eq!(done.new_locals_signature, Some(&[0x07, 0x02, 0x08, 0x0A][..]));
+/// assert_eq!(done.max_stack, 3);
+/// # Ok::<(), ilrewrite::Error>(())
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct InstrumentationCode {
     /// Run on entry, before the try block.
@@ -73,6 +123,12 @@ pub struct InstrumentationCode {
     /// Run by the `finally` on a tail-call exit instead of `exit`; `None` to run `exit`
     /// there too (see the type's documentation).
     pub tail_call: Option<Snippet>,
+    /// The type of the state local the snippets share
+    /// ([`crate::transform::SnippetBuilder::state_local`]; see the type's
+    /// documentation), added to each instrumented method's locals after the
+    /// return-value local; `None` for none. Snippets naming it without a type here are
+    /// refused by [`Instrumenter::new`].
+    pub state_local: Option<TypeSig>,
 }
 
 impl InstrumentationCode {
@@ -107,9 +163,25 @@ pub struct MethodContext<'a> {
     /// The tokens [`crate::transform::SnippetBuilder::token`] names, for this method's
     /// module (e.g. the MemberRefs of the probes, defined in each module).
     pub tokens: &'a [u32],
+    /// The value [`crate::transform::SnippetBuilder::module_id`] loads for this method:
+    /// an id of its module, unique among the modules loaded (a profiler's `ModuleID`);
+    /// `None` when there is none, and then a method whose snippets load it is refused.
+    pub module_id: Option<u64>,
 }
 
 impl<'a> MethodContext<'a> {
+    /// The context of a method with signature `signature` and id `id`: no locals, no
+    /// tokens, no module id (set the fields that apply).
+    pub fn new(signature: &'a [u8], id: i32) -> MethodContext<'a> {
+        MethodContext {
+            signature,
+            locals: None,
+            id,
+            tokens: &[],
+            module_id: None,
+        }
+    }
+
     /// The context of MethodDef `method` whose decoded body is `body`, with both
     /// signatures read from `metadata`, and no tokens (set [`MethodContext::tokens`]
     /// when the snippets use some).
@@ -132,6 +204,7 @@ impl<'a> MethodContext<'a> {
             locals,
             id,
             tokens: &[],
+            module_id: None,
         })
     }
 }
@@ -143,8 +216,10 @@ pub struct Instrumented<'a> {
     /// [`Returns::Void`] when no return-value local was added (a `void` method, or
     /// entry-only instrumentation).
     pub returns: Returns,
-    /// For a method that returns a value, the LocalVarSig with the return-value local
-    /// added. Get a token for it (`IMetaDataEmit::GetTokenFromSig`) and set it on the
+    /// For a method that returns a value, or when a state local is declared
+    /// ([`InstrumentationCode::state_local`]), the LocalVarSig with the return-value
+    /// local and then the state local added (and the locals of kept tail calls). Get a
+    /// token for it (`IMetaDataEmit::GetTokenFromSig`) and set it on the
     /// body ([`MethodBody::local_var_sig`]) before encoding: see
     /// [`ReturnLocal`](crate::transform::ReturnLocal) for why only now.
     pub new_locals_signature: Option<&'a [u8]>,
@@ -190,7 +265,7 @@ pub struct Instrumented<'a> {
 ///
 /// // static int32 M(int32 x) { if (x != 0) return 1; return 2; }, a tiny body.
 /// let original = [0x1E, 0x02, 0x2C, 0x02, 0x17, 0x2A, 0x18, 0x2A];
-/// let method = MethodContext { signature: &[0x00, 0x01, 0x08, 0x08], locals: None, id: 7, tokens: &[] };
+/// let method = MethodContext::new(&[0x00, 0x01, 0x08, 0x08], 7); // no locals, tokens or module id
 /// // Call sites resolve through metadata (`MetadataResolver`); both hooks pop one value.
 /// let resolver = |_: OpCode, _: u32| Ok(CallEffect { pops: 1, pushes: 0 });
 ///
@@ -219,6 +294,12 @@ pub struct Instrumenter {
     tokens_used: usize,
     /// Whether any snippet has placeholders (filled in per body as it is placed).
     placeholders: bool,
+    /// The encoded type of the state local, when declared.
+    state_type: Option<Vec<u8>>,
+    /// Whether any snippet loads the module's id.
+    uses_module_id: bool,
+    /// The LocalVarSig before the state local is added (scratch).
+    state_scratch: Vec<u8>,
     /// What to do with `tail.` calls.
     tail_calls: TailCallPolicy,
     /// Whether only entry code is injected.
@@ -239,7 +320,11 @@ impl Instrumenter {
     ///
     /// # Errors
     /// [`Error::Unsupported`] when `entry`, `exit`, `epilogue_void` or `tail_call` names
-    /// the return-value local (only `epilogue_value` runs where it holds the value).
+    /// the return-value local (only `epilogue_value` runs where it holds the value);
+    /// [`Error::PlaceholderUnfilled`] when a snippet names the state local and
+    /// [`InstrumentationCode::state_local`] declares no type; the errors of
+    /// [`TypeSig::encode`] and of [`LocalVarSig::append_to_blob`] for a declared type
+    /// that is not valid as a local (`void`, say).
     pub fn new(code: InstrumentationCode) -> Result<Instrumenter> {
         let reads_return = code
             .snippets()
@@ -250,11 +335,27 @@ impl Instrumenter {
                 what: "only the epilogue of value-returning methods can name the return-value local",
             });
         }
+        let state_type = match &code.state_local {
+            Some(ty) => {
+                let bytes = ty.to_bytes()?;
+                LocalVarSig::check_append_to_blob(EMPTY_LOCALS, &bytes)?;
+                Some(bytes)
+            }
+            None if code.snippets().any(Snippet::uses_state_local) => {
+                return Err(Error::PlaceholderUnfilled {
+                    what: "a snippet names the state local and InstrumentationCode::state_local declares no type",
+                });
+            }
+            None => None,
+        };
+        let uses_module_id = code.snippets().any(Snippet::uses_module_id);
         let placeholders = code.snippets().any(Snippet::has_placeholders);
         let branches = code.snippets().any(Snippet::has_branches);
         let tokens_used = code.snippets().map(Snippet::tokens_used).max().unwrap_or(0);
         Ok(Instrumenter {
             placeholders,
+            state_type,
+            uses_module_id,
             branches,
             tokens_used,
             entry_only: code.is_entry_only(),
@@ -301,6 +402,8 @@ impl Instrumenter {
     /// [`Error::Unsupported`] for a body with `jmp`, of nothing but `tail.` prefixes or
     /// with a `tail.` not followed by a call in its own regions, or a context with
     /// fewer [`MethodContext::tokens`] than the snippets use;
+    /// [`Error::PlaceholderUnfilled`] for a context without a
+    /// [`MethodContext::module_id`] when the snippets load it;
     /// [`Error::TailCallNotKept`] for a tail call the policy refuses or that cannot be
     /// kept (see [`TailCallRefusal`]); the errors of [`MethodBody::validate_clauses`]
     /// for a clause list that is not valid; [`Error::EmptyBody`], and the errors of
@@ -324,6 +427,11 @@ impl Instrumenter {
                 what: "the method context gives fewer tokens than the snippets use",
             });
         }
+        if self.uses_module_id && method.module_id.is_none() {
+            return Err(Error::PlaceholderUnfilled {
+                what: "a snippet loads the module id and the method context gives none",
+            });
+        }
         if self.entry_only {
             return self.instrument_entry(body, method, resolver, &scan);
         }
@@ -333,7 +441,24 @@ impl Instrumenter {
             });
         }
         self.locals.clear();
-        let plan = ReturnLocal::plan(method.signature, method.locals, &mut self.locals)?;
+        let mut plan = ReturnLocal::plan(method.signature, method.locals, &mut self.locals)?;
+        let returns = ReturnKind::from(plan.returns);
+        let state = match &self.state_type {
+            Some(ty) => {
+                self.state_scratch.clear();
+                match plan.extends_locals {
+                    true => self.state_scratch.extend_from_slice(&self.locals),
+                    false => self
+                        .state_scratch
+                        .extend_from_slice(method.locals.unwrap_or(EMPTY_LOCALS)),
+                }
+                self.locals.clear();
+                let index = LocalVarSig::append_to_blob(&self.state_scratch, ty, &mut self.locals)?;
+                plan.extends_locals = true;
+                Some(index)
+            }
+            None => None,
+        };
         let (local, epilogue) = match plan.returns {
             Returns::Value { local } => (Some(local), &self.code.epilogue_value),
             Returns::Void => (None, &self.code.epilogue_void),
@@ -345,10 +470,9 @@ impl Instrumenter {
             epilogue: epilogue.stored(),
             tail_exit: self.code.tail_call.as_ref().map(Snippet::stored),
             branches: self.branches,
-            fill: Fill::new(method.id, local, method.tokens),
+            fill: Fill::new(method.id, local, method.tokens).with(state, method.module_id),
             placeholders: self.placeholders,
         };
-        let returns = ReturnKind::value_if(plan.extends_locals);
         if !scan.tails.is_empty() && self.tail_calls != TailCallPolicy::DropPrefix {
             return instrument_keeping_tail_calls(
                 body,
@@ -402,7 +526,15 @@ impl Instrumenter {
         scan: &CodeScan,
     ) -> Result<Instrumented<'_>> {
         let returns_value = summarize_method_sig(method.signature)?.returns_value;
-        let fill = Fill::new(method.id, None, method.tokens);
+        let state = match &self.state_type {
+            Some(ty) => {
+                self.locals.clear();
+                let locals = method.locals.unwrap_or(EMPTY_LOCALS);
+                Some(LocalVarSig::append_to_blob(locals, ty, &mut self.locals)?)
+            }
+            None => None,
+        };
+        let fill = Fill::new(method.id, None, method.tokens).with(state, method.module_id);
         prologue_stored(body, self.code.entry.stored(), &fill)?;
         let returns = ReturnKind::value_if(returns_value);
         let report =
@@ -410,7 +542,7 @@ impl Instrumenter {
                 .apply_max_stack(body, resolver, MaxStackMode::Compute, returns)?;
         Ok(Instrumented {
             returns: Returns::Void,
-            new_locals_signature: None,
+            new_locals_signature: state.map(|_| &self.locals[..]),
             rets: scan.rets.len(),
             tail_prefixes_removed: 0,
             tail_calls_kept: 0,
@@ -596,6 +728,7 @@ mod tests {
             epilogue_value: guarded(),
             epilogue_void: guarded(),
             tail_call: None,
+            state_local: None,
         })
         .unwrap();
         // static int32 M(): ldc.i4.1; ret (tiny)
@@ -614,6 +747,7 @@ mod tests {
                 locals: None,
                 id: 9,
                 tokens: &[],
+                module_id: None,
             };
             let done = inst.instrument(&mut body, &method, &hooks(1)).unwrap();
             assert_eq!(done.max_stack, 1);
@@ -663,7 +797,7 @@ mod tests {
             let asm = Assembly::parse(&data).expect("parses");
             let module = CachingResolver::for_module(&asm);
             let resolver = |op: OpCode, token: u32| match token {
-                HOOK => Ok(CallEffect { pops: 1, pushes: 0 }),
+                HOOK | BEGIN | END => timer_calls(op, token),
                 _ => module.call_effect(op, token),
             };
             let plain = {
@@ -676,13 +810,21 @@ mod tests {
             epilogue.return_local(OpCode::Ldloc);
             epilogue.push(Instruction::with_token(OpCode::Call, HOOK));
             let epilogue = epilogue.finish().unwrap();
-            for (entry, exit) in [(plain.clone(), plain), (guarded(), guarded())] {
+            // The timer's state local comes after the return-value local and before the
+            // kept tail calls' locals.
+            let timer = timer(Some(TypeSig::I8));
+            for (entry, exit, state_local) in [
+                (plain.clone(), plain, None),
+                (guarded(), guarded(), None),
+                (timer.entry, timer.exit, timer.state_local),
+            ] {
                 let code = InstrumentationCode {
                     entry,
                     exit,
                     epilogue_value: epilogue.clone(),
                     epilogue_void: guarded(),
                     tail_call: None,
+                    state_local,
                 };
                 let mut fast = Instrumenter::new(code.clone()).unwrap();
                 let mut slow = Instrumenter::new(code).unwrap();
@@ -698,14 +840,23 @@ mod tests {
                     decoder.decode_into(bytes, &mut a).expect("decodes");
                     let mut b = a.clone();
                     let token = method.token;
-                    let context =
+                    let mut context =
                         MethodContext::from_metadata(&asm, token, &a, token as i32).unwrap();
-                    let x = fast
-                        .instrument(&mut a, &context, &resolver)
-                        .map(|d| (d.returns, d.max_stack));
-                    let y = slow
-                        .instrument(&mut b, &context, &resolver)
-                        .map(|d| (d.returns, d.max_stack));
+                    context.module_id = Some(0x7F00_1234_5678);
+                    let x = fast.instrument(&mut a, &context, &resolver).map(|d| {
+                        (
+                            d.returns,
+                            d.max_stack,
+                            d.new_locals_signature.map(<[u8]>::to_vec),
+                        )
+                    });
+                    let y = slow.instrument(&mut b, &context, &resolver).map(|d| {
+                        (
+                            d.returns,
+                            d.max_stack,
+                            d.new_locals_signature.map(<[u8]>::to_vec),
+                        )
+                    });
                     assert_eq!(x, y, "{token:08x}");
                     assert_eq!(format!("{a:?}"), format!("{b:?}"), "{token:08x}");
                     checked += 1;
@@ -734,6 +885,7 @@ mod tests {
             locals: None,
             id: 1,
             tokens: &[],
+            module_id: None,
         };
         let before = format!("{body:?}");
         assert!(matches!(
@@ -746,6 +898,188 @@ mod tests {
         let first = body.instrs.first().unwrap();
         let call = body.instrs.next(first).unwrap();
         assert_eq!(body.instrs.token(call), Some(0x0A00_0042));
+    }
+
+    const BEGIN: u32 = 0x0A00_0003;
+    const END: u32 = 0x0A00_0004;
+
+    /// `Begin` pushes an `int64`, `End(int64 module, int32 method, int64 t)` pops three,
+    /// `HOOK` pops one.
+    fn timer_calls(_: OpCode, token: u32) -> Result<CallEffect> {
+        Ok(match token {
+            BEGIN => CallEffect { pops: 0, pushes: 1 },
+            END => CallEffect { pops: 3, pushes: 0 },
+            _ => CallEffect { pops: 1, pushes: 0 },
+        })
+    }
+
+    /// `t = Begin()` at entry, `End(module, method, t)` in the finally.
+    fn timer(state: Option<TypeSig>) -> InstrumentationCode {
+        let mut entry = Snippet::builder();
+        entry.push(Instruction::with_token(OpCode::Call, BEGIN));
+        entry.state_local(OpCode::Stloc);
+        let mut exit = Snippet::builder();
+        exit.module_id().method_id().state_local(OpCode::Ldloc);
+        exit.push(Instruction::with_token(OpCode::Call, END));
+        InstrumentationCode {
+            entry: entry.finish().unwrap(),
+            exit: exit.finish().unwrap(),
+            state_local: state,
+            ..Default::default()
+        }
+    }
+
+    /// The local an `ldloc`/`stloc` (any form) names.
+    fn local_of(instr: &Instruction) -> Option<u16> {
+        use crate::graph::Operand;
+        use OpCode::*;
+        match (instr.opcode, instr.operand) {
+            (Ldloc0 | Stloc0, _) => Some(0),
+            (Ldloc1 | Stloc1, _) => Some(1),
+            (Ldloc2 | Stloc2, _) => Some(2),
+            (Ldloc3 | Stloc3, _) => Some(3),
+            (LdlocS | Ldloc | StlocS | Stloc, Operand::Var(v)) => Some(v),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_state_local_without_a_type_or_a_module_id_without_a_value_is_refused() {
+        assert!(matches!(
+            Instrumenter::new(timer(None)),
+            Err(Error::PlaceholderUnfilled { .. })
+        ));
+        // A type that is no local's.
+        assert!(Instrumenter::new(timer(Some(TypeSig::Void))).is_err());
+        let mut inst = Instrumenter::new(timer(Some(TypeSig::I8))).unwrap();
+        let mut body = MethodBody::decode(&[0x06, 0x2A]).unwrap(); // nop... ret (tiny)
+        let before = format!("{body:?}");
+        let method = MethodContext::new(&[0x00, 0x00, 0x01], 3);
+        assert!(matches!(
+            inst.instrument(&mut body, &method, &timer_calls),
+            Err(Error::PlaceholderUnfilled { .. })
+        ));
+        assert_eq!(format!("{body:?}"), before);
+        // A declared state local nobody names is still added (and harmless).
+        let mut unused = timer(Some(TypeSig::I8));
+        unused.entry = guarded();
+        unused.exit = guarded();
+        let mut inst = Instrumenter::new(unused).unwrap();
+        let done = inst.instrument(&mut body, &method, &hooks(1)).unwrap();
+        assert_eq!(done.new_locals_signature, Some(&[0x07, 0x01, 0x0A][..]));
+    }
+
+    /// Entry-only code may use the state local too: it is added, nothing else.
+    #[test]
+    fn entry_only_code_gets_the_state_local() {
+        let mut entry = Snippet::builder();
+        entry.push(Instruction::with_token(OpCode::Call, BEGIN));
+        entry.state_local(OpCode::Stloc0);
+        let mut inst = Instrumenter::new(InstrumentationCode {
+            entry: entry.finish().unwrap(),
+            state_local: Some(TypeSig::I8),
+            ..Default::default()
+        })
+        .unwrap();
+        let mut body = MethodBody::decode(&[0x06, 0x2A]).unwrap();
+        let method = MethodContext {
+            locals: Some(&[0x07, 0x01, 0x0E]),
+            ..MethodContext::new(&[0x00, 0x00, 0x01], 3)
+        };
+        let done = inst.instrument(&mut body, &method, &timer_calls).unwrap();
+        assert_eq!(
+            done.new_locals_signature,
+            Some(&[0x07, 0x02, 0x0E, 0x0A][..])
+        );
+        let first = body.instrs.first().unwrap();
+        let store = body.instrs.next(first).unwrap();
+        assert_eq!(local_of(&body.instrs.get(store)), Some(1));
+        assert!(body.clauses.is_empty());
+    }
+
+    proptest::proptest! {
+        /// For any number of existing locals, a void or value-returning method and any
+        /// ids: the state local is added once, after the return-value local; the entry
+        /// stores into it before the try and the finally loads the same local, after the
+        /// module id; the exact max stack is that of the re-decoded body; the one-pass
+        /// and edit-by-edit wraps agree.
+        #[test]
+        fn the_state_local_is_shared_by_entry_and_exit(
+            existing in 0usize..300,
+            returns_value in proptest::bool::ANY,
+            with_clause in proptest::bool::ANY,
+            id in proptest::num::i32::ANY,
+            module in proptest::num::u64::ANY,
+        ) {
+            let mut locals = vec![0x07];
+            crate::sig::write_compressed_u32(existing as u32, &mut locals).unwrap();
+            locals.extend(std::iter::repeat_n(0x0E, existing)); // strings
+            let signature: &[u8] = match returns_value {
+                true => &[0x00, 0x00, 0x08],
+                false => &[0x00, 0x00, 0x01],
+            };
+            // ldc.i4.1 (pop: void) ret, tiny; or with a try/finally around a nop.
+            let value_or_pop = if returns_value { 0x17 } else { 0x00 };
+            let flat = [0x0A, value_or_pop, 0x2A];
+            let mut fat = vec![0x0B, 0x30, 0x01, 0x00, 0x06, 0x00, 0x00, 0x00, 0, 0, 0, 0];
+            fat.extend_from_slice(&[0x00, 0xDE, 0x01, 0xDC, value_or_pop, 0x2A, 0x00, 0x00]);
+            fat.extend_from_slice(&[0x01, 0x10, 0x00, 0x00]);
+            fat.extend_from_slice(&[0x02, 0x00, 0x00, 0x00, 0x03, 0x03, 0x00, 0x01, 0, 0, 0, 0]);
+            let original: &[u8] = if with_clause { &fat } else { &flat };
+            let method = MethodContext {
+                locals: (existing > 0).then_some(&locals[..]),
+                module_id: Some(module),
+                ..MethodContext::new(signature, id)
+            };
+            let mut results = Vec::new();
+            for general in [false, true] {
+                let mut inst = Instrumenter::new(timer(Some(TypeSig::I8))).unwrap();
+                inst.general_path_only = general;
+                let mut body = MethodBody::decode(original).unwrap();
+                let done = inst.instrument(&mut body, &method, &timer_calls).unwrap();
+                let new_locals = done.new_locals_signature.unwrap().to_vec();
+                let max_stack = done.max_stack;
+                proptest::prop_assert_eq!(max_stack, 3);
+                let mut expected = vec![0x07];
+                let count = existing + usize::from(returns_value) + 1;
+                crate::sig::write_compressed_u32(count as u32, &mut expected).unwrap();
+                expected.extend(std::iter::repeat_n(0x0E, existing));
+                if returns_value {
+                    expected.push(0x08);
+                }
+                expected.push(0x0A);
+                proptest::prop_assert_eq!(&new_locals, &expected);
+                let state = (count - 1) as u16;
+                let mut bytes = Vec::new();
+                body.local_var_sig = 0x1100_0001;
+                inst.encode(&body, &mut bytes).unwrap();
+                let again = MethodBody::decode(&bytes).unwrap();
+                let analysis = StackAnalyzer::new()
+                    .analyze(&again, &timer_calls, ReturnKind::value_if(returns_value))
+                    .unwrap()
+                    .max_stack();
+                proptest::prop_assert_eq!(analysis, max_stack);
+                // The entry: call Begin; stloc state, then the try.
+                let instrs: Vec<_> = again.instrs.iter().collect();
+                proptest::prop_assert_eq!(instrs[0].1.opcode, OpCode::Call);
+                proptest::prop_assert_eq!(local_of(&instrs[1].1), Some(state));
+                proptest::prop_assert!(instrs[1].1.opcode.name().starts_with("stloc"));
+                let finally = again.clauses.last().unwrap();
+                proptest::prop_assert_eq!(finally.try_start, instrs[2].0);
+                // The finally: ldc.i8 module; ldc.i4 id; ldloc state; call End.
+                let at = instrs.iter().position(|(i, _)| *i == finally.handler_start).unwrap();
+                let exit: Vec<&Instruction> = instrs[at..at + 4].iter().map(|(_, i)| i).collect();
+                proptest::prop_assert_eq!(
+                    exit[0],
+                    &Instruction::ldc_i8(module as i64)
+                );
+                proptest::prop_assert_eq!(exit[1], &Instruction::ldc_i4(id));
+                proptest::prop_assert!(exit[2].opcode.name().starts_with("ldloc"));
+                proptest::prop_assert_eq!(local_of(exit[2]), Some(state));
+                results.push(bytes);
+            }
+            proptest::prop_assert_eq!(&results[0], &results[1]);
+        }
     }
 
     #[test]
@@ -764,6 +1098,7 @@ mod tests {
             locals: None,
             id: 1,
             tokens: &[],
+            module_id: None,
         };
         assert!(matches!(
             inst.instrument(&mut body, &method, &hooks(1)),

@@ -7,9 +7,10 @@ use crate::graph::{InstrId, Instruction, Operand};
 use crate::opcode::{Flow, OpCode, OperandKind};
 
 /// A piece of code to inject into many method bodies, built once: straight-line
-/// instructions, branches within the snippet, and two values that differ per method and
-/// are filled in when the snippet is placed (see [`SnippetBuilder::method_id`] and
-/// [`SnippetBuilder::return_local`]).
+/// instructions, branches within the snippet, and values that differ per method and are
+/// filled in when the snippet is placed (see [`SnippetBuilder::method_id`],
+/// [`SnippetBuilder::module_id`], [`SnippetBuilder::token`],
+/// [`SnippetBuilder::return_local`] and [`SnippetBuilder::state_local`]).
 ///
 /// A snippet guarantees, when built: every instruction encodes (its operand fits its
 /// opcode), every branch targets an instruction of the snippet or the end of the snippet
@@ -49,6 +50,10 @@ pub struct Snippet {
     branches: bool,
     /// Whether any part names the return-value local.
     uses_return_local: bool,
+    /// Whether any part names the state local.
+    uses_state_local: bool,
+    /// Whether any part loads the module's id.
+    uses_module_id: bool,
     /// How many of the method's tokens the snippet uses (one past the highest index).
     tokens_used: usize,
 }
@@ -63,6 +68,10 @@ enum Part {
     MethodId,
     /// `ldloc`, `ldloca` or `stloc` of the return-value local, in its shortest form.
     ReturnLocal(OpCode),
+    /// `ldloc`, `ldloca` or `stloc` of the state local, in its shortest form.
+    StateLocal(OpCode),
+    /// `ldc.i8` of the module's id.
+    ModuleId,
     /// An instruction whose token operand is the given entry of the method's tokens.
     Token(OpCode, u16),
 }
@@ -115,6 +124,20 @@ impl Snippet {
         self.uses_return_local
     }
 
+    /// Whether it names the state local ([`SnippetBuilder::state_local`]): an
+    /// instrumentation using it must declare the local's type
+    /// ([`crate::transform::InstrumentationCode::state_local`]).
+    pub fn uses_state_local(&self) -> bool {
+        self.uses_state_local
+    }
+
+    /// Whether it loads the module's id ([`SnippetBuilder::module_id`]): a method can be
+    /// instrumented with it only when its context gives one
+    /// ([`crate::transform::MethodContext::module_id`]).
+    pub fn uses_module_id(&self) -> bool {
+        self.uses_module_id
+    }
+
     /// Whether it branches (within itself).
     pub(crate) fn has_branches(&self) -> bool {
         self.branches
@@ -148,8 +171,9 @@ impl Snippet {
 ///
 /// In a snippet's stored form a placeholder is a slot marked `odd` (stored code has no
 /// odd slots otherwise: those name a body's side table) whose opcode says which value
-/// it takes: `ldc.i4` the method id, `ldloc`/`ldloca`/`stloc` the return-value local,
-/// any other (an instruction with a token operand) entry `bits` of the method's tokens.
+/// it takes: `ldc.i4` the method id, `ldc.i8` the module id, `ldloc`/`ldloca`/`stloc`
+/// the return-value local (`bits` 0) or the state local (`bits` 1), any other (an
+/// instruction with a token operand) entry `bits` of the method's tokens.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Fill<'a> {
     /// `ldc.i4` of the method id, in its shortest form (computed once per method).
@@ -157,6 +181,12 @@ pub(crate) struct Fill<'a> {
     /// The return-value local (0 when the method has none: only code placed in
     /// value-returning methods names it).
     local: u16,
+    /// The state local (0 when there is none: the instrumenter refuses snippets naming
+    /// it then).
+    state: u16,
+    /// The module's id (0 when there is none: the instrumenter refuses snippets loading
+    /// it then).
+    module: u64,
     /// The method's tokens; a missing entry is stored as 0 (the instrumenter checks
     /// there are enough).
     tokens: &'a [u32],
@@ -170,8 +200,18 @@ impl<'a> Fill<'a> {
         Fill {
             id: stored::ldc_i4(method_id),
             local: local.unwrap_or(0),
+            state: 0,
+            module: 0,
             tokens,
         }
+    }
+
+    /// These values with state local `state` and module id `module`.
+    #[inline]
+    pub(crate) fn with(mut self, state: Option<u16>, module: Option<u64>) -> Self {
+        self.state = state.unwrap_or(0);
+        self.module = module.unwrap_or(0);
+        self
     }
 
     /// `slot` of a snippet's stored form as placed: itself, or a placeholder's value.
@@ -183,11 +223,16 @@ impl<'a> Fill<'a> {
     /// The value of placeholder `slot`.
     #[inline]
     fn value(&self, slot: Slot) -> Slot {
+        let local = match slot.bits {
+            STATE_LOCAL => self.state,
+            _ => self.local,
+        };
         match slot.opcode {
             OpCode::LdcI4 => self.id,
-            OpCode::Ldloc => stored::ldloc(self.local),
-            OpCode::Stloc => stored::stloc(self.local),
-            OpCode::Ldloca => stored::ldloca(self.local),
+            OpCode::LdcI8 => Slot::new(OpCode::LdcI8, self.module),
+            OpCode::Ldloc => stored::ldloc(local),
+            OpCode::Stloc => stored::stloc(local),
+            OpCode::Ldloca => stored::ldloca(local),
             op => {
                 let token = usize::try_from(slot.bits)
                     .ok()
@@ -200,12 +245,18 @@ impl<'a> Fill<'a> {
     }
 }
 
+/// The `bits` of a local's placeholder that names the state local (0 names the
+/// return-value local).
+const STATE_LOCAL: u64 = 1;
+
 /// The stored form of `part`: a placeholder as its marked slot (see [`Fill`]).
 fn stored_part(part: Part) -> Slot {
     let (opcode, bits) = match part {
         Part::Fixed(slot) => return slot,
         Part::MethodId => (OpCode::LdcI4, 0),
+        Part::ModuleId => (OpCode::LdcI8, 0),
         Part::ReturnLocal(op) => (op, 0),
+        Part::StateLocal(op) => (op, STATE_LOCAL),
         Part::Token(op, index) => (op, u64::from(index)),
     };
     Slot {
@@ -328,6 +379,20 @@ impl SnippetBuilder {
         self
     }
 
+    /// Appends `ldc.i8` of the module's id: a value that tells the method's module apart
+    /// from every other module loaded in the process (inside a profiler, the runtime's
+    /// `ModuleID`), given for each method when the snippet is placed
+    /// ([`crate::transform::MethodContext::module_id`]). With the method id (a MethodDef
+    /// token, which repeats across modules) it names the method in the process. It pushes
+    /// an `int64`: a native function takes it as `i64` or `u64`.
+    ///
+    /// A method whose context gives no module id is refused
+    /// ([`Error::PlaceholderUnfilled`]) before any edit.
+    pub fn module_id(&mut self) -> &mut Self {
+        self.parts.push(Part::ModuleId);
+        self
+    }
+
     /// Appends `opcode`, an instruction with a token operand (`call`, `calli`, `newobj`,
     /// `ldsfld`, ...), whose token is entry `index` of the method's
     /// [`crate::transform::MethodContext::tokens`]: for tokens that differ from module to
@@ -350,21 +415,46 @@ impl SnippetBuilder {
     /// method's return value on its way out. Only code that runs on return may name it
     /// (see [`crate::transform::InstrumentationCode`]).
     pub fn return_local(&mut self, opcode: OpCode) -> &mut Self {
+        if let Some(op) = self.local_access(opcode) {
+            self.parts.push(Part::ReturnLocal(op));
+        }
+        self
+    }
+
+    /// Appends `ldloc`, `ldloca` or `stloc` (any form: the shortest is chosen where it
+    /// is placed) of the state local: one local per instrumented method, of the type
+    /// [`crate::transform::InstrumentationCode::state_local`] declares, added to the
+    /// method's locals once and shared by all its snippets. The entry code runs before
+    /// the protected region and the exit code in its `finally`, so a value the entry
+    /// stores there is what the exit reads (`t = Begin(); try { body } finally { End(t)
+    /// }`); the entry runs once per call, so each call has its own.
+    ///
+    /// An instrumentation whose snippets name it without declaring its type is refused
+    /// ([`Error::PlaceholderUnfilled`], from
+    /// [`crate::transform::Instrumenter::new`]).
+    pub fn state_local(&mut self, opcode: OpCode) -> &mut Self {
+        if let Some(op) = self.local_access(opcode) {
+            self.parts.push(Part::StateLocal(op));
+        }
+        self
+    }
+
+    /// The long form of a local access (`ldloc`, `ldloca`, `stloc`), or `None` and the
+    /// error recorded.
+    fn local_access(&mut self, opcode: OpCode) -> Option<OpCode> {
         use OpCode::*;
-        let op = match opcode {
-            Ldloc | LdlocS | Ldloc0 | Ldloc1 | Ldloc2 | Ldloc3 => Ldloc,
-            Ldloca | LdlocaS => Ldloca,
-            Stloc | StlocS | Stloc0 | Stloc1 | Stloc2 | Stloc3 => Stloc,
+        match opcode {
+            Ldloc | LdlocS | Ldloc0 | Ldloc1 | Ldloc2 | Ldloc3 => Some(Ldloc),
+            Ldloca | LdlocaS => Some(Ldloca),
+            Stloc | StlocS | Stloc0 | Stloc1 | Stloc2 | Stloc3 => Some(Stloc),
             _ => {
                 self.fail(Error::BadOperand {
                     opcode: opcode.name(),
-                    what: "the return-value local is read with ldloc/ldloca or set with stloc",
+                    what: "a placeholder local is read with ldloc/ldloca or set with stloc",
                 });
-                return self;
+                None
             }
-        };
-        self.parts.push(Part::ReturnLocal(op));
-        self
+        }
     }
 
     /// The snippet.
@@ -406,6 +496,8 @@ impl SnippetBuilder {
             });
         }
         let uses_return_local = self.parts.iter().any(|p| matches!(p, Part::ReturnLocal(_)));
+        let uses_state_local = self.parts.iter().any(|p| matches!(p, Part::StateLocal(_)));
+        let uses_module_id = self.parts.iter().any(|p| matches!(p, Part::ModuleId));
         let template = self.parts.iter().map(|&part| stored_part(part)).collect();
         let has_placeholders = self.parts.iter().any(|p| !matches!(p, Part::Fixed(_)));
         let tokens_used = self
@@ -423,6 +515,8 @@ impl SnippetBuilder {
             has_placeholders,
             branches,
             uses_return_local,
+            uses_state_local,
+            uses_module_id,
             tokens_used,
         })
     }
@@ -478,6 +572,45 @@ mod tests {
         assert_eq!(slots[3].bits, 2);
         assert_eq!(slots[4].bits, 1000);
         assert_eq!(slots[5].bits, 300);
+    }
+
+    #[test]
+    fn the_state_local_and_the_module_id_are_filled_in() {
+        let mut b = Snippet::builder();
+        b.module_id();
+        b.state_local(OpCode::StlocS);
+        b.state_local(OpCode::Ldloc0);
+        b.state_local(OpCode::LdlocaS);
+        b.return_local(OpCode::Ldloc);
+        let s = b.finish().unwrap();
+        assert!(s.uses_state_local() && s.uses_module_id() && s.uses_return_local());
+        let mut slots = Vec::new();
+        let module = 0x7F12_3456_7890_u64;
+        s.store_into(
+            &Fill::new(1, Some(2), &[]).with(Some(3), Some(module)),
+            &mut slots,
+        );
+        s.store_into(
+            &Fill::new(1, Some(2), &[]).with(Some(300), None),
+            &mut slots,
+        );
+        use OpCode::*;
+        let ops: Vec<OpCode> = slots.iter().map(|s| s.opcode).collect();
+        assert_eq!(
+            ops,
+            [
+                LdcI8, Stloc3, Ldloc3, LdlocaS, Ldloc2, LdcI8, Stloc, Ldloc, Ldloca, Ldloc2
+            ]
+        );
+        assert_eq!(slots[0].bits, module);
+        assert_eq!((slots[3].bits, slots[5].bits, slots[6].bits), (3, 0, 300));
+        assert!(slots.iter().all(|s| !s.odd));
+        // A snippet without them says so.
+        let plain = Snippet::from_instructions(&[Instruction::simple(OpCode::Nop)]).unwrap();
+        assert!(!plain.uses_state_local() && !plain.uses_module_id());
+        let mut b = Snippet::builder();
+        b.state_local(OpCode::Ldarg);
+        assert!(matches!(b.finish(), Err(Error::BadOperand { .. })));
     }
 
     #[test]

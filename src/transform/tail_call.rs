@@ -724,6 +724,7 @@ mod tests {
             locals: None,
             id: 5,
             tokens: &[],
+            module_id: None,
         };
         let mut inst = instrumenter(false);
         let done = inst.instrument(&mut b, &method, &resolver()).unwrap();
@@ -776,6 +777,7 @@ mod tests {
             locals: None,
             id: 5,
             tokens: &[],
+            module_id: None,
         };
         let mut inst = instrumenter(false);
         let done = inst.instrument(&mut b, &method, &resolver()).unwrap();
@@ -803,6 +805,7 @@ mod tests {
             locals: None,
             id: 5,
             tokens: &[],
+            module_id: None,
         };
         let mut inst = instrumenter(false);
         let done = inst.instrument(&mut b, &method, &resolver()).unwrap();
@@ -829,6 +832,7 @@ mod tests {
             locals: None,
             id: 5,
             tokens: &[],
+            module_id: None,
         };
         let mut inst = instrumenter(true);
         let done = inst.instrument(&mut b, &method, &resolver()).unwrap();
@@ -873,6 +877,7 @@ mod tests {
             locals: None,
             id: 5,
             tokens: &[],
+            module_id: None,
         };
         let mut inst = instrumenter(false);
         let done = inst.instrument(&mut b, &method, &resolver()).unwrap();
@@ -1028,6 +1033,7 @@ mod tests {
             locals: None,
             id: 5,
             tokens: &[],
+            module_id: None,
         };
         let mut inst = instrumenter(false);
         let r = Resolver(MetadataResolver::new(self::metadata()), metadata);
@@ -1057,6 +1063,7 @@ mod tests {
             locals: None,
             id: 5,
             tokens: &[],
+            module_id: None,
         };
         let mut b = body(&code);
         let before = format!("{b:?}");
@@ -1104,6 +1111,7 @@ mod tests {
                 locals: None,
                 id: 5,
                 tokens: &[],
+                module_id: None,
             };
             let done = inst.instrument(&mut b, &method, &resolver()).unwrap();
             assert_eq!(done.new_locals_signature, None);

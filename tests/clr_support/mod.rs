@@ -67,6 +67,7 @@ pub const PROGRAMS: &[(&str, i32)] = &[
     ("EltValues", 46),
     ("EltBench", 47),
     ("OpenFrames", 48),
+    ("TwoTools", 49),
 ];
 
 /// The number of calls of methods of `CallTree.Work` (its constructor included) that
@@ -94,7 +95,7 @@ pub const CONCURRENCY_COMPILATIONS: u64 = 2_225;
 
 /// The libraries among the sources (`<Name>.dll` in `bin/`, loaded by a program, or
 /// by the code a profiler injects).
-pub const LIBRARIES: &[&str] = &["ProbeHelper", "UnloadPlugin"];
+pub const LIBRARIES: &[&str] = &["ProbeHelper", "UnloadPlugin", "TwoToolsLib"];
 
 /// The calls of the methods of namespace `Returns` in `Returns.exe`: `Main`, then 3
 /// rounds of 7 calls (derivation in `tests/programs/Returns.cs`).

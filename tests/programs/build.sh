@@ -66,6 +66,10 @@ il EltCalls
 cs EltValues
 cs EltBench
 cs OpenFrames
+# TwoTools.exe references TwoToolsLib.dll, its second module (a library, built first).
+mcs -nologo -sdk:4.5 -target:library -optimize+ -debug- -warnaserror+ \
+    -out:"$out/TwoToolsLib.dll" TwoToolsLib.cs
+cs TwoTools -r:"$out/TwoToolsLib.dll"
 # A library, no runtimeconfig: the helper the sample profiler's `helper` method calls.
 mcs -nologo -sdk:4.5 -target:library -optimize+ -debug- -warnaserror+ \
     -out:"$out/ProbeHelper.dll" ProbeHelper.cs

@@ -352,7 +352,7 @@ impl<'a, M> Candidate<'a, M> {
     where
         M: MetadataSource,
     {
-        selector_name(self.module.metadata(), self.token)
+        crate::disasm::selector_name(self.module.metadata(), self.token)
     }
 
     /// This instrumentation method's data on the method's module.
@@ -395,15 +395,6 @@ impl<M> core::fmt::Debug for Candidate<'_, M> {
             .field("compiling", &self.compiling)
             .finish()
     }
-}
-
-/// MethodDef `token`'s name as selectors write it: `Namespace.Type::Method`.
-fn selector_name<M: MetadataSource>(metadata: &M, token: mdToken) -> String {
-    let listed = crate::disasm::method_name(metadata, token);
-    let name = metadata
-        .member_name(token)
-        .map_or(listed.name, |member| member.name);
-    format!("{}::{}", listed.owner, name)
 }
 
 /// Where one instrumentation method's data items are: its index among the manager's
@@ -609,7 +600,7 @@ impl<'a, M> MethodEdit<'_, 'a, M> {
     where
         M: MetadataSource,
     {
-        selector_name(self.rewrite.module.metadata(), self.rewrite.token)
+        crate::disasm::selector_name(self.rewrite.module.metadata(), self.rewrite.token)
     }
 
     /// This instrumentation method's data on the method's assembly

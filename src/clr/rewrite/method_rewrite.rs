@@ -39,7 +39,10 @@ impl<M: MetadataSource> MethodRewrite<'_, M> {
     }
 
     /// What an [`crate::Instrumenter`] needs of this method, with
-    /// [`MethodRewrite::method_id`] as its id.
+    /// [`MethodRewrite::method_id`] as its id and the module's `ModuleID`
+    /// ([`ModuleState::id`]) as its
+    /// [`module_id`](crate::transform::MethodContext::module_id), so that snippets
+    /// loading either ([`crate::transform::SnippetBuilder::module_id`]) are filled in.
     ///
     /// # Errors
     /// When the module's metadata does not give the signatures.
@@ -57,6 +60,7 @@ impl<M: MetadataSource> MethodRewrite<'_, M> {
         if let Some(locals) = &self.new_locals {
             context.locals = Some(locals);
         }
+        context.module_id = Some(self.module.id() as u64);
         Ok(context)
     }
 }

@@ -99,9 +99,10 @@ macro_rules! native_functions {
 native_functions!((), (A), (A, B), (A, B, C), (A, B, C, D));
 
 /// A call of a native function from injected IL: the arguments the caller pushed, then
-/// `ldc.i8 address; conv.i; calli <signature>`, and a `pop` of the result when the
-/// function returns one, so that the call leaves the stack as it found it below its
-/// arguments.
+/// `ldc.i8 address; conv.i; calli <signature>`, and, with [`NativeCall::push`], a `pop`
+/// of the result when the function returns one, so that the call leaves the stack as it
+/// found it below its arguments; [`NativeCall::push_keep`] leaves the result on the
+/// stack instead (to store it into the state local, say).
 ///
 /// The `calli` names a StandAloneSig, which differs from module to module:
 /// [`NativeCall::signature_token`] finds or defines it in a module once (define it when
@@ -154,14 +155,52 @@ impl NativeCall {
     /// `token` (the module's [`NativeCall::signature_token`]), and `pop` when the
     /// function returns a value. The arguments must be on the stack before it.
     pub fn push(&self, builder: &mut SnippetBuilder, token: u16) {
+        self.push_keep(builder, token);
+        if self.signature.return_type != TypeSig::Void {
+            builder.push(Instruction::simple(OpCode::Pop));
+        }
+    }
+
+    /// Appends the call to `builder` as [`NativeCall::push`] does, but keeps the result:
+    /// after it, the stack holds what it held below the arguments plus the function's
+    /// return value, typed by the function's return type (`int64` for an `i64`, say).
+    /// For a function returning nothing this is [`NativeCall::push`].
+    ///
+    /// ```
+    /// use ilrewrite::clr::NativeCall;
+    /// use ilrewrite::sig::TypeSig;
+    /// use ilrewrite::transform::{InstrumentationCode, Snippet};
+    /// use ilrewrite::OpCode;
+    ///
+    /// extern "C" fn begin() -> i64 {
+    ///     0 // a timestamp
+    /// }
+    /// extern "C" fn end(module: u64, method: i32, started: i64) {
+    ///     let _ = (module, method, started);
+    /// }
+    ///
+    /// // t = begin(); try { body } finally { end(module, method, t) }
+    /// let mut entry = Snippet::builder();
+    /// NativeCall::new(begin as extern "C" fn() -> i64).push_keep(&mut entry, 0);
+    /// entry.state_local(OpCode::Stloc);
+    /// let mut exit = Snippet::builder();
+    /// exit.module_id().method_id().state_local(OpCode::Ldloc);
+    /// NativeCall::new(end as extern "C" fn(u64, i32, i64)).push(&mut exit, 1);
+    /// let code = InstrumentationCode {
+    ///     entry: entry.finish()?,
+    ///     exit: exit.finish()?,
+    ///     state_local: Some(TypeSig::I8),
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(code.exit.tokens_used(), 2); // each module's two signature tokens
+    /// # Ok::<(), ilrewrite::Error>(())
+    /// ```
+    pub fn push_keep(&self, builder: &mut SnippetBuilder, token: u16) {
         // A usize always fits an i64's bits; the address is reinterpreted, not
         // converted.
         builder.push(Instruction::ldc_i8(self.address as i64));
         builder.push(Instruction::simple(OpCode::ConvI));
         builder.token(OpCode::Calli, token);
-        if self.signature.return_type != TypeSig::Void {
-            builder.push(Instruction::simple(OpCode::Pop));
-        }
     }
 
     /// A snippet pushing `arguments`, then the call ([`NativeCall::push`]) naming the
@@ -220,5 +259,51 @@ mod tests {
         assert_eq!(snippet.tokens_used(), 1);
         let void = NativeCall::new(nothing as extern "C" fn());
         assert_eq!(void.snippet(&[]).unwrap().len(), 3);
+    }
+
+    /// `push_keep` leaves the result on the stack: the snippet ends with the `calli`,
+    /// and placed as an entry storing into an `int64` state local it verifies with a max
+    /// stack of 3 (two arguments, then the address), where `push`'s `pop` would leave
+    /// nothing to store.
+    #[test]
+    fn a_kept_result_stays_on_the_stack() {
+        use crate::analysis::CallEffect;
+        use crate::body::MethodBody;
+        use crate::transform::{InstrumentationCode, Instrumenter, MethodContext};
+        extern "C" fn stamp(_: i32, _: i32) -> i64 {
+            0
+        }
+        let call = NativeCall::new(stamp as extern "C" fn(i32, i32) -> i64);
+        let entry = |keep: bool| {
+            let mut b = Snippet::builder();
+            b.push(Instruction::ldc_i4(1)).push(Instruction::ldc_i4(2));
+            match keep {
+                true => call.push_keep(&mut b, 0),
+                false => call.push(&mut b, 0),
+            }
+            b.state_local(OpCode::Stloc);
+            b.finish().unwrap()
+        };
+        let kept = entry(true);
+        assert_eq!(kept.len(), 6); // 2 arguments, ldc.i8, conv.i, calli, stloc
+        let resolver = |_: OpCode, _: u32| Ok(CallEffect { pops: 3, pushes: 1 });
+        let method = MethodContext {
+            tokens: &[0x1100_0001],
+            ..MethodContext::new(&[0x00, 0x00, 0x01], 1)
+        };
+        for keep in [true, false] {
+            let mut instrumenter = Instrumenter::new(InstrumentationCode {
+                entry: entry(keep),
+                state_local: Some(TypeSig::I8),
+                ..Default::default()
+            })
+            .unwrap();
+            let mut body = MethodBody::decode(&[0x06, 0x2A]).unwrap();
+            let done = instrumenter.instrument(&mut body, &method, &resolver);
+            match keep {
+                true => assert_eq!(done.unwrap().max_stack, 3),
+                false => assert!(done.is_err()), // stloc of an empty stack
+            }
+        }
     }
 }

@@ -471,6 +471,49 @@ fn the_locals_token_is_defined_after_verification() {
     assert_eq!(body.local_var_sig, 0x1100_0001);
 }
 
+/// The pipeline fills in the module's id (`ModuleState::id`) where a snippet loads it,
+/// and the state local is defined with the return-value local once the body verified:
+/// `Answer::Get` (`int32 Get()`, no locals) gets `.locals (int32, int64)`, its entry
+/// stores into local 1 and its finally loads the module id and local 1.
+#[test]
+fn the_module_id_and_the_state_local_reach_the_handed_body() {
+    let mut entry = Snippet::builder();
+    entry.push(Instruction::ldc_i8(7));
+    entry.state_local(OpCode::Stloc);
+    let mut exit = Snippet::builder();
+    exit.module_id().state_local(OpCode::Ldloc);
+    exit.push(Instruction::simple(OpCode::Add));
+    exit.push(Instruction::simple(OpCode::Pop));
+    let instrumentation = Instrumentation::new(InstrumentationCode {
+        entry: entry.finish().unwrap(),
+        exit: exit.finish().unwrap(),
+        state_local: Some(crate::sig::TypeSig::I8),
+        ..Default::default()
+    })
+    .unwrap();
+    let asm = assembly("Answer.exe");
+    let token = token_of(asm, "Get");
+    let delivery = TestDelivery::default();
+    let module = module(asm);
+    let outcome = run(&delivery, &module, token, |body, method| {
+        instrumentation.edit(body, method, &[])
+    });
+    assert!(outcome.is_rewritten(), "{outcome}");
+    assert_eq!(
+        *delivery.locals.lock().unwrap(),
+        [vec![0x07, 0x02, 0x08, 0x0A]]
+    );
+    let body = MethodBody::decode(&delivery.bodies.lock().unwrap()[&token]).unwrap();
+    let instrs: Vec<Instruction> = body.instrs.iter().map(|(_, i)| i).collect();
+    assert_eq!(instrs[1], Instruction::stloc(1));
+    let module_id = Instruction::ldc_i8(module.id() as i64);
+    let at = instrs
+        .iter()
+        .position(|i| *i == module_id)
+        .expect("the module id");
+    assert_eq!(instrs[at + 1], Instruction::ldloc(1));
+}
+
 /// Every method of two real programs through the pipeline with a wrap instrumentation
 /// (shared by 4 threads): each is rewritten or refused with a typed reason, none fails,
 /// every handed-over body decodes, and every rewritten method's pristine IL is the

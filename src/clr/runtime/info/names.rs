@@ -1,9 +1,14 @@
 //! Assemblies and app domains as the runtime names them (`GetAssemblyInfo`,
-//! `GetAppDomainInfo`).
+//! `GetAppDomainInfo`); methods and classes by their metadata (`GetFunctionInfo`,
+//! `GetClassFromObject`, `GetClassIDInfo2`, then the module's metadata).
 
 use super::ProfilerInfo;
-use crate::clr::runtime::error::{ClrResult, check, from_ulong, to_ulong};
-use crate::clr::sys::{AppDomainID, AssemblyID, HResult, ICorProfilerInfoVtbl, ModuleID};
+use crate::clr::runtime::ModuleMetadata;
+use crate::clr::runtime::error::{ClrError, ClrResult, check, from_ulong, to_ulong};
+use crate::clr::sys::{
+    AppDomainID, AssemblyID, ClassID, FunctionID, HResult, ICorProfilerInfoVtbl, ModuleID, ObjectID,
+};
+use crate::metadata::MetadataSource;
 
 /// An assembly's name, app domain and manifest module.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,7 +53,81 @@ pub(super) fn read_name(
     }
 }
 
+/// The name of TypeDef `type_def` as selectors write it: `Namespace.Type`, a nested type
+/// `Namespace.Outer/Inner`; `None` when the metadata does not give a name.
+fn type_def_name<M: MetadataSource + ?Sized>(metadata: &M, type_def: u32) -> Option<String> {
+    let mut parts = Vec::new();
+    let mut token = type_def;
+    // A nesting deeper than the metadata can hold is a loop: stop.
+    for _ in 0..64 {
+        let name = metadata.type_name(token).ok()?;
+        match name.enclosing {
+            Some(outer) => {
+                parts.push(name.name);
+                token = outer;
+            }
+            None => {
+                parts.push(match name.namespace.is_empty() {
+                    true => name.name,
+                    false => format!("{}.{}", name.namespace, name.name),
+                });
+                parts.reverse();
+                return Some(parts.join("/"));
+            }
+        }
+    }
+    None
+}
+
 impl ProfilerInfo {
+    /// The name of the method a function is, as the selectors of the crate write it:
+    /// `Namespace.Type::Method`, a nested type as `Namespace.Outer/Inner`, a generic type
+    /// with its arity (``Ns.Box`1::Get``), without type arguments (every instantiation
+    /// of a method has its name). Read from the module's metadata (`GetFunctionInfo`,
+    /// then `GetModuleMetaData`) at each call: keep it rather than ask again.
+    ///
+    /// # Errors
+    /// [`ClrError::Failed`] for a function the runtime does not know, or a module whose
+    /// metadata it does not give (unloading, say). A name the metadata cannot give is
+    /// written in hex, not an error.
+    pub fn method_name(&self, function: FunctionID) -> ClrResult<String> {
+        let function = self.function_info(function)?;
+        let metadata = ModuleMetadata::open(self, function.module)?;
+        Ok(crate::disasm::selector_name(&metadata, function.token))
+    }
+
+    /// The class of an object (`GetClassFromObject`): for an exception thrown
+    /// (`exception_thrown`), its type.
+    ///
+    /// # Errors
+    /// [`ClrError::Failed`] for an address that is not an object the runtime knows.
+    pub fn class_from_object(&self, object: ObjectID) -> ClrResult<ClassID> {
+        let v = self.at::<ICorProfilerInfoVtbl>("GetClassFromObject")?;
+        let mut class = 0;
+        // SAFETY: a live ICorProfilerInfo; the out-pointer is a valid local.
+        check("GetClassFromObject", unsafe {
+            (v.GetClassFromObject)(self.raw(), object, &mut class)
+        })?;
+        Ok(class)
+    }
+
+    /// The name of a class's type as selectors write it: `Namespace.Type`, a nested
+    /// type as `Namespace.Outer/Inner`, a generic type with its arity and without its
+    /// type arguments (``System.Collections.Generic.List`1``), from its module's
+    /// metadata (`GetClassIDInfo2`, then `GetModuleMetaData`).
+    ///
+    /// # Errors
+    /// [`ClrError::Failed`] for a class the runtime does not know or has no TypeDef
+    /// for (an array), [`ClrError::Unexpected`] when the metadata gives no name.
+    pub fn class_name(&self, class: ClassID) -> ClrResult<String> {
+        let info = self.class_info(class)?;
+        let metadata = ModuleMetadata::open(self, info.module)?;
+        type_def_name(&metadata, info.type_def).ok_or(ClrError::Unexpected {
+            method: "GetTypeDefProps",
+            what: "the metadata gives no name for the class's TypeDef",
+        })
+    }
+
     /// The name, app domain and manifest module of `assembly` (`GetAssemblyInfo`).
     ///
     /// # Errors
@@ -97,5 +176,38 @@ impl ProfilerInfo {
                 (v.GetAppDomainInfo)(self.raw(), app_domain, capacity, len, buf, &mut process)
             })
         })
+    }
+}
+
+#[cfg(all(test, feature = "pe"))]
+mod tests {
+    use super::*;
+
+    /// Types named as selectors write them: namespace, nested types after `/`.
+    #[test]
+    fn type_names_nest_with_a_slash() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/programs/bin/TwoTools.exe"
+        );
+        let data = std::fs::read(path).unwrap();
+        let asm = crate::pe::Assembly::parse(&data).unwrap();
+        let owner = |method: &str| {
+            let token = asm
+                .methods()
+                .flatten()
+                .find(|m| m.name == method)
+                .unwrap()
+                .token;
+            MetadataSource::member_name(&asm, token)
+                .unwrap()
+                .owner
+                .unwrap()
+        };
+        let name = |method| type_def_name(&asm, owner(method));
+        assert_eq!(name("Leaf").as_deref(), Some("TwoTools.Timed"));
+        assert_eq!(name("Nested").as_deref(), Some("TwoTools.Timed/Inner"));
+        assert_eq!(name("Check").as_deref(), Some("TwoTools.Program"));
+        assert_eq!(type_def_name(&asm, 0x0200_7FFF), None);
     }
 }
