@@ -567,6 +567,41 @@ fn a_version_that_cannot_be_built_keeps_the_previous_il() {
     })
 }
 
+/// A request whose instrumentation method's edit changes nothing (`listener` edits no
+/// method) is carried out and says so: the method keeps computing what the
+/// configuration makes it compute, the state names the instrumentation method that
+/// changed nothing, and the log says it once. A later request that changes the method
+/// clears it.
+#[test]
+fn a_request_whose_edit_changes_nothing_says_so() {
+    for_each_runtime(|rt| {
+        let socket = socket_in("idle");
+        let config = format!("{CONFIG}\n[[method]]\nname = \"listener\"\n");
+        let mut program = start_with(rt, "idle", &config, &socket, "0", &[]);
+        let mut dial = Dial::connect(&socket);
+        assert_eq!(program.answer("round"), CONFIGURED_ROUND);
+        dial.ok_in("instrument Dial.Values::Plain listener", &program);
+        assert_eq!(program.answer("round"), CONFIGURED_ROUND);
+        let state = dial.state_of("Dial.Values::Plain");
+        assert!(
+            state.contains("stage=active") && state.ends_with("; listener changed nothing"),
+            "{state}"
+        );
+        dial.ok_in("instrument Dial.Values::Plain scale factor=3", &program);
+        assert_eq!(program.answer("round")[0], "Plain 30");
+        let state = dial.state_of("Dial.Values::Plain");
+        assert!(!state.contains("changed nothing"), "{state}");
+        drop(dial);
+        let out = program.finish();
+        assert_eq!(out.status.code(), Some(29), "{}", out.stderr);
+        let said = out
+            .stderr
+            .matches("instrumentation method listener changed nothing in method")
+            .count();
+        assert_eq!(said, 1, "{}", out.stderr);
+    })
+}
+
 /// A dial directory open to others is refused at start-up: the profiler runs nothing
 /// (fail closed), and the program computes its own results.
 #[test]

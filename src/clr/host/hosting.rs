@@ -69,6 +69,8 @@ pub(crate) struct HostedEdit<'a, M = ModuleMetadata> {
     pub(crate) owner: Owner,
     pub(crate) interest: Interest,
     pub(crate) options: &'a Options,
+    /// Whether it is a ReJIT request's edit (not a configured one).
+    pub(crate) requested: bool,
     pub(crate) containers: &'a Containers,
 }
 
@@ -269,6 +271,7 @@ impl Hosting {
                 },
                 interest: wanted.interest,
                 options: wanted.options,
+                requested: wanted.requested,
                 containers: &self.containers,
             })
             .collect();
@@ -332,6 +335,8 @@ pub(crate) struct Wanted<'o> {
     pub(crate) index: usize,
     pub(crate) interest: Interest,
     pub(crate) options: &'o Options,
+    /// Whether it is a ReJIT request's edit.
+    pub(crate) requested: bool,
 }
 
 /// The edits `configured` (the configured instrumentation methods that want a method,
@@ -351,6 +356,7 @@ pub(crate) fn merge<'a>(
             index,
             interest,
             options: &options[index],
+            requested: false,
         })
         .collect();
     if let Some(request) = request {
@@ -365,6 +371,7 @@ pub(crate) fn merge<'a>(
                 index: request.index,
                 interest,
                 options: &request.options,
+                requested: true,
             },
         );
     }

@@ -9,7 +9,7 @@
 //! the runtime the same IL.
 
 use std::cell::Cell;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -96,6 +96,9 @@ pub(crate) struct ReJitController {
     wake: Condvar,
     served: Condvar,
     callers: InliningCallers,
+    /// The methods whose last version built had a request's edit that changed nothing,
+    /// with that instrumentation method's name.
+    unchanged: Mutex<HashMap<MethodKey, String>>,
     /// Whether methods without a `MethodDesc` must be requested without their
     /// inliners (a bug of the runtime in hand: see
     /// [`RuntimeVersion::rejit_with_inliners_needs_a_method_desc`]).
@@ -126,6 +129,7 @@ impl ReJitController {
             wake: Condvar::new(),
             served: Condvar::new(),
             callers,
+            unchanged: Mutex::default(),
             counts: ReJitCounts::default(),
         }
     }
@@ -376,6 +380,11 @@ impl ReJitController {
     /// One line per method the machine has a record of, in module and token order,
     /// with `name` giving each method's name and its assembly's.
     pub(crate) fn listing(&self, name: impl Fn(MethodKey) -> (String, String)) -> Vec<String> {
+        let unchanged = self
+            .unchanged
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
         let records: Vec<(MethodKey, String, String, String)> = self
             .machine()
             .records()
@@ -413,6 +422,10 @@ impl ReJitController {
                         "{stage}; wanted IL not built, status={:#010x}",
                         f.status.0 as u32
                     ),
+                };
+                let stage = match unchanged.get(&key) {
+                    Some(name) => format!("{stage}; {name} changed nothing"),
+                    None => stage,
                 };
                 (
                     key,
@@ -526,9 +539,39 @@ impl ReJitController {
             control,
             flags,
         };
-        match hosting.run(target, &plan).outcome {
+        let rewrite = hosting.run(target, &plan);
+        if let Some(position) = plan.steps.iter().position(|step| step.requested) {
+            let key = MethodKey { module, token };
+            let step = &plan.steps[position];
+            self.note_request_effect(key, step.method.name(), rewrite.idle.contains(&position));
+        }
+        match rewrite.outcome {
             RewriteOutcome::Rewritten { .. } | RewriteOutcome::Unchanged => Ok(()),
             outcome => Err(outcome),
+        }
+    }
+
+    /// Records whether the request's edit of `key` (by instrumentation method `name`)
+    /// changed nothing in the version just built: the state listing says so, and the
+    /// log, once per method.
+    fn note_request_effect(&self, key: MethodKey, name: &str, idle: bool) {
+        let mut unchanged = self
+            .unchanged
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match idle {
+            true => {
+                if unchanged.insert(key, name.to_owned()).is_none() {
+                    log::write(&format!(
+                        "instrumentation method {name} changed nothing in method {:#010x} of \
+                         module {:#x}: it runs the configured instrumentation only",
+                        key.token, key.module
+                    ));
+                }
+            }
+            false => {
+                unchanged.remove(&key);
+            }
         }
     }
 
@@ -665,6 +708,10 @@ impl ReJitController {
     /// state): once a request or lookup naming it is over, it leaves the loaded modules
     /// and its records go; nothing names it to the runtime again.
     pub(crate) fn module_unloaded(&self, module: ModuleID) {
+        self.unchanged
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|k, _| k.module != module);
         let mut modules = self.modules();
         modules.remove(&module);
         let mut machine = self.machine();

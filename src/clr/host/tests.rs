@@ -164,6 +164,7 @@ fn compose_on(program: &str, name: &str, methods: &[&Test]) -> Composed {
                 },
                 interest: m.interest,
                 options: &options,
+                requested: false,
                 containers: &containers,
             })
             .collect(),

@@ -112,8 +112,16 @@ where
     }
 }
 
-/// Runs `plan` on `body` (see [`MethodPlan`]). Returns whether the body changed, with
-/// the steps rolled back while another one stands.
+/// What running a plan did: whether the body changed, the steps rolled back while
+/// another one stands, and the steps that ran and changed nothing (by position).
+#[derive(Debug, Default)]
+pub(crate) struct PlanRun {
+    pub(crate) changed: bool,
+    pub(crate) rolled_back: Rollbacks,
+    pub(crate) idle: SmallVec<[usize; 4]>,
+}
+
+/// Runs `plan` on `body` (see [`MethodPlan`]).
 ///
 /// # Errors
 /// The single-ret's own failure (before any step ran), or the first step's error when
@@ -122,40 +130,42 @@ pub(crate) fn run_plan<M: MetadataSource, S: EditStep<M>>(
     plan: &MethodPlan<S>,
     body: &mut MethodBody,
     rewrite: &mut MethodRewrite<'_, M>,
-) -> crate::error::Result<(bool, Rollbacks)> {
+) -> crate::error::Result<PlanRun> {
     let single = match plan.steps.iter().any(EditStep::wants_single_ret) {
         true => Some(make_single_ret(body, rewrite)?),
         false => None,
     };
     let several = plan.steps.len() > 1;
-    let mut changed = false;
+    let mut run = PlanRun::default();
     let mut succeeded = false;
-    let mut failures = Rollbacks::new();
     for (position, step) in plan.steps.iter().enumerate() {
         let saved = several.then(|| (body.clone(), rewrite.checkpoint()));
         rewrite.unverified();
         let failure = match log::contain(|| step.edit(body, rewrite, single)) {
             Ok(Ok(edited)) => {
-                changed |= edited;
+                run.changed |= edited;
+                if !edited {
+                    run.idle.push(position);
+                }
                 succeeded = true;
                 continue;
             }
             Ok(Err(e)) => EditFailure::Error(e),
             Err(message) => EditFailure::Panic(message),
         };
-        failures.push((position, failure));
+        run.rolled_back.push((position, failure));
         if let Some((saved_body, checkpoint)) = saved {
             *body = saved_body;
             rewrite.restore(checkpoint);
         }
     }
-    if !succeeded && !failures.is_empty() {
-        return match failures.swap_remove(0).1 {
+    if !succeeded && !run.rolled_back.is_empty() {
+        return match run.rolled_back.swap_remove(0).1 {
             EditFailure::Error(e) => Err(e),
             EditFailure::Panic(message) => std::panic::resume_unwind(Box::new(message)),
         };
     }
-    Ok((changed, failures))
+    Ok(run)
 }
 
 /// Makes `body` single-ret, the return value (if any) in a new local whose LocalVarSig

@@ -5,9 +5,11 @@
 
 use std::cell::RefCell;
 
+use smallvec::SmallVec;
+
 use super::clock::Clock;
 use super::delivery::Delivery;
-use super::edits::{EditStep, MethodPlan, Rollbacks, run_plan};
+use super::edits::{EditStep, MethodPlan, PlanRun, Rollbacks, run_plan};
 use super::method_rewrite::MethodRewrite;
 use super::module::{ModuleState, row};
 use super::outcome::{Failure, FailureCause, Phase, RewriteOutcome};
@@ -47,6 +49,8 @@ pub(crate) struct Rewrite {
     pub(crate) outcome: RewriteOutcome,
     pub(crate) edits_ran: bool,
     pub(crate) rolled_back: Rollbacks,
+    /// The plan's steps that ran and changed nothing, by position.
+    pub(crate) idle: SmallVec<[usize; 4]>,
 }
 
 /// Per-thread scratch space (JIT callbacks arrive on many threads at once; nothing here
@@ -108,16 +112,20 @@ where
     };
     let mut edits_ran = false;
     let mut rolled_back = Rollbacks::new();
-    let outcome = log::contain(|| run.claimed(clock, plan, &mut edits_ran, &mut rolled_back))
-        .unwrap_or_else(|message| {
-            // The scratch buffers may be half-way through an edit: start afresh.
-            let _ = SCRATCH.try_with(|s| s.try_borrow_mut().map(|mut s| *s = Scratch::default()));
-            fail(Phase::Edit, FailureCause::Panic(message))
-        });
+    let mut idle = SmallVec::new();
+    let outcome =
+        log::contain(|| run.claimed(clock, plan, &mut edits_ran, &mut rolled_back, &mut idle))
+            .unwrap_or_else(|message| {
+                // The scratch buffers may be half-way through an edit: start afresh.
+                let _ =
+                    SCRATCH.try_with(|s| s.try_borrow_mut().map(|mut s| *s = Scratch::default()));
+                fail(Phase::Edit, FailureCause::Panic(message))
+            });
     Rewrite {
         outcome,
         edits_ran,
         rolled_back,
+        idle,
     }
 }
 
@@ -125,6 +133,7 @@ where
 struct Phases<'p> {
     edits_ran: &'p mut bool,
     rolled_back: &'p mut Rollbacks,
+    idle: &'p mut SmallVec<[usize; 4]>,
 }
 
 /// One method's run through the pipeline.
@@ -145,6 +154,7 @@ impl<M: MetadataSource, D: Delivery<M> + ?Sized> Run<'_, M, D> {
         plan: &MethodPlan<S>,
         edits_ran: &mut bool,
         rolled_back: &mut Rollbacks,
+        idle: &mut SmallVec<[usize; 4]>,
     ) -> RewriteOutcome {
         let claim = match self.claim() {
             Ok(claim) => claim,
@@ -158,6 +168,7 @@ impl<M: MetadataSource, D: Delivery<M> + ?Sized> Run<'_, M, D> {
             let mut phases = Phases {
                 edits_ran,
                 rolled_back,
+                idle,
             };
             self.phases(&mut scratch, clock, plan, claim, &mut phases)
                 .unwrap_or_else(|outcome| outcome)
@@ -204,7 +215,7 @@ impl<M: MetadataSource, D: Delivery<M> + ?Sized> Run<'_, M, D> {
         clock.lap(Phase::Decode);
         let mut method = MethodRewrite::new(self.function, self.token, self.module);
         *report.edits_ran = true;
-        *report.rolled_back = self.edit(s, &mut method, plan)?;
+        *report.rolled_back = self.edit(s, &mut method, plan, report.idle)?;
         clock.lap(Phase::Edit);
         // An unedited body is its original bytes again and needs no analysis.
         let edited = !s.body.instrs.is_unedited() || method.new_locals.is_some();
@@ -250,14 +261,24 @@ impl<M: MetadataSource, D: Delivery<M> + ?Sized> Run<'_, M, D> {
         s: &mut Scratch,
         method: &mut MethodRewrite<'_, M>,
         plan: &MethodPlan<S>,
+        idle: &mut SmallVec<[usize; 4]>,
     ) -> Step<Rollbacks> {
         match run_plan(plan, &mut s.body, method) {
-            Ok((true, rolled_back)) => Ok(rolled_back),
-            Ok((false, _)) if self.mode == Mode::ReJit => {
-                self.hand_over(&s.il)?;
+            Ok(PlanRun {
+                changed: true,
+                rolled_back,
+                idle: ran_idle,
+            }) => {
+                *idle = ran_idle;
+                Ok(rolled_back)
+            }
+            Ok(PlanRun { idle: ran_idle, .. }) => {
+                *idle = ran_idle;
+                if self.mode == Mode::ReJit {
+                    self.hand_over(&s.il)?;
+                }
                 Err(RewriteOutcome::Unchanged)
             }
-            Ok((false, _)) => Err(RewriteOutcome::Unchanged),
             Err(
                 e @ (crate::error::Error::Unsupported { .. }
                 | crate::error::Error::TailCallNotKept { .. }),
