@@ -277,6 +277,36 @@ fn a_callback_subscribed_without_its_flag_is_delivered() {
     })
 }
 
+/// A listener subscribed to `GetReJITParameters` in a manager without ReJIT (no dial, no
+/// targets): the manager cannot ask for `COR_PRF_ENABLE_REJIT` for it, so it does not
+/// start, with one error line naming the instrumentation method, the callback and the
+/// flag; nothing runs, and the program's output is its own.
+#[test]
+fn a_rejit_callback_without_the_managers_rejit_stops_the_start() {
+    for_each_runtime(|rt| {
+        let text = "[[method]]\nname = \"listener\"\noptions = { callbacks = \
+                [\"GetReJITParameters\"] }\n";
+        let (out, _) = configured(rt, "Answer", "listener-rejit", text, &[]);
+        assert_eq!(out.stdout, expected_stdout("Answer"), "{}", out.stderr);
+        assert_eq!(out.status.code(), Some(41), "{}", out.stderr);
+        assert!(
+            out.stderr.contains(
+                "ilrewrite: instrumentation method listener subscribes to GetReJITParameters, \
+                 which needs COR_PRF_ENABLE_REJIT, which the manager cannot ask for"
+            ),
+            "{}",
+            out.stderr
+        );
+        assert!(
+            out.stderr
+                .contains("ilrewrite: no instrumentation method runs: the program runs unchanged"),
+            "{}",
+            out.stderr
+        );
+        assert!(out.stderr.contains("ilrewrite: mode off"), "{}", out.stderr);
+    })
+}
+
 /// `count`'s data item on a method counts its compilations: `Generic.Gen.Show<T>` is
 /// compiled 6 times (tiering off), once per instantiation with its own code, so the
 /// item kept across them reaches 6; the methods counted are fewer than the
