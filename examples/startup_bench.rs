@@ -3,7 +3,7 @@
 //! `target/dotnet-3.1.23`, with the environment the tests use), for three programs of
 //! growing size (`tests/programs/bin/Answer.exe`, hello-sized; `Features.exe`, an
 //! application's worth of LINQ, Regex, async and exceptions; `Concurrency.exe`, 32
-//! threads compiling 2,000 generic instantiations), each run
+//! threads making about 2,200 JIT compilations of generic instantiations), each run
 //!
 //! * `unprofiled`;
 //! * `attached`: the sample profiler (`examples/profiler/`) with `ready_to_run = "keep"`
