@@ -16,7 +16,7 @@
 //!   module: edited at their first JIT, nothing requested): what `kept` costs beyond
 //!   `lookups` apart from the framework's targets;
 //! * `kept`: `calls` on about 20 named targets, methods of the program and of the
-//!   framework (`Dictionary`2::TryGetValue`, `String::Concat`, `List`1::Add`,
+//!   framework (`` Dictionary`2::TryGetValue ``, `String::Concat`, `` List`1::Add ``,
 //!   `StringBuilder::Append`, `Console::WriteLine`, ...), `ready_to_run = "keep"`: the
 //!   targets in precompiled modules are re-JIT-compiled (only they), those of the
 //!   program JIT-compiled edited;
