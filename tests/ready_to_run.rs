@@ -666,3 +666,62 @@ fn bad_inlinee_tokens_are_refused() {
         ));
     });
 }
+
+/// What the records of the whole framework hold, by kind of method, and the module
+/// indices of foreign MethodDefs: each names an AssemblyRef row of the image (`1..=n`)
+/// or one of its manifest metadata (`> n + 1`), never the manifest itself. Measured: on
+/// 8.0.4 every record (29,082 inlinees, 137,815 inliners in 89 images) is of the image's
+/// own MethodDefs, none of another module or an ILBody import, although every image has
+/// the multi-module flag; on 3.1.23 every inlinee (28,421 in 163 images) is of a module
+/// the format does not say, every inliner of the image.
+#[test]
+fn record_kinds() {
+    for_each_runtime(|rt| {
+        let mut kinds = BTreeMap::<String, usize>::new();
+        let mut images = 0;
+        for path in rt.framework_assemblies().unwrap() {
+            let data = std::fs::read(&path).unwrap();
+            let asm = Assembly::parse(&data).unwrap();
+            let Some(r2r) = ReadyToRun::parse(asm.pe()).unwrap() else {
+                continue;
+            };
+            images += 1;
+            let refs = asm.row_count(TableId::AssemblyRef);
+            let mut count = |role: &str, m: InlineMethod| {
+                let kind = match m {
+                    InlineMethod::MethodDef { module: 0, .. } => "MethodDef of the image",
+                    InlineMethod::MethodDef { module, .. } => {
+                        assert_ne!(module, refs + 1, "{}", path.display());
+                        if module <= refs {
+                            "MethodDef of an AssemblyRef"
+                        } else {
+                            "MethodDef of a manifest AssemblyRef"
+                        }
+                    }
+                    InlineMethod::MethodDefOfUnknownModule { .. } => "MethodDef of unknown module",
+                    InlineMethod::IlBody { .. } => "ILBody import",
+                    InlineMethod::MethodDefOfInlineeModule { .. } => {
+                        "MethodDef of the inlinee's module"
+                    }
+                };
+                *kinds.entry(format!("{role}: {kind}")).or_default() += 1;
+            };
+            for table in r2r.inlining_tables(asm.pe()).unwrap() {
+                for r in table.records().unwrap() {
+                    count("inlinee", r.inlinee.unwrap());
+                    for &i in &r.inliners {
+                        count("inliner", i);
+                    }
+                }
+            }
+        }
+        println!("{rt}: {images} images: {kinds:#?}");
+        let inlinee = if is_net8(rt) {
+            "inlinee: MethodDef of the image"
+        } else {
+            "inlinee: MethodDef of unknown module"
+        };
+        let keys: Vec<&str> = kinds.keys().map(String::as_str).collect();
+        assert_eq!(keys, [inlinee, "inliner: MethodDef of the image"]);
+    });
+}
