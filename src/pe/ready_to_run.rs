@@ -1280,4 +1280,114 @@ mod tests {
         d[0] = 0xF0;
         assert!(InliningTable::new(InliningFormat::InliningInfo, &d, 0).is_err());
     }
+    /// A one-bucket native hashtable (1-byte bucket bounds) holding `entries` (each
+    /// already encoded), every entry placed after the bucket's list.
+    fn hashtable(entries: &[Vec<u8>]) -> Vec<u8> {
+        let list_at = 3;
+        let data_at = list_at + 2 * entries.len();
+        let mut d = vec![0x00, (list_at - 1) as u8, (data_at - 1) as u8];
+        let mut at = data_at;
+        for (i, e) in entries.iter().enumerate() {
+            let rel_at = list_at + 2 * i + 1;
+            d.push(0xAA);
+            d.push(((at - rel_at) as u8) << 1);
+            at += e.len();
+        }
+        for e in entries {
+            d.extend(e);
+        }
+        d
+    }
+
+    /// Small unsigned numbers in the one-byte native form.
+    fn nums(v: &[u8]) -> Vec<u8> {
+        v.iter().map(|&x| x << 1).collect()
+    }
+
+    #[test]
+    fn inlining_info2_by_hand() {
+        let d = hashtable(&[
+            // 4 numbers: inlinee RID 5; +2; +3 with module 4.
+            nums(&[4, 5 << 1, 2 << 1, (3 << 1) | 1, 4]),
+            // 3 numbers: inlinee RID 7 of module 3; +1.
+            nums(&[3, (7 << 1) | 1, 3, 1 << 1]),
+        ]);
+        let t = InliningTable::new(InliningFormat::InliningInfo2, &d, 0).unwrap();
+        let records = t.records().unwrap();
+        let md = |module, rid| InlineMethod::MethodDef {
+            module,
+            token: METHOD_DEF | rid,
+        };
+        assert_eq!(records[0].inlinee, Some(md(0, 5)));
+        assert_eq!(records[0].inliners, [md(0, 2), md(4, 5)]);
+        assert_eq!(records[1].inlinee, Some(md(3, 7)));
+        assert_eq!(records[1].inliners, [md(0, 1)]);
+        assert_eq!(t.inliners_of(0x0600_0005).unwrap(), [0x0600_0002]);
+        assert!(t.inliners_of(0x0600_0007).unwrap().is_empty());
+        // A length one more than the last entry holds runs past the section: an error.
+        let mut short = d.clone();
+        let last = short.len() - 4;
+        short[last] = 4 << 1;
+        assert!(
+            InliningTable::new(InliningFormat::InliningInfo2, &short, 0)
+                .unwrap()
+                .records()
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn cross_module_inline_info_by_hand() {
+        let d = hashtable(&[
+            // Inlinee RID 5 of module 0 with one cross-module inliner (ILBody 9), then
+            // +4 (the inlinee's module) and +1 of module 2.
+            nums(&[7, (5 << 2) | 2, 0, 1, 9, 4 << 1, (1 << 1) | 1, 2]),
+            // Inlinee ILBody 3; inliner +6 of the inlinee's module.
+            nums(&[2, (3 << 2) | 1, 6 << 1]),
+        ]);
+        let multi = InliningFormat::CrossModuleInlineInfo { multi_module: true };
+        let t = InliningTable::new(multi, &d, 0).unwrap();
+        let records = t.records().unwrap();
+        let md = |module, rid| InlineMethod::MethodDef {
+            module,
+            token: METHOD_DEF | rid,
+        };
+        assert_eq!(records[0].inlinee, Some(md(0, 5)));
+        assert_eq!(
+            records[0].inliners,
+            [InlineMethod::IlBody { index: 9 }, md(0, 4), md(2, 5)]
+        );
+        assert_eq!(records[1].inlinee, Some(InlineMethod::IlBody { index: 3 }));
+        assert_eq!(
+            records[1].inliners,
+            [InlineMethod::MethodDefOfInlineeModule {
+                token: METHOD_DEF | 6
+            }]
+        );
+        assert_eq!(t.inliners_of(0x0600_0005).unwrap(), [0x0600_0004]);
+        // The single-module form: no module indices, plain RID deltas.
+        let d = hashtable(&[nums(&[3, 5 << 2, 2, 3])]);
+        let single = InliningFormat::CrossModuleInlineInfo {
+            multi_module: false,
+        };
+        let t = InliningTable::new(single, &d, 0).unwrap();
+        assert_eq!(
+            t.inliners_of(0x0600_0005).unwrap(),
+            [0x0600_0002, 0x0600_0005]
+        );
+        // More cross-module inliners than the entry holds.
+        let d = hashtable(&[nums(&[3, (5 << 2) | 2, 0, 9])]);
+        assert!(InliningTable::new(multi, &d, 0).unwrap().records().is_err());
+    }
+
+    #[test]
+    fn hashtable_headers() {
+        for bad in [&[][..], &[0x03], &[0xFC], &[0x04, 0, 0]] {
+            let f = InliningFormat::InliningInfo2;
+            assert!(InliningTable::new(f, bad, 0).is_err(), "{bad:x?}");
+        }
+        // A bucket whose end precedes its start.
+        let t = InliningTable::new(InliningFormat::InliningInfo2, &[0, 2, 1], 0).unwrap();
+        assert!(t.records().is_err());
+    }
 }
