@@ -25,6 +25,17 @@
 //!   (cross-module inlining). Which method that is, only its fixup signature says; this
 //!   module does not resolve it, it reports the index ([`InlineMethod::IlBody`]).
 //!
+//! Measured on the test frameworks: .NET 8.0.4's 89 ReadyToRun assemblies carry only
+//! section 119 (multi-module form), and every one of its 29,082 records names MethodDefs
+//! of the image itself (no module indices, no ILBody entries); .NET Core 3.1.23's 163
+//! carry only section 110 (its facades an empty one). Two things this reader does
+//! differently from CoreCLR's: it scans the 110 index rather than binary-searching it
+//! (crossgen sorts the records by inlinee *module name*, then RID, so an image with
+//! another module's inlinees has an index that is not sorted by RID), and in the
+//! single-module form of 119 it adds the RID deltas as crossgen2 writes them (the
+//! runtime's reader, `CrossModulePersistentInlineTrackingMapR2R::GetInliners`, advances
+//! the RID only in the multi-module form).
+//!
 //! [`ReadyToRun::inliners_of`] answers the profiler's question for the image's own
 //! methods: the MethodDefs of this image whose precompiled code inlined a MethodDef of
 //! this image. [`read_inliners`] and [`inliners_in_file`] answer it from a file, reading
