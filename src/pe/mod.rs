@@ -29,6 +29,7 @@ pub mod file;
 pub mod heaps;
 pub mod metadata;
 mod read;
+pub mod ready_to_run;
 mod source;
 pub mod tables;
 
@@ -37,6 +38,7 @@ use std::fmt;
 pub use file::{DataDirectory, PeFile, SectionHeader};
 pub use heaps::{BlobHeap, GuidHeap, StringsHeap, UserString, UserStringsHeap};
 pub use metadata::{CliHeader, Metadata, MetadataRoot, StreamHeader};
+pub use ready_to_run::{InlineMethod, InliningFormat, InliningRecord, InliningTable, ReadyToRun};
 pub use tables::{CodedIndex, Column, ColumnKind, Row, TableId, TableLayout, Tables};
 
 use crate::error::{Error, Result};
