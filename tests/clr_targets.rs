@@ -6,7 +6,8 @@
 //!
 //! What is shown: exact counts of framework targets (`Dictionary`2::TryGetValue` over a
 //! reference and a value type, `String::Concat`, `List`1::Add`,
-//! `StringBuilder::Append`, `Stack`1::Push` of an assembly loaded late) and of the
+//! `StringBuilder::Append`, `Stack`1::Push` of an assembly loaded late,
+//! `String::IsNullOrEmpty` called through precompiled code that inlined it) and of the
 //! program's own (a generic method over `int` and `string`, a method of a generic
 //! type), with tiering on and off, the program's output unchanged; a target of a plugin
 //! loaded 1,000 times into a collectible context, counts exact and memory flat; a
@@ -61,6 +62,9 @@ const TARGETS: &[(&str, u64)] = &[
     ("System.Collections.Generic.List`1::Add", N),
     ("System.String::Concat(string,string)", N),
     ("System.Text.StringBuilder::Append(string)", N),
+    // Twice from `String::Concat(string,string)` (a target itself), twice from
+    // `Path::CombineInternal`, whose precompiled code inlined it.
+    ("System.String::IsNullOrEmpty", 4 * N),
     ("System.Collections.Generic.Stack`1::Push", N),
     ("Production.Gen::Id", 2 * N),
     ("Production.Box`1::Get", 2 * N),
@@ -109,7 +113,13 @@ fn named_targets_are_counted_exactly_with_ready_to_run_kept() {
             // The framework targets were requested as their precompiled modules loaded.
             assert_eq!(
                 number(&out.stderr, "targets", "requested-at-load"),
-                5,
+                6,
+                "{what}"
+            );
+            // Their precompiled callers, from the images' inlining records: requested
+            // with them.
+            assert!(
+                number(&out.stderr, "targets", "inliners-at-load") > 50,
                 "{what}"
             );
             assert_eq!(number(&out.stderr, "rejit", "errors"), 0, "{what}");

@@ -550,8 +550,9 @@ fn report(manager: &Manager, offered: &Offered, mode: &str) {
             c.first_jit_wishes.load(Relaxed),
         );
         eprintln!(
-            "ilrewrite: targets requested-at-load {}",
-            c.at_load.load(Relaxed)
+            "ilrewrite: targets requested-at-load {} inliners-at-load {}",
+            c.at_load.load(Relaxed),
+            c.inliners_at_load.load(Relaxed)
         );
     }
     let hosted = manager.names();

@@ -56,6 +56,9 @@ pub struct ReJitCounts {
     pub first_jit_wishes: AtomicU64,
     /// Targets requested as their precompiled module loaded.
     pub at_load: AtomicU64,
+    /// Methods requested with them because their precompiled code inlined one (from the
+    /// image's inlining records).
+    pub inliners_at_load: AtomicU64,
 }
 
 /// The driver's signals: how many wakes were asked for and how many were served.
@@ -692,15 +695,66 @@ impl ReJitController {
             // its callbacks, and waiting for another thread would leave a window (and
             // could wait on a lock the loading thread holds).
             let batch = self.machine().take_batch();
-            let live = |keys: Vec<MethodKey>| -> Vec<MethodKey> {
-                keys.into_iter()
-                    .filter(|k| modules.contains(&k.module))
-                    .collect()
+            let (here, elsewhere): (Vec<MethodKey>, Vec<MethodKey>) = batch
+                .rejit
+                .into_iter()
+                .filter(|k| modules.contains(&k.module))
+                .partition(|k| k.module == state.id());
+            let inliners = match self.callers {
+                InliningCallers::Recompile => precompiled_inliners(&facts.path, targets),
+                InliningCallers::Leave => Vec::new(),
             };
-            self.make(&live(batch.rejit), &live(batch.revert));
-            self.counts.at_load.fetch_add(targets.len() as u64, Relaxed);
+            let inliners: Vec<MethodKey> = inliners
+                .into_iter()
+                .map(|token| MethodKey {
+                    module: state.id(),
+                    token,
+                })
+                .collect();
+            self.make_at_load(&here, &inliners);
+            let revert: Vec<MethodKey> = batch
+                .revert
+                .into_iter()
+                .filter(|k| modules.contains(&k.module))
+                .collect();
+            self.make(&elsewhere, &revert);
+            self.counts.at_load.fetch_add(here.len() as u64, Relaxed);
+            self.counts
+                .inliners_at_load
+                .fetch_add(inliners.len() as u64, Relaxed);
         } else {
             self.ask_if_pending(&self.machine());
+        }
+    }
+
+    /// The requests of a precompiled module's targets as it loads, with the methods of
+    /// the module whose precompiled code inlined one of them (`inliners`, from the
+    /// image's own inlining records): one `RequestReJIT`. Not `RequestReJITWithInliners`:
+    /// at a module's load CoreCLR's walk for inliners does not see the module (it is not
+    /// among the loaded assemblies yet), no code compiled by the JIT can have inlined a
+    /// method of a module that was not loaded, and a method the machine wants changed
+    /// is kept out of inlining from now on by the manager's `JITInlining` answer. Each
+    /// inliner is re-JIT-compiled from its own IL, calling the targets it had inlined.
+    fn make_at_load(&self, targets: &[MethodKey], inliners: &[MethodKey]) {
+        if targets.is_empty() {
+            return;
+        }
+        let methods: Vec<(ModuleID, mdMethodDef)> = targets
+            .iter()
+            .chain(inliners)
+            .map(|k| (k.module, k.token))
+            .collect();
+        self.counts
+            .requested
+            .fetch_add(methods.len() as u64, Relaxed);
+        if let Err(e) = self.hosting.engine.info().request_rejit(&methods) {
+            log_unless_shutting_down(&e, || {
+                format!(
+                    "RequestReJIT of {} targets at their module's load: {e}",
+                    methods.len()
+                )
+            });
+            self.machine().request_failed(targets, HResult::from(e));
         }
     }
 
@@ -722,6 +776,30 @@ impl ReJitController {
         if modules.capacity() > 64 && modules.len() * 4 < modules.capacity() {
             let keep = modules.len() * 2;
             modules.shrink_to(keep);
+        }
+    }
+}
+
+/// The MethodDefs of the precompiled image at `path` whose code inlined one of
+/// `targets` (MethodDefs of the same image), from the image's inlining records, targets
+/// left out, in token order. None when the records cannot be read (logged: those
+/// inlined copies keep running until their callers are compiled again).
+fn precompiled_inliners(path: &str, targets: &[mdMethodDef]) -> Vec<mdMethodDef> {
+    match crate::pe::ready_to_run::inliners_in_file(std::path::Path::new(path), targets) {
+        Ok(Some(lists)) => {
+            let mut inliners: Vec<mdMethodDef> = lists.into_iter().flatten().collect();
+            inliners.sort_unstable();
+            inliners.dedup();
+            inliners.retain(|t| targets.binary_search(t).is_err());
+            inliners
+        }
+        Ok(None) => Vec::new(),
+        Err(e) => {
+            log::write(&format!(
+                "the inlining records of {path} cannot be read ({e}): copies of its targets \
+                 inlined into its precompiled code run until their callers are compiled again"
+            ));
+            Vec::new()
         }
     }
 }
