@@ -182,7 +182,7 @@ fn a_configuration_file_with_a_mistake_rewrites_nothing() {
             "[[method]]\nname = \"wrap\"\n\n[[method]]\nname = \"wrapp\"\n",
             ":5:8",
             "unknown instrumentation method \"wrapp\" (this profiler has count, identity, decode, \
-         wrap, scale, offset, faulty, listener, listener2, helper, facts, elt, elt-values, elt-slow, elt-empty, nop, nop2, nop3, nop4)",
+         wrap, scale, offset, faulty, listener, listener2, helper, facts, calls, elt, elt-values, elt-slow, elt-empty, nop, nop2, nop3, nop4)",
         );
         refused_file(
             rt,

@@ -65,6 +65,13 @@
 //!   default), through an AssemblyRef, TypeRefs, MemberRefs, a TypeSpec, a MethodSpec
 //!   and a user string defined when the module loads; or a Rust function of this
 //!   library through `calli` (`via = "native"`);
+//! * `calls`: counts the calls of the methods its option `targets` names (selectors,
+//!   `Namespace.Type::Method`, `Type::*`, an overload by its parameter list), found by
+//!   name as their modules load, with ReadyToRun code kept (`[manager] ready_to_run =
+//!   "keep"`): a native probe at each target's entry; with option `window` (a type's
+//!   full name), calls of that type's `Open` and `Close` open and close a counting
+//!   window on the calling thread. At shutdown `ilrewrite: calls NAME window N total
+//!   N` per target method and `ilrewrite: calls overflow N`;
 //! * `facts`: records each assembly's module facts (framework, ReadyToRun, dynamic,
 //!   collectible, app domain) and keeps a data item on each assembly and app domain;
 //! * `nop`, `nop2`, `nop3`, `nop4`: each inserts a `nop` at the entry of every method
@@ -114,7 +121,9 @@
 //! dynamic=B collectible=B domain=NAME` per assembly (items dropped before shutdown:
 //! by unloads); with the dial, `ilrewrite: rejit requested N reverted N parameters N
 //! parameters-ns N inliners N fallbacks N unanswered N compiled N errors N first-jit
-//! N` (`ReJitCounts`).
+//! N` (`ReJitCounts`) and `ilrewrite: targets requested-at-load N inliners-at-load N`
+//! (targets requested as their precompiled module loaded, and the methods whose
+//! precompiled code inlined one, requested with them).
 //! `jitted` counts the compilations of methods an instrumentation method wanted (and
 //! `count` counted), `rewritten` those that handed a rewritten body over (for `decode`:
 //! encoded), `already` those of a method rewritten by an earlier compilation (a generic
