@@ -1,8 +1,9 @@
 //! The .NET test programs of `tests/programs/` themselves, before any profiler: each
 //! committed binary runs under the provisioned CoreCLR 3.1.23 with its exit code and
 //! its checked-in stdout; `build.sh` rebuilds the same binaries from source (when Mono's
-//! `mcs` and `ilasm` are installed); `gen_many.sh` regenerates `Many.cs`; the summary
-//! parser of the harness reads the format it documents.
+//! `mcs` and `ilasm` are installed); `gen_many.sh` regenerates `Many.cs` and
+//! `gen_calltarget.sh` `CallTargetIntegrations.cs`; the summary parser of the harness
+//! reads the format it documents.
 
 mod clr_support;
 
@@ -310,6 +311,22 @@ fn dial_interactive() {
     })
 }
 
+/// `CallTargetApp.exe`: its own trace (see the source's header), and with `selftest`
+/// the self-test of `ILRewrite.CallTarget.dll`'s `AsyncEnd` (exit 0, `selftest ok N`).
+#[test]
+fn call_target_app() {
+    for_each_runtime(|rt| {
+        check(rt, "CallTargetApp");
+        let mut cmd = command_for(rt, &program("CallTargetApp"));
+        cmd.arg("selftest");
+        let out = run_command(cmd);
+        assert_eq!(out.code(), 0, "{}{}", out.stdout, out.stderr);
+        assert!(out.stdout.starts_with("selftest ok "), "{}", out.stdout);
+        assert_eq!(out.stdout.lines().count(), 1, "{}", out.stdout);
+        assert_eq!(out.stderr, "");
+    })
+}
+
 /// Every source has its binary and runtimeconfig in `bin/`, every binary its source,
 /// and every program of the harness's table its expected output.
 #[test]
@@ -354,6 +371,32 @@ fn committed_files_are_complete() {
             "{name}: {config}"
         );
     }
+}
+
+/// `gen_calltarget.sh` produces the committed `CallTargetIntegrations.cs`.
+#[test]
+fn calltarget_integrations_source_is_generated() {
+    let dir = programs_dir();
+    let out = match Command::new("sh")
+        .arg(dir.join("gen_calltarget.sh"))
+        .output()
+    {
+        Ok(out) => out,
+        Err(e) => {
+            eprintln!("note: cannot run sh ({e}); gen_calltarget.sh not checked");
+            return;
+        }
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let committed = fs::read(dir.join("CallTargetIntegrations.cs")).unwrap();
+    assert!(
+        out.stdout == committed,
+        "gen_calltarget.sh does not produce the committed CallTargetIntegrations.cs; regenerate it"
+    );
 }
 
 #[test]

@@ -68,6 +68,7 @@ pub const PROGRAMS: &[(&str, i32)] = &[
     ("EltBench", 47),
     ("OpenFrames", 48),
     ("TwoTools", 49),
+    ("CallTargetApp", 50),
 ];
 
 /// The number of calls of methods of `CallTree.Work` (its constructor included) that
@@ -95,7 +96,13 @@ pub const CONCURRENCY_COMPILATIONS: u64 = 2_225;
 
 /// The libraries among the sources (`<Name>.dll` in `bin/`, loaded by a program, or
 /// by the code a profiler injects).
-pub const LIBRARIES: &[&str] = &["ProbeHelper", "UnloadPlugin", "TwoToolsLib"];
+pub const LIBRARIES: &[&str] = &[
+    "ProbeHelper",
+    "UnloadPlugin",
+    "TwoToolsLib",
+    "ILRewrite.CallTarget",
+    "CallTargetIntegrations",
+];
 
 /// The calls of the methods of namespace `Returns` in `Returns.exe`: `Main`, then 3
 /// rounds of 7 calls (derivation in `tests/programs/Returns.cs`).
