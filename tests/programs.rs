@@ -1,7 +1,8 @@
 //! The .NET test programs of `tests/programs/` themselves, before any profiler: each
 //! committed binary runs under the provisioned CoreCLR 3.1.23 with its exit code and
-//! its checked-in stdout; `build.sh` rebuilds the same binaries from source (when Mono's
-//! `mcs` and `ilasm` are installed); `gen_many.sh` regenerates `Many.cs` and
+//! its checked-in stdout; `build.sh` rebuilds the same binaries from source (with Mono's
+//! `mcs` and `ilasm`, installed from Debian's packages on first use when missing);
+//! `gen_many.sh` regenerates `Many.cs` and
 //! `gen_calltarget.sh` `CallTargetIntegrations.cs`; the summary parser of the harness
 //! reads the format it documents.
 
@@ -490,9 +491,10 @@ fn ilasm_varying_ranges(pe: &[u8]) -> [std::ops::Range<usize>; 2] {
 #[test]
 fn build_reproduces_binaries() {
     {
+        // Installed on first use when missing; a failure to have them fails the test.
+        ilrewrite_corpus::mono_tools().unwrap_or_else(|e| panic!("{e}"));
         let (Some(mcs), Some(ilasm)) = (tool_version("mcs"), tool_version("ilasm")) else {
-            eprintln!("note: mcs or ilasm (Mono) is not installed; build.sh not checked");
-            return;
+            panic!("mcs and ilasm were found, then did not run");
         };
         let dir = programs_dir();
         let out_dir = scratch("programs-rebuild");

@@ -109,9 +109,11 @@
 //! ```
 
 mod facts;
+mod mono;
 mod runtime;
 
 pub use facts::FrameworkFacts;
+pub use mono::{MonoTools, mono_tools};
 pub use runtime::{
     ENV_DOTNET_ROOT, ENV_RUNTIMES, NET_8_0_4, NET_CORE_3_1_23, PINNED, PinnedRuntime, Runtime,
     default_runtime, runtimes,
