@@ -4,8 +4,9 @@
 //! hooks that take the arguments by reference (fat-header conversion is
 //! [`crate::MethodBody::force_fat_header`]).
 //!
-//! Transforms never recompute the max stack; run [`crate::analysis`] afterwards (the
-//! usual pipeline is transform -> max stack -> encode -> IL map).
+//! The transforms of the editing API never recompute the max stack; run
+//! [`crate::analysis`] afterwards (the usual pipeline is transform -> max stack ->
+//! encode -> IL map). [`Instrumenter`] and [`CallTarget`] compute it exactly and set it.
 
 mod call_target;
 mod inject;

@@ -666,3 +666,60 @@ fn the_body_is_restored_on_a_late_error() {
     assert!(matches!(e, Err(Error::CallResolution { .. })), "{e:?}");
     assert_eq!(format!("{b:?}"), format!("{original:?}"));
 }
+
+/// A body with its own try/finally and a tail call after it, the hooks' exceptions
+/// reported: the tail call kept, the original clause inside the body's try, the four
+/// new clauses around it.
+#[test]
+fn clauses_and_a_kept_tail_call_together() {
+    // static int32 M(int32 x, int64 y):
+    // .try { nop; leave 3 } finally { endfinally }  ldarg.0; ldarg.1; tail. call; ret
+    let mut original = body(&[
+        op(OpCode::Nop),
+        leave(3),
+        op(OpCode::Endfinally),
+        op(OpCode::Ldarg0),
+        op(OpCode::Ldarg1),
+        op(OpCode::Tail),
+        call(CALLEE),
+        op(OpCode::Ret),
+    ]);
+    original
+        .add_clause(ExceptionClause::new(
+            ClauseKind::Finally,
+            InstrId(0),
+            InstrId(1),
+            InstrId(2),
+            InstrId(2),
+        ))
+        .unwrap();
+    let r = transform(
+        &original,
+        &[0x00, 0x02, 0x08, 0x08, 0x0A],
+        None,
+        &TypeSig::Class(CLASS),
+        true,
+        TailCallPolicy::Keep,
+    )
+    .unwrap();
+    println!("{}", r.listing);
+    assert_eq!(r.done.4, 1);
+    assert_eq!(r.clauses.len(), 5);
+    // The original finally: `nop; leave` right after the begin hook's clause.
+    let body_start = 7;
+    assert!(r.clauses.contains(&(
+        ClauseKind::Finally,
+        (body_start, body_start + 1),
+        (body_start + 2, body_start + 2)
+    )));
+    let n = r.code.len();
+    assert_eq!(
+        r.code[n - 3..],
+        [op(OpCode::Tail), call(CALLEE), op(OpCode::Ret)]
+    );
+    assert_eq!(
+        r.code.iter().filter(|i| **i == call(ON_HOOK)).count(),
+        2,
+        "both guards report"
+    );
+}
