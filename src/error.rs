@@ -277,6 +277,14 @@ pub enum Error {
         /// Why.
         reason: TailCallRefusal,
     },
+    /// A method the CallTarget transform cannot instrument
+    /// ([`crate::transform::CallTarget`]): refused before any edit, the body left as it
+    /// was (see [`CallTargetRefusal`]).
+    #[error("CallTarget refused: {reason}")]
+    CallTargetRefused {
+        /// Why.
+        reason: CallTargetRefusal,
+    },
     /// A value that does not fit the encoding it must be written in.
     #[error("cannot encode: {what}")]
     Unencodable {
@@ -450,6 +458,7 @@ impl Error {
             | Error::Unencodable { what }
             | Error::PlaceholderUnfilled { what } => format!("{name}: {what}"),
             Error::TailCallNotKept { reason, .. } => format!("{name}: {reason}"),
+            Error::CallTargetRefused { reason } => format!("{name}: {reason}"),
             Error::CallResolution { source, .. } => format!("{name}: {}", source.kind()),
             _ => name,
         }
@@ -527,6 +536,70 @@ impl fmt::Display for TailCallRefusal {
                 "its operands need more locals than a method can have"
             }
             TailCallRefusal::ExtraStackValues => "values other than its operands are on the stack",
+        })
+    }
+}
+
+/// Why the CallTarget transform refuses a method ([`Error::CallTargetRefused`]). Each
+/// is a refusal made before any edit: the method is left as it was.
+///
+/// The type refusals are about what cannot be a generic argument of the hooks
+/// (`TTarget`, `A1..An`, `TReturn`). Byref-like types (`ref struct`s such as
+/// `Span<T>`) cannot be one either, but a signature does not say whether a value type
+/// is byref-like (that takes the type's `IsByRefLikeAttribute`, in metadata the core
+/// does not read): refusing them is the caller's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CallTargetRefusal {
+    /// A parameter or the return type is an unmanaged pointer (`T*`).
+    Pointer,
+    /// A parameter or the return type is a function pointer (`method void *()`).
+    FunctionPointer,
+    /// A parameter or the return type is `System.TypedReference`.
+    TypedReference,
+    /// A parameter of type `void` (invalid in a signature, refused all the same).
+    VoidParameter,
+    /// The method returns a managed reference (`ref T M()`): `TReturn` cannot be one.
+    ByRefReturn,
+    /// A by-ref parameter of a by-ref type (`T&&`), or a type no generic argument can
+    /// be (`pinned`, a runtime-internal type handle).
+    NotAGenericArgument,
+    /// A vararg method (`VARARG` calling convention or a sentinel).
+    VarArg,
+    /// A signature with `EXPLICITTHIS`, or a calling convention other than the managed
+    /// default: no hook can take its arguments.
+    CallingConvention,
+    /// The body has a `jmp`, which cannot sit in a try block.
+    Jmp,
+    /// A `ret` inside an exception handler (catch, filter, finally or fault block).
+    RetInHandler,
+    /// The hooks' generic argument count or the new locals exceed what metadata can
+    /// hold (more than 65,535 parameters or locals).
+    TooMany,
+}
+
+impl fmt::Display for CallTargetRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CallTargetRefusal::Pointer => "a parameter or the return type is a pointer",
+            CallTargetRefusal::FunctionPointer => {
+                "a parameter or the return type is a function pointer"
+            }
+            CallTargetRefusal::TypedReference => {
+                "a parameter or the return type is a TypedReference"
+            }
+            CallTargetRefusal::VoidParameter => "a parameter of type void",
+            CallTargetRefusal::ByRefReturn => "the method returns by reference",
+            CallTargetRefusal::NotAGenericArgument => {
+                "a parameter type cannot be a generic argument"
+            }
+            CallTargetRefusal::VarArg => "a vararg method",
+            CallTargetRefusal::CallingConvention => {
+                "an explicit this or an unmanaged calling convention"
+            }
+            CallTargetRefusal::Jmp => "jmp cannot be placed inside a try block",
+            CallTargetRefusal::RetInHandler => "a ret inside an exception handler",
+            CallTargetRefusal::TooMany => "more parameters or locals than metadata holds",
         })
     }
 }

@@ -44,7 +44,7 @@ pub mod sig;
 pub mod transform;
 
 pub use body::{ClauseKind, ExceptionClause, MethodBody};
-pub use error::{Error, InstrSite, Result, TailCallRefusal};
+pub use error::{CallTargetRefusal, Error, InstrSite, Result, TailCallRefusal};
 pub use graph::{InstrId, Instruction, Operand};
 pub use opcode::OpCode;
 pub use transform::Instrumenter;

@@ -2,7 +2,7 @@
 //! (clauses, `tail.` prefixes, a catch handler, injected code that branches); the only
 //! path that keeps tail calls.
 
-use super::options::{CatchRethrow, WrapOptions, Wrapped};
+use super::options::{CatchRethrow, Guard, WrapOptions, Wrapped};
 use super::scan::CodeScan;
 use super::stored::{Placement, StoredCode, placed, unpack};
 use crate::body::{ClauseKind, ExceptionClause, MethodBody};
@@ -51,12 +51,40 @@ pub(super) fn wrap_stored(
         plan,
         tail_exit: tail_exit.as_deref(),
     });
-    wrap(body, &opts, scan, &unpack(code.epilogue), placement, kept)
+    wrap(
+        body,
+        &opts,
+        scan,
+        &unpack(code.epilogue),
+        placement,
+        kept,
+        None,
+    )
+}
+
+/// [`wrap`] keeping the tail calls of `plan` (planned without a flag: the exit code runs
+/// on every exit), if given, else removing the `tail.` prefixes; the entry and exit
+/// code placed in clauses of their own as `guard` says, when given.
+pub(super) fn wrap_keeping(
+    body: &mut MethodBody,
+    opts: &WrapOptions<'_>,
+    scan: &CodeScan,
+    plan: Option<&mut TailPlan>,
+    guard: Option<&Guard<'_>>,
+) -> Result<Wrapped> {
+    let kept = plan.map(|plan| Kept {
+        plan,
+        tail_exit: None,
+    });
+    wrap(body, opts, scan, &[], Placement::Absolute, kept, guard)
 }
 
 /// A wrap (after its refusals), edit by edit: the code of `opts`, `epilogue_code`
 /// starting the epilogue, their branches placed as `placement` says; the tail calls of
-/// `kept` kept, or, without it, the `tail.` prefixes removed.
+/// `kept` kept, or, without it, the `tail.` prefixes removed; with `guard`, the entry
+/// and exit code each in a try/catch of its own (see [`Guard`]; the tail-call flag,
+/// which only a tail-call exit code needs, is not combined with it: a flag is then
+/// ignored by the guarded code, which runs the exit code on every exit).
 pub(super) fn wrap(
     body: &mut MethodBody,
     opts: &WrapOptions<'_>,
@@ -64,6 +92,7 @@ pub(super) fn wrap(
     epilogue_code: &[Instruction],
     placement: Placement,
     mut kept: Option<Kept<'_, '_>>,
+    guard: Option<&Guard<'_>>,
 ) -> Result<Wrapped> {
     let relative = placement == Placement::Relative;
     let single = rets_to_leaves(
@@ -105,12 +134,24 @@ pub(super) fn wrap(
         }
         None => (None, try_last),
     };
-    let tail_exit = kept.as_ref().and_then(|k| k.tail_exit);
-    let exit = finally_code(body, opts.exit, relative, flag, tail_exit);
-    let relative = relative || flag.is_some();
     let protected = (try_start, inner_last);
-    let finally_start = add_finally(body, &exit, relative, protected, single.epilogue)?;
-    add_entry(body, opts.entry, relative, flag, try_start)?;
+    let finally_start = match guard {
+        Some(guard) => {
+            let (code, inner) = guarded_finally_code(body, opts.exit, relative, guard);
+            let start = add_finally(body, &code, true, protected, single.epilogue)?;
+            body.add_clause(inner)?;
+            add_guarded_entry(body, opts.entry, relative, guard, try_start)?;
+            start
+        }
+        None => {
+            let tail_exit = kept.as_ref().and_then(|k| k.tail_exit);
+            let exit = finally_code(body, opts.exit, relative, flag, tail_exit);
+            let relative = relative || flag.is_some();
+            let start = add_finally(body, &exit, relative, protected, single.epilogue)?;
+            add_entry(body, opts.entry, relative, flag, try_start)?;
+            start
+        }
+    };
     body.force_fat_header();
     Ok(Wrapped {
         try_start,
@@ -221,6 +262,65 @@ fn finally_code(
     };
     code.push(Instruction::simple(OpCode::Endfinally));
     code
+}
+
+/// The guarded finally handler's code, to be inserted next, and the clause of its inner
+/// try/catch: `.try { <exit> leave E } catch T { <handler> leave E }  E: endfinally`
+/// (the exit's relative branches placed when `relative`, its end meaning the `leave`).
+fn guarded_finally_code(
+    body: &MethodBody,
+    exit: &[Instruction],
+    relative: bool,
+    guard: &Guard<'_>,
+) -> (SmallVec<[Instruction; 8]>, ExceptionClause) {
+    let base = next_id(body);
+    let n = exit.len() as u32;
+    let mut code: SmallVec<[Instruction; 8]> = match relative {
+        true => placed(exit, base, InstrId(base + n)),
+        false => SmallVec::from_slice(exit),
+    };
+    let handler_len = guard.handler.len().max(1) as u32 + 1;
+    let end = InstrId(base + n + 1 + handler_len);
+    code.push(Instruction::branch(OpCode::Leave, end));
+    code.extend(guard.handler_then_leave(end));
+    code.push(Instruction::simple(OpCode::Endfinally));
+    let inner = ExceptionClause::new(
+        ClauseKind::Catch(guard.type_token),
+        InstrId(base),
+        InstrId(base + n),
+        InstrId(base + n + 1),
+        InstrId(end.0 - 1),
+    );
+    (code, inner)
+}
+
+/// The guarded entry code before `try_start`, which is still the first instruction:
+/// `.try { <entry> leave B } catch T { <handler> leave B }` with `B` the try's start
+/// (the entry's relative branches placed when `relative`, its end meaning the `leave`).
+fn add_guarded_entry(
+    body: &mut MethodBody,
+    entry: &[Instruction],
+    relative: bool,
+    guard: &Guard<'_>,
+    try_start: InstrId,
+) -> Result<()> {
+    let base = next_id(body);
+    let n = entry.len() as u32;
+    let mut code: SmallVec<[Instruction; 8]> = match relative {
+        true => placed(entry, base, InstrId(base + n)),
+        false => SmallVec::from_slice(entry),
+    };
+    code.push(Instruction::branch(OpCode::Leave, try_start));
+    code.extend(guard.handler_then_leave(try_start));
+    let ids = body.insert_all_before_keep_self_targeting(try_start, &code)?;
+    body.add_clause(ExceptionClause::new(
+        ClauseKind::Catch(guard.type_token),
+        InstrId(base),
+        InstrId(base + n),
+        InstrId(base + n + 1),
+        InstrId(ids.end - 1),
+    ))?;
+    Ok(())
 }
 
 /// Inserts the finally handler's `code` before `epilogue` (keeping its self-targeting

@@ -29,6 +29,7 @@ mod stored;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use options::Guard;
 pub use options::{CatchRethrow, WrapOptions, Wrapped};
 pub(crate) use scan::CodeScan;
 pub(crate) use stored::{StoredCode, prologue_stored};
@@ -94,7 +95,25 @@ pub fn wrap_try_finally(body: &mut MethodBody, opts: &WrapOptions<'_>) -> Result
     {
         return Ok(wrapped);
     }
-    linked::wrap(body, opts, &scan, &[], Placement::Absolute, None)
+    linked::wrap(body, opts, &scan, &[], Placement::Absolute, None, None)
+}
+
+/// [`wrap_try_finally`] on the general path, for a caller that made its own tail-call
+/// decision and refusals beyond the wrap's: the tail calls of `plan` kept (planned for
+/// this body and this scan without a flag, their locals already part of the body's
+/// signature) or, without a plan, the `tail.` prefixes removed; and with `guard`, the
+/// entry and exit code each placed in a try/catch of its own (see [`Guard`]), so that
+/// an exception they throw is caught there. Makes the refusals of every wrap first
+/// (the body is then left as it was); `opts.tail_calls` is not read.
+pub(crate) fn wrap_guarded(
+    body: &mut MethodBody,
+    opts: &WrapOptions<'_>,
+    scan: &CodeScan,
+    plan: Option<&mut TailPlan>,
+    guard: Option<&Guard<'_>>,
+) -> Result<Wrapped> {
+    refusals(body, scan)?;
+    linked::wrap_keeping(body, opts, scan, plan, guard)
 }
 
 /// Which path [`wrap_stored`] takes, and what it does with `tail.` calls.

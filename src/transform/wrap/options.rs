@@ -59,3 +59,29 @@ pub struct Wrapped {
     /// [`Instrumenter`](crate::transform::Instrumenter) keeps them).
     pub tail_calls_kept: usize,
 }
+
+/// Injected code placed in exception clauses of its own, so that what it throws does not
+/// escape ([`super::wrap_guarded`]): the entry code becomes
+/// `.try { <entry> leave B } catch T { <handler> leave B }  B: <try of the wrap>`, the
+/// exit code `.try { <exit> leave E } catch T { <handler> leave E }  E: endfinally`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Guard<'a> {
+    /// Type token of the exceptions the guards catch.
+    pub type_token: u32,
+    /// Code run with the exception object on the stack; it must consume it. If empty, a
+    /// `pop` is generated.
+    pub handler: &'a [Instruction],
+}
+
+impl Guard<'_> {
+    /// The handler's code: `handler` (or `pop`), then a `leave` to `to`.
+    pub(super) fn handler_then_leave(&self, to: InstrId) -> smallvec::SmallVec<[Instruction; 4]> {
+        let mut code: smallvec::SmallVec<[Instruction; 4]> =
+            smallvec::SmallVec::from_slice(self.handler);
+        if code.is_empty() {
+            code.push(Instruction::simple(crate::opcode::OpCode::Pop));
+        }
+        code.push(Instruction::branch(crate::opcode::OpCode::Leave, to));
+        code
+    }
+}

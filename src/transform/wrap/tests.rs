@@ -85,6 +85,7 @@ fn flat_wrap_is_the_linked_wrap_at_once() {
                         &epilogue,
                         Placement::Absolute,
                         None,
+                        None,
                     )
                     .expect("wraps");
                     let mut fast = original.clone();
