@@ -222,9 +222,35 @@ impl CallTarget {
         resolver: &R,
     ) -> Result<CallTargetApplied<'_>> {
         let target = MethodSig::parse(method.signature)?;
+        let (scan, keep_tail_calls) = self.refusals(body, &target, declaring_type, hooks)?;
+        let mut locals = self.locals(body, method, hooks, &scan, keep_tail_calls, resolver)?;
+        let code = HookCode::of(&target, declaring_type, hooks, &locals);
+        let (wrapped, max_stack) = self.wrap(body, &code, &scan, &mut locals, hooks, resolver)?;
+        Ok(CallTargetApplied {
+            returns: locals.returns,
+            state_local: locals.state,
+            exception_local: locals.exception,
+            new_locals_signature: &self.locals,
+            rets: scan.rets.len(),
+            tail_calls_kept: wrapped.tail_calls_kept,
+            tail_prefixes_removed: wrapped.tail_prefixes_removed,
+            wrapped,
+            max_stack,
+        })
+    }
+
+    /// What is refused before any edit; the body's scan and whether tail calls are
+    /// kept.
+    fn refusals(
+        &self,
+        body: &MethodBody,
+        target: &MethodSig,
+        declaring_type: &TypeSig,
+        hooks: &CallTargetHooks,
+    ) -> Result<(CodeScan, bool)> {
         // The signature's refusals (and the declaring type's), through the same function
         // the caller defines the hooks with.
-        HookSignatures::of(&target, declaring_type, &hooks.types)?;
+        HookSignatures::of(target, declaring_type, &hooks.types)?;
         let scan = CodeScan::of(&body.instrs);
         if body.instrs.is_empty() {
             return Err(Error::EmptyBody);
@@ -243,8 +269,20 @@ impl CallTarget {
                 reason: TailCallRefusal::PolicyRefuses,
             });
         }
+        Ok((scan, keep_tail_calls))
+    }
 
-        // The locals: the return value's, the state, the exception, then the tail calls'.
+    /// The new locals: the return value's, the state, the exception, then the tail
+    /// calls' (the new LocalVarSig in `self.locals`).
+    fn locals<R: CallSiteResolver + ?Sized>(
+        &mut self,
+        body: &MethodBody,
+        method: &MethodContext<'_>,
+        hooks: &CallTargetHooks,
+        scan: &CodeScan,
+        keep_tail_calls: bool,
+        resolver: &R,
+    ) -> Result<Locals> {
         self.locals.clear();
         let plan = ReturnLocal::plan(method.signature, method.locals, &mut self.locals)?;
         let previous = match plan.extends_locals {
@@ -261,7 +299,7 @@ impl CallTarget {
         )?;
         let exception = state + 1;
         self.tail_locals.clear();
-        let mut tail_plan = match keep_tail_calls {
+        let tail_plan = match keep_tail_calls {
             true => Some(tail_call::plan(
                 body,
                 &scan.tails,
@@ -284,8 +322,103 @@ impl CallTarget {
                 e => e,
             },
         )?;
+        Ok(Locals {
+            returns: plan.returns,
+            state,
+            exception,
+            tail_plan,
+        })
+    }
 
-        // The code around the body.
+    /// Wraps `body` with `code`, then analyses it (the exact max stack, and the tail
+    /// calls' stack heights); on any error the body is restored.
+    fn wrap<R: CallSiteResolver + ?Sized>(
+        &mut self,
+        body: &mut MethodBody,
+        code: &HookCode,
+        scan: &CodeScan,
+        locals: &mut Locals,
+        hooks: &CallTargetHooks,
+        resolver: &R,
+    ) -> Result<(Wrapped, u16)> {
+        let record = [Instruction::stloc(locals.exception)];
+        let opts = WrapOptions {
+            returns: locals.returns,
+            entry: &code.entry,
+            exit: &code.exit,
+            catch: Some(CatchRethrow {
+                type_token: hooks.types.exception,
+                code: &record,
+            }),
+            tail_calls: self.tail_calls,
+        };
+        let report = hooks
+            .on_hook_exception
+            .map(|h| Instruction::with_token(OpCode::Call, h));
+        let guard = Guard {
+            type_token: hooks.types.exception,
+            handler: report.as_slice(),
+        };
+        let original = body.clone();
+        let tail_plan = &mut locals.tail_plan;
+        let outcome = (|| {
+            let wrapped = wrap_guarded(body, &opts, scan, tail_plan.as_mut(), Some(&guard))?;
+            body.init_locals = true;
+            let analysis =
+                self.analyzer
+                    .analyze(body, resolver, ReturnKind::from(locals.returns))?;
+            for site in tail_plan.iter().flat_map(|p| &p.sites) {
+                if site
+                    .leave
+                    .and_then(|leave| analysis.height_before(leave))
+                    .is_some_and(|h| h != 0)
+                {
+                    return Err(Error::TailCallNotKept {
+                        offset: original.original_offset(site.tail),
+                        reason: TailCallRefusal::ExtraStackValues,
+                    });
+                }
+            }
+            Ok((wrapped, analysis.max_stack()))
+        })();
+        match outcome {
+            Ok((wrapped, max_stack)) => {
+                body.max_stack = max_stack;
+                Ok((wrapped, max_stack))
+            }
+            Err(e) => {
+                *body = original;
+                Err(e)
+            }
+        }
+    }
+}
+
+/// The new locals of one method, and its tail calls' plan.
+struct Locals {
+    returns: Returns,
+    state: u16,
+    exception: u16,
+    tail_plan: Option<tail_call::TailPlan>,
+}
+
+/// The code that calls the hooks: the begin hook's (entry) and the end hook's (exit).
+struct HookCode {
+    entry: SmallVec<[Instruction; 16]>,
+    exit: SmallVec<[Instruction; 8]>,
+}
+
+impl HookCode {
+    /// `this` by address (a value type's `this` is one already), by-ref parameters as
+    /// they are, the others by address; the state stored by the begin hook; the end
+    /// hook given the return value, the exception and the state, its result stored
+    /// back.
+    fn of(
+        target: &MethodSig,
+        declaring_type: &TypeSig,
+        hooks: &CallTargetHooks,
+        locals: &Locals,
+    ) -> HookCode {
         let instance = target.has_this;
         let value_this = instance && hooks::is_value_type(declaring_type);
         let load_this = || match value_this {
@@ -306,80 +439,21 @@ impl CallTarget {
             });
         }
         entry.push(Instruction::with_token(OpCode::Call, hooks.begin));
-        entry.push(Instruction::stloc(state));
+        entry.push(Instruction::stloc(locals.state));
         let mut exit: SmallVec<[Instruction; 8]> = SmallVec::new();
         if instance {
             exit.push(load_this());
         }
-        if let Returns::Value { local } = plan.returns {
+        if let Returns::Value { local } = locals.returns {
             exit.push(Instruction::ldloc(local));
         }
-        exit.push(Instruction::ldloc(exception));
-        exit.push(Instruction::ldloca(state));
+        exit.push(Instruction::ldloc(locals.exception));
+        exit.push(Instruction::ldloca(locals.state));
         exit.push(Instruction::with_token(OpCode::Call, hooks.end));
-        if let Returns::Value { local } = plan.returns {
+        if let Returns::Value { local } = locals.returns {
             exit.push(Instruction::stloc(local));
         }
-        let record = [Instruction::stloc(exception)];
-        let opts = WrapOptions {
-            returns: plan.returns,
-            entry: &entry,
-            exit: &exit,
-            catch: Some(CatchRethrow {
-                type_token: hooks.types.exception,
-                code: &record,
-            }),
-            tail_calls: self.tail_calls,
-        };
-        let report = hooks
-            .on_hook_exception
-            .map(|h| Instruction::with_token(OpCode::Call, h));
-        let guard = Guard {
-            type_token: hooks.types.exception,
-            handler: report.as_slice(),
-        };
-
-        // The edits, undone on any error.
-        let original = body.clone();
-        let outcome = (|| {
-            let wrapped = wrap_guarded(body, &opts, &scan, tail_plan.as_mut(), Some(&guard))?;
-            body.init_locals = true;
-            let analysis = self
-                .analyzer
-                .analyze(body, resolver, ReturnKind::from(plan.returns))?;
-            for site in tail_plan.iter().flat_map(|p| &p.sites) {
-                if site
-                    .leave
-                    .and_then(|leave| analysis.height_before(leave))
-                    .is_some_and(|h| h != 0)
-                {
-                    return Err(Error::TailCallNotKept {
-                        offset: original.original_offset(site.tail),
-                        reason: TailCallRefusal::ExtraStackValues,
-                    });
-                }
-            }
-            Ok((wrapped, analysis.max_stack()))
-        })();
-        let (wrapped, max_stack) = match outcome {
-            Ok(done) => done,
-            Err(e) => {
-                *body = original;
-                return Err(e);
-            }
-        };
-        body.max_stack = max_stack;
-        Ok(CallTargetApplied {
-            returns: plan.returns,
-            state_local: state,
-            exception_local: exception,
-            new_locals_signature: &self.locals,
-            rets: scan.rets.len(),
-            tail_calls_kept: wrapped.tail_calls_kept,
-            tail_prefixes_removed: wrapped.tail_prefixes_removed,
-            wrapped,
-            max_stack,
-        })
+        HookCode { entry, exit }
     }
 }
 
