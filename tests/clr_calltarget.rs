@@ -72,18 +72,52 @@ fn without_id(line: &str) -> (String, u64) {
     (words.join(" "), id)
 }
 
-/// Checks the `ct` lines of `stdout` against the program's own trace: returns the
-/// targets seen, in call order.
-fn check_trace(stdout: &str) -> Vec<String> {
+/// The call lines (`call T ...`) of `stdout` whose target `is_target`: their targets, in
+/// order.
+fn calls(stdout: &str, is_target: &dyn Fn(&str) -> bool) -> Vec<String> {
+    stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("call "))
+        .map(|rest| rest.split(' ').next().unwrap_or("").to_owned())
+        .filter(|t| is_target(t))
+        .collect()
+}
+
+/// `T` without the type arguments of its type: `N.Box`1[System.Int32]::Swap` ->
+/// `N.Box`1::Swap`.
+fn open_name(target: &str) -> String {
+    match (target.find('['), target.rfind("]::")) {
+        (Some(a), Some(b)) if a < b => format!("{}{}", &target[..a], &target[b + 1..]),
+        _ => target.to_owned(),
+    }
+}
+
+/// Checks the `ct` lines of `stdout` against the program's own trace: each begin right
+/// before its target's `call` line with the same arguments (an `out` argument, which the
+/// program prints as `(out)`, as the caller's `out-before` line gave it), each end right
+/// after its `return` line with the same value and no exception, or after an exception
+/// with the type of the last `throw` line and the default value, ends paired with their
+/// begins by id; every call of a target has its begin. Returns the targets seen, in call
+/// order.
+fn check_trace(stdout: &str, is_target: &dyn Fn(&str) -> bool) -> Vec<String> {
     let lines: Vec<&str> = stdout.lines().collect();
     let mut seen = Vec::new();
     let mut open = Vec::new();
+    let mut out_before = String::new();
+    let mut thrown = String::new();
     for (i, line) in lines.iter().enumerate() {
-        if let Some(rest) = line.strip_prefix("ct begin ") {
+        if let Some(rest) = line.strip_prefix("out-before ") {
+            out_before = rest.to_owned();
+        } else if let Some(rest) = line.strip_prefix("throw ") {
+            thrown = rest.rsplit(' ').next().unwrap_or("").to_owned();
+        } else if let Some(rest) = line.strip_prefix("ct begin ") {
             let (rest, id) = without_id(rest);
+            let call = lines
+                .get(i + 1)
+                .map(|l| l.replace(" (out)", &format!(" {out_before}")));
             assert_eq!(
-                lines.get(i + 1).copied(),
-                Some(format!("call {rest}").as_str()),
+                call,
+                Some(format!("call {rest}")),
                 "begin hook's arguments at line {i}"
             );
             let target = rest.split(' ').next().unwrap_or("").to_owned();
@@ -92,18 +126,24 @@ fn check_trace(stdout: &str) -> Vec<String> {
         } else if let Some(rest) = line.strip_prefix("ct end ") {
             let (rest, id) = without_id(rest);
             let (value, exception) = rest.rsplit_once(' ').expect("an exception field");
-            assert_eq!(exception, "-", "{line}");
-            assert_eq!(
-                lines[i - 1],
-                format!("return {value}"),
-                "end hook's return value at line {i}"
-            );
             let (target, begun) = open.pop().expect("an end after its begin");
             assert_eq!(id, begun, "{line}");
-            assert!(value.starts_with(&format!("{target} ")), "{line}");
+            let value = value
+                .strip_prefix(&format!("{target} "))
+                .unwrap_or_else(|| panic!("{line}: not {target}'s"));
+            if exception == "-" {
+                assert_eq!(
+                    lines[i - 1],
+                    format!("return {target} {value}"),
+                    "end hook's return value at line {i}"
+                );
+            } else {
+                assert_eq!(exception, thrown, "{line}");
+                assert!(["0", "void", "null"].contains(&value), "{line}");
+            }
         } else if let Some(rest) = line.strip_prefix("call ") {
             let target = rest.split(' ').next().unwrap_or("");
-            if TARGETS.contains(&target) {
+            if is_target(target) {
                 assert!(
                     i > 0 && lines[i - 1].starts_with(&format!("ct begin {target} ")),
                     "a target called without its begin hook at line {i}: {line}"
@@ -115,32 +155,108 @@ fn check_trace(stdout: &str) -> Vec<String> {
     seen
 }
 
+/// The program's stdout without the `ct` lines.
+fn without_ct(stdout: &str) -> String {
+    stdout
+        .lines()
+        .filter(|l| !l.starts_with("ct "))
+        .flat_map(|l| [l, "\n"])
+        .collect()
+}
+
+/// Runs `config`, checks the trace of the targets `is_target` selects against the
+/// program's own, and everything else unchanged; returns the run.
+fn check_recorder(
+    rt: &Runtime,
+    name: &str,
+    config: &str,
+    is_target: &dyn Fn(&str) -> bool,
+) -> clr_support::Output {
+    let expected = expected_stdout("CallTargetApp");
+    let mut last = None;
+    for tiering in ["1", "0"] {
+        let out = run(rt, name, config, &[("COMPlus_TieredCompilation", tiering)]);
+        let err = &out.stderr;
+        assert_eq!(out.code(), exit_code("CallTargetApp"), "{err}");
+        assert!(!err.contains("keeps its IL"), "{err}");
+        let seen = check_trace(&out.stdout, is_target);
+        assert_eq!(seen, calls(&expected, is_target), "{err}");
+        assert!(!seen.is_empty());
+        assert_eq!(without_ct(&out.stdout), expected, "{err}");
+        last = Some(out);
+    }
+    last.expect("two runs")
+}
+
 /// The Recorder on static and instance methods of classes: its lines match the
 /// program's own trace exactly, on both runtimes, tiering on and off; everything else
 /// the program prints, and its exit code, unchanged.
 #[test]
 fn recorder_sees_what_the_program_passes_and_returns() {
     for_each_runtime(|rt| {
-        for tiering in ["1", "0"] {
-            let out = run(
-                rt,
-                "calltarget_recorder",
-                RECORDER,
-                &[("COMPlus_TieredCompilation", tiering)],
-            );
-            let err = &out.stderr;
-            assert_eq!(out.code(), exit_code("CallTargetApp"), "{err}");
-            assert!(!err.contains("keeps its IL"), "{err}");
-            let seen = check_trace(&out.stdout);
-            assert_eq!(seen, TARGETS, "{err}");
-            let others: String = out
-                .stdout
+        let is_target = |t: &str| TARGETS.contains(&t);
+        check_recorder(rt, "calltarget_recorder", RECORDER, &is_target);
+    })
+}
+
+/// The targets of [`RECORDER_WIDE`] (by name, generic types without their arguments).
+const WIDE_TARGETS: &[&str] = &[
+    "CallTargetApp.RefOut::Swap",
+    "CallTargetApp.RefOut::TryHalf",
+    "CallTargetApp.RefOut::Shift",
+    "CallTargetApp.Generics::Id",
+    "CallTargetApp.Generics::Pair",
+    "CallTargetApp.Box`1::Swap",
+    "CallTargetApp.Cell`1::Set",
+    "CallTargetApp.Counter::Bump",
+    "CallTargetApp.Counter::Read",
+    "CallTargetApp.Recursion::Fact",
+    "CallTargetApp.Failing::Outer",
+    "CallTargetApp.Failing::Inner",
+    "CallTargetApp.Failing::VoidThrows",
+];
+
+/// The Recorder on by-ref and `out` parameters (`ref int`, `ref string`, `ref Point`),
+/// generic methods (one and two type parameters, over `int`, `string` and an enum), a
+/// generic class and a generic struct over `int` and `string` (shared code included),
+/// a struct's instance methods (on a local and on an array element), recursion, and
+/// exceptions through two frames and from a `void` method.
+const RECORDER_WIDE: &str = r#"
+[[method]]
+name = "calltarget"
+options = { integrations = [
+    "CallTargetApp.RefOut::* => CallTargetIntegrations.Recorder, CallTargetIntegrations",
+    "CallTargetApp.Generics::* => CallTargetIntegrations.Recorder, CallTargetIntegrations",
+    "CallTargetApp.Box`1::Swap => CallTargetIntegrations.Recorder, CallTargetIntegrations",
+    "CallTargetApp.Cell`1::Set => CallTargetIntegrations.Recorder, CallTargetIntegrations",
+    "CallTargetApp.Counter::Bump => CallTargetIntegrations.Recorder, CallTargetIntegrations",
+    "CallTargetApp.Counter::Read => CallTargetIntegrations.Recorder, CallTargetIntegrations",
+    "CallTargetApp.Recursion::* => CallTargetIntegrations.Recorder, CallTargetIntegrations",
+    "CallTargetApp.Failing::* => CallTargetIntegrations.Recorder, CallTargetIntegrations",
+] }
+"#;
+
+/// The Recorder on by-refs, generics, value types, recursion and exceptions: its lines
+/// match the program's own trace, everything else unchanged.
+#[test]
+fn recorder_on_by_refs_generics_structs_recursion_and_exceptions() {
+    for_each_runtime(|rt| {
+        let is_target = |t: &str| WIDE_TARGETS.contains(&open_name(t).as_str());
+        let out = check_recorder(rt, "calltarget_wide", RECORDER_WIDE, &is_target);
+        // The exceptions reached the end hooks: Inner's and Outer's, and VoidThrows'.
+        let ends_with = |e: &str| {
+            out.stdout
                 .lines()
-                .filter(|l| !l.starts_with("ct "))
-                .flat_map(|l| [l, "\n"])
-                .collect();
-            assert_eq!(others, expected_stdout("CallTargetApp"), "{err}");
-        }
+                .filter(|l| l.starts_with("ct end ") && l.ends_with(e))
+                .count()
+        };
+        assert_eq!(
+            ends_with(" System.InvalidOperationException"),
+            2,
+            "{}",
+            out.stdout
+        );
+        assert_eq!(ends_with(" System.ArgumentException"), 1, "{}", out.stdout);
     })
 }
 
