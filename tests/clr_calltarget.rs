@@ -260,6 +260,90 @@ fn recorder_on_by_refs_generics_structs_recursion_and_exceptions() {
     })
 }
 
+/// Three integrations in one run: `StructMutator` on a struct's and a generic struct's
+/// instance methods, `Replacer` on `Statics`, `Thrower` on `RefOut`, `Generics` and
+/// `Failing`.
+const THREE: &str = r#"
+[[method]]
+name = "calltarget"
+options = { integrations = [
+    "CallTargetApp.Counter::Bump => CallTargetIntegrations.StructMutator, CallTargetIntegrations",
+    "CallTargetApp.Counter::Read => CallTargetIntegrations.StructMutator, CallTargetIntegrations",
+    "CallTargetApp.Cell`1::Set => CallTargetIntegrations.StructMutator, CallTargetIntegrations",
+    "CallTargetApp.Statics::* => CallTargetIntegrations.Replacer, CallTargetIntegrations",
+    "CallTargetApp.RefOut::* => CallTargetIntegrations.Thrower, CallTargetIntegrations",
+    "CallTargetApp.Generics::* => CallTargetIntegrations.Thrower, CallTargetIntegrations",
+    "CallTargetApp.Failing::* => CallTargetIntegrations.Thrower, CallTargetIntegrations",
+] }
+"#;
+
+/// What the program prints under [`THREE`]: the unprofiled output with the changes the
+/// integrations make on purpose. `StructMutator` adds 1 at begin and 10 at end to the
+/// `Mutations` field of the caller's own struct (`this` by reference: on a local, an
+/// array element, a generic struct over `int` and over `string`); `Replacer` adds 1000
+/// to the `int` results (`Answer`, `Twice`; the `return` lines, printed inside, keep 42);
+/// `Thrower`'s hooks throw at each of its 13 calls' begin and end, and nothing else
+/// changes.
+fn three_expected() -> String {
+    let plain = expected_stdout("CallTargetApp");
+    let mut lines: Vec<String> = plain.lines().map(str::to_owned).collect();
+    let mut replace = |at: usize, from: &str, to: &str| {
+        assert_eq!(lines[at], from, "line {}", at + 1);
+        lines[at] = to.to_owned();
+    };
+    replace(5, "got 42", "got 1042");
+    replace(8, "got 42", "got 1042");
+    replace(
+        72,
+        "after Cell(8) mutations 0",
+        "after Cell(8) mutations 11",
+    );
+    replace(
+        76,
+        "after Cell(x) mutations 0",
+        "after Cell(x) mutations 11",
+    );
+    replace(
+        80,
+        "after value 5 mutations 0",
+        "after value 5 mutations 11",
+    );
+    replace(
+        84,
+        "after value 5 mutations 0",
+        "after value 5 mutations 22",
+    );
+    replace(
+        87,
+        "after array value 7 mutations 0",
+        "after array value 7 mutations 11",
+    );
+    lines.push("thrower: begins 13 ends 13".to_owned());
+    lines.iter().flat_map(|l| [l.as_str(), "\n"]).collect()
+}
+
+/// `StructMutator`, `Replacer` and `Thrower` together: a change through a struct's
+/// `this` is the caller's own struct's (by reference), a replaced `int` result is what
+/// the caller gets, hooks that throw change nothing the program observes (exceptions
+/// through two frames included: `same True`), on both runtimes, tiering on and off.
+#[test]
+fn struct_mutator_replacer_and_thrower() {
+    for_each_runtime(|rt| {
+        for tiering in ["1", "0"] {
+            let out = run(
+                rt,
+                "calltarget_three",
+                THREE,
+                &[("COMPlus_TieredCompilation", tiering)],
+            );
+            let err = &out.stderr;
+            assert_eq!(out.code(), exit_code("CallTargetApp"), "{err}");
+            assert!(!err.contains("keeps its IL"), "{err}");
+            assert_eq!(out.stdout, three_expected(), "{err}");
+        }
+    })
+}
+
 /// A malformed integration is a configuration error at its place: nothing runs, the
 /// program's output as unprofiled.
 #[test]
