@@ -344,6 +344,52 @@ fn struct_mutator_replacer_and_thrower() {
     })
 }
 
+/// `Thrower` on every overload of the core library's `String.Concat` (ReadyToRun code
+/// kept: the targets are re-JIT-compiled; `System.Exception` is CoreLib's own TypeDef).
+const FRAMEWORK: &str = r#"
+[[method]]
+name = "calltarget"
+options = { integrations = [
+    "System.String::Concat => CallTargetIntegrations.Thrower, CallTargetIntegrations",
+] }
+"#;
+
+/// A framework target with ReadyToRun code kept: the hooks run (the `Thrower`'s count,
+/// printed at exit, is positive, as many ends as begins), throwing from them changes
+/// nothing the program prints; the overloads taking `ReadOnlySpan<char>` (byref-like,
+/// no generic argument) keep their IL, each with its reason logged: 4 on .NET 8.0.4, 3
+/// on .NET 3.1.23.
+#[test]
+fn framework_targets_with_ready_to_run_and_byref_like_refusals() {
+    for_each_runtime(|rt| {
+        let out = run(rt, "calltarget_framework", FRAMEWORK, &[]);
+        let err = &out.stderr;
+        assert_eq!(out.code(), exit_code("CallTargetApp"), "{err}");
+        let (rest, last) = out.stdout.trim_end().rsplit_once('\n').expect("lines");
+        assert_eq!(
+            format!("{rest}\n"),
+            expected_stdout("CallTargetApp"),
+            "{err}"
+        );
+        let counts: Vec<u64> = last
+            .strip_prefix("thrower: begins ")
+            .and_then(|l| l.split_once(" ends "))
+            .map(|(b, e)| vec![b.parse().unwrap(), e.parse().unwrap()])
+            .unwrap_or_else(|| panic!("{last}"));
+        assert!(counts[0] > 0 && counts[0] == counts[1], "{last}");
+        let refused = err
+            .lines()
+            .filter(|l| l.contains("calltarget: System.String::Concat keeps its IL"))
+            .inspect(|l| assert!(l.ends_with("byref-like (a `ref struct`)"), "{l}"))
+            .count();
+        match rt.to_string().as_str() {
+            ".NET 8.0.4" => assert_eq!(refused, 4, "{err}"),
+            ".NET 3.1.23" => assert_eq!(refused, 3, "{err}"),
+            _ => assert!(refused > 0, "{err}"),
+        }
+    })
+}
+
 /// A malformed integration is a configuration error at its place: nothing runs, the
 /// program's output as unprofiled.
 #[test]
