@@ -390,6 +390,117 @@ fn framework_targets_with_ready_to_run_and_byref_like_refusals() {
     })
 }
 
+/// The Recorder on the async methods (`Task`, `Task<int>`, `ValueTask<int>`,
+/// completing synchronously and later, faulting, cancelled, and a non-async method
+/// returning `ValueTask<int>`), `Thrower` on the targets 8 threads call at once.
+const ASYNC_AND_THREADS: &str = r#"
+[[method]]
+name = "calltarget"
+options = { integrations = [
+    "CallTargetApp.Async::* => CallTargetIntegrations.Recorder, CallTargetIntegrations",
+    "CallTargetApp.Shared::* => CallTargetIntegrations.Thrower, CallTargetIntegrations",
+] }
+"#;
+
+/// What the end hook's continuation sees of each async target (its `ct async-end`
+/// result and exception): what the program's own `awaited` and `caught` lines show.
+const ASYNC_ENDS: &[(&str, &str)] = &[
+    ("DoneAsync", "void -"),
+    ("LaterAsync", "void -"),
+    ("ValueNowAsync", "4 -"),
+    ("ValueLaterAsync", "6 -"),
+    ("FaultNowAsync", "0 System.InvalidOperationException"),
+    ("FaultLaterAsync", "0 System.FormatException"),
+    ("FaultVoidLaterAsync", "null System.ArgumentException"),
+    ("CancelNowAsync", "0 System.OperationCanceledException"),
+    ("CancelLaterAsync", "0 System.OperationCanceledException"),
+    ("VtNowAsync", "11 -"),
+    ("VtLaterAsync", "13 -"),
+    ("VtPlain", "15 -"),
+    ("VtFaultAsync", "0 System.NotSupportedException"),
+    ("VtCancelAsync", "0 System.OperationCanceledException"),
+];
+
+/// Async targets: the end hook gets the task (its type as the result, no exception) and
+/// its continuation the awaited result or exception, before the caller goes on; the
+/// caller observes what it observes unprofiled (status, result, the same exception
+/// objects, the token). 8 threads through `Thrower`'s targets: 2,400 begins and ends,
+/// the sums unchanged.
+#[test]
+fn async_targets_and_eight_threads() {
+    for_each_runtime(|rt| {
+        for tiering in ["1", "0"] {
+            let out = run(
+                rt,
+                "calltarget_async",
+                ASYNC_AND_THREADS,
+                &[("COMPlus_TieredCompilation", tiering)],
+            );
+            let err = &out.stderr;
+            assert_eq!(out.code(), exit_code("CallTargetApp"), "{err}");
+            assert!(!err.contains("keeps its IL"), "{err}");
+            let expected = expected_stdout("CallTargetApp") + "thrower: begins 2400 ends 2400\n";
+            assert_eq!(without_ct(&out.stdout), expected, "{err}");
+            let lines: Vec<&str> = out.stdout.lines().collect();
+            let mut done = Vec::new();
+            for (i, line) in lines.iter().enumerate() {
+                let Some(rest) = line.strip_prefix("ct begin CallTargetApp.Async::") else {
+                    continue;
+                };
+                let (rest, id) = without_id(rest);
+                let (method, args) = rest.split_once(' ').unwrap_or((&rest, ""));
+                // The program prints a token as whether it can be cancelled.
+                let args = args.replace("System.Threading.CancellationToken", "True");
+                assert_eq!(
+                    lines[i + 1].trim_end(),
+                    format!("call CallTargetApp.Async::{method} {args}").trim_end()
+                );
+                let end = lines[i + 1..]
+                    .iter()
+                    .position(|l| l.starts_with("ct end "))
+                    .map(|at| lines[i + 1 + at])
+                    .expect("an end");
+                let task = if method.starts_with("Vt") {
+                    "System.Threading.Tasks.ValueTask`1[System.Int32]"
+                } else if ["DoneAsync", "LaterAsync", "FaultVoidLaterAsync"].contains(&method) {
+                    "System.Threading.Tasks.Task"
+                } else {
+                    "System.Threading.Tasks.Task`1[System.Int32]"
+                };
+                assert_eq!(
+                    end,
+                    format!("ct end CallTargetApp.Async::{method} #{id} {task} -")
+                );
+                // The continuation ran before the caller printed what `await` gave.
+                let next_begin = lines[i + 1..]
+                    .iter()
+                    .position(|l| l.starts_with("ct begin ") || l.starts_with("== "))
+                    .map_or(lines.len(), |at| i + 1 + at);
+                let (_, expected) = ASYNC_ENDS
+                    .iter()
+                    .find(|(m, _)| *m == method)
+                    .unwrap_or_else(|| panic!("{method}"));
+                let async_end =
+                    format!("ct async-end CallTargetApp.Async::{method} #{id} {expected}");
+                let at = lines[i + 1..next_begin]
+                    .iter()
+                    .position(|l| *l == async_end)
+                    .map(|at| i + 1 + at)
+                    .unwrap_or_else(|| panic!("no {async_end:?} in {:?}", &lines[i..next_begin]));
+                let observed = lines[i + 1..next_begin]
+                    .iter()
+                    .position(|l| l.starts_with("awaited ") || l.starts_with("caught "))
+                    .map(|p| i + 1 + p)
+                    .expect("what the caller observed");
+                assert!(at < observed, "{:?}", &lines[i..next_begin]);
+                done.push(method.to_owned());
+            }
+            let all: Vec<&str> = ASYNC_ENDS.iter().map(|(m, _)| *m).collect();
+            assert_eq!(done, all, "{err}");
+        }
+    })
+}
+
 /// A malformed integration is a configuration error at its place: nothing runs, the
 /// program's output as unprofiled.
 #[test]
