@@ -7,6 +7,7 @@
 //! runtime's metadata, nothing above them.
 #![forbid(unsafe_code)]
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -194,6 +195,12 @@ impl Integration {
 ///
 /// The integration types are top-level types; the hooks' exception handlers drop what
 /// a hook throws (`on_hook_exception` is `None`).
+///
+/// Not checked: that the assemblies, the integration type and its hooks exist. The
+/// runtime resolves the references when it compiles a target, and a missing one
+/// (`FileNotFoundException`, `TypeLoadException`, `MissingMethodException`) is thrown
+/// to the target's caller at its first call: deploy the integrations' assemblies where
+/// the application's are found, with a hook for every arity the targets need.
 #[derive(Debug)]
 pub struct CallTargetMethod {
     name: String,
@@ -524,6 +531,12 @@ fn by_ref_like(metadata: &ModuleMetadata, t: &TypeSig) -> Result<bool, MethodErr
     })
 }
 
+thread_local! {
+    /// Each JIT thread's transform (its scratch buffers kept between bodies; a body
+    /// whose transform fails leaves a fresh one for the next).
+    static TRANSFORM: Cell<CallTarget> = Cell::new(CallTarget::new());
+}
+
 /// The module's resolver, with the hooks' stack effects.
 struct HookResolver<'a, R: ?Sized> {
     inner: &'a R,
@@ -639,10 +652,12 @@ impl InstrumentationMethod for CallTargetMethod {
                 inner: rewrite.module.resolver(),
                 target,
             };
-            let mut transform = CallTarget::new();
+            let mut transform = TRANSFORM.try_with(Cell::take).unwrap_or_default();
             let done =
                 transform.apply(body, &context, &target.declaring, &target.hooks, &resolver)?;
-            done.new_locals_signature.to_vec()
+            let locals = done.new_locals_signature.to_vec();
+            let _ = TRANSFORM.try_with(|cell| cell.set(transform));
+            locals
         };
         rewrite.stack_verified();
         rewrite.set_locals_signature(&locals);
