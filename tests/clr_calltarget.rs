@@ -526,3 +526,33 @@ fn a_malformed_integration_runs_nothing() {
         );
     })
 }
+
+/// Integrations whose hooks are not where the runtime will look (an assembly not beside
+/// the program, a type its assembly does not define, a type without the hooks): the
+/// runtime would throw at each target's first call (and the unhandled exception would
+/// end the program), so every target keeps its IL, each integration said once in the
+/// log, and the program runs as unprofiled.
+#[test]
+fn integrations_whose_hooks_are_missing_keep_the_targets_il() {
+    for_each_runtime(|rt| {
+        let config = "[[method]]\nname = \"calltarget\"\noptions = { integrations = [\
+            \"CallTargetApp.Statics::* => CallTargetIntegrations.Recorder, Nope\", \
+            \"CallTargetApp.Account::* => CallTargetIntegrations.NoSuchType, CallTargetIntegrations\", \
+            \"CallTargetApp.Generics::* => ILRewrite.CallTarget.AsyncEnd, ILRewrite.CallTarget\"] }\n";
+        let out = run(rt, "calltarget_missing", config, &[]);
+        assert_eq!(
+            out.stdout,
+            expected_stdout("CallTargetApp"),
+            "{}",
+            out.stderr
+        );
+        assert_eq!(out.code(), exit_code("CallTargetApp"), "{}", out.stderr);
+        for said in [
+            "Nope.dll: No such file",
+            "defines no type CallTargetIntegrations.NoSuchType",
+            "ILRewrite.CallTarget.AsyncEnd in ILRewrite.CallTarget has no OnMethodBegin",
+        ] {
+            assert!(out.stderr.contains(said), "{said}:\n{}", out.stderr);
+        }
+    })
+}

@@ -9,6 +9,7 @@
 
 use std::cell::Cell;
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use super::host::{
@@ -26,7 +27,9 @@ use crate::opcode::OpCode;
 use crate::selector::Selector;
 use crate::sig::{MethodSig, TypeSig};
 use crate::transform::{CallTarget, CallTargetHooks, HookSignatures, HookTypes};
+use present::{Inventory, Shape};
 
+mod present;
 #[cfg(test)]
 mod tests;
 
@@ -196,11 +199,18 @@ impl Integration {
 /// The integration types are top-level types; the hooks' exception handlers drop what
 /// a hook throws (`on_hook_exception` is `None`).
 ///
-/// Not checked: that the assemblies, the integration type and its hooks exist. The
-/// runtime resolves the references when it compiles a target, and a missing one
-/// (`FileNotFoundException`, `TypeLoadException`, `MissingMethodException`) is thrown
-/// to the target's caller at its first call: deploy the integrations' assemblies where
-/// the application's are found, with a hook for every arity the targets need.
+/// Checked at each edit, before anything changes: that the integration's assembly is
+/// beside the application (the directory of the first module loaded that is not the
+/// framework's), that it defines the integration type, and that the type has an
+/// `OnMethodBegin` and an `OnMethodEnd` of the generic arity and parameter count the
+/// target needs (read once per type from the file). The runtime resolves the
+/// references only at the target's first call, and a missing one
+/// (`FileNotFoundException`, `TypeLoadException`, `MissingMethodException`) would be
+/// thrown to the target's caller: so a target whose hooks are not present keeps its IL,
+/// said once per integration in the log. So does a target first compiled before the
+/// application's own module loaded (a framework method called at start-up): there is no
+/// directory to look in yet. Not checked: the `CallTargetState` assembly (beside the
+/// application too) and the hooks' exact parameter types.
 #[derive(Debug)]
 pub struct CallTargetMethod {
     name: String,
@@ -208,6 +218,12 @@ pub struct CallTargetMethod {
     state_assembly: HelperAssembly,
     /// What start settled: the integrations and the state's assembly.
     started: OnceLock<(Vec<Integration>, HelperAssembly)>,
+    /// The application's directory: that of the first module loaded that is not the
+    /// framework's (the program's own assembly), where the binder finds the
+    /// integrations' assemblies.
+    app_dir: OnceLock<PathBuf>,
+    /// The hooks each integration type has, read from its assembly file once.
+    inventory: Inventory,
 }
 
 impl Default for CallTargetMethod {
@@ -227,6 +243,9 @@ struct ModuleHooks {
 #[derive(Debug, Clone)]
 struct TargetHooks {
     hooks: CallTargetHooks,
+    /// The integration's assembly and type, and the hooks' shapes it must have.
+    integration: (String, String),
+    shapes: [Shape; 2],
     /// The declaring type as the target's module writes it.
     declaring: TypeSig,
     begin: CallEffect,
@@ -240,6 +259,8 @@ impl CallTargetMethod {
         CallTargetMethod {
             name: "calltarget".to_owned(),
             given: Vec::new(),
+            app_dir: OnceLock::new(),
+            inventory: Inventory::default(),
             state_assembly: HelperAssembly::call_target(),
             started: OnceLock::new(),
         }
@@ -366,7 +387,16 @@ impl CallTargetMethod {
             pops: u16::try_from(sig.params.len()).unwrap_or(u16::MAX),
             pushes: u16::from(!matches!(sig.return_type, TypeSig::Void)),
         };
+        let shape = |name, sig: &MethodSig| (name, sig.generic_param_count, sig.params.len());
         Ok(TargetHooks {
+            integration: (
+                integration.assembly.name.clone(),
+                integration.type_name.clone(),
+            ),
+            shapes: [
+                shape("OnMethodBegin", &signatures.begin),
+                shape("OnMethodEnd", &signatures.end),
+            ],
             begin: effect(&signatures.begin),
             end: effect(&signatures.end),
             hooks: CallTargetHooks {
@@ -604,6 +634,14 @@ impl InstrumentationMethod for CallTargetMethod {
     }
 
     fn module_loaded(&self, module: &ModuleLoad<'_>) -> Result<(), MethodError> {
+        if let Some(facts) = module.facts()
+            && !facts.framework
+            && !facts.is_dynamic()
+            && self.app_dir.get().is_none()
+            && let Some(dir) = Path::new(&facts.path).parent()
+        {
+            let _ = self.app_dir.set(dir.to_owned());
+        }
         let targets = module.targets();
         if targets.is_empty() {
             return Ok(());
@@ -645,6 +683,22 @@ impl InstrumentationMethod for CallTargetMethod {
         let Some(Ok(target)) = module.targets.get(&method.method().token) else {
             return Ok(false);
         };
+        // The runtime would throw at the target's first call if the hooks were not
+        // where it looks: keep the IL, and say so once per integration.
+        let present = match self.app_dir.get() {
+            Some(dir) => {
+                let (assembly, type_name) = &target.integration;
+                self.inventory
+                    .check(dir, assembly, type_name, &target.shapes)
+            }
+            None => Err("the application's directory is not known yet".to_owned()),
+        };
+        if let Err(why) = present {
+            log::throttled(&format!("{}: hooks not present: {why}", self.name), || {
+                format!("{}: {} keeps its IL: {why}", self.name, method.name())
+            });
+            return Ok(false);
+        }
         let rewrite = method.rewrite();
         let locals = {
             let context = rewrite.context(body)?;
