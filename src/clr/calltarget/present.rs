@@ -5,7 +5,7 @@
 //! ends it): so a target whose hooks are not present keeps its IL.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 
 use crate::metadata::MetadataSource;
@@ -15,11 +15,14 @@ use crate::sig::MethodSig;
 /// A hook's shape: its name, generic arity and parameter count.
 pub(super) type Shape = (&'static str, u32, usize);
 
+/// An integration type's hooks, or why they cannot be read.
+type Hooks = Result<Vec<Shape>, String>;
+
 /// The hooks each integration type defines (by assembly and type name), read once from
 /// the assembly file; or why they cannot be read.
 #[derive(Debug, Default)]
 pub(super) struct Inventory {
-    types: Mutex<HashMap<(String, String), Result<Vec<Shape>, String>>>,
+    types: Mutex<HashMap<(String, String), Hooks>>,
 }
 
 impl Inventory {
@@ -49,7 +52,7 @@ impl Inventory {
 
 /// The `OnMethodBegin` and `OnMethodEnd` methods of `type_name` in the assembly at
 /// `path`.
-fn read(path: &PathBuf, type_name: &str) -> Result<Vec<Shape>, String> {
+fn read(path: &Path, type_name: &str) -> Hooks {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let assembly = Assembly::parse(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
     let (namespace, name) = type_name.rsplit_once('.').unwrap_or(("", type_name));
