@@ -46,6 +46,7 @@
 //! every flag and enumeration value, with facts extracted from the runtime's
 //! `corprof.idl`, `cor.h` and `corerror.h`.
 
+mod calltarget;
 pub mod com;
 #[cfg(unix)]
 pub mod dial;
@@ -74,6 +75,7 @@ pub mod ffi {
     }
 }
 
+pub use calltarget::{CallTargetMethod, HelperAssembly, Integration};
 pub use host::{
     Candidate, Change, ChangeError, ConfigError, Configuration, Events, EventsHandle,
     InliningCallers, InstrumentationMethod, Interest, Manager, ManagerCounts, MethodEdit,

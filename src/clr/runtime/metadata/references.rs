@@ -195,6 +195,27 @@ impl ModuleMetadata {
         Ok(token)
     }
 
+    /// Whether `token` (a TypeDef, MethodDef, parameter...) carries a custom attribute
+    /// of the type named `name` (`System.Runtime.CompilerServices.IsByRefLikeAttribute`),
+    /// by the attribute type's full name (`GetCustomAttributeByName`).
+    ///
+    /// # Errors
+    /// [`ClrError::Failed`] when the runtime cannot read the attributes.
+    pub fn has_custom_attribute(&self, token: mdToken, name: &str) -> ClrResult<bool> {
+        let (v, this, _call) = self.import()?;
+        let name = wide(name);
+        let mut data: *const c_void = core::ptr::null();
+        let mut len = 0u32;
+        // SAFETY: a live import; `name` is NUL-terminated and read during the call; `data`
+        // and `len` are valid out-pointers (the blob they point to is not read).
+        let hr = unsafe {
+            (v.base.GetCustomAttributeByName)(this, token, name.as_ptr(), &mut data, &mut len)
+        };
+        check("GetCustomAttributeByName", hr)?;
+        // S_FALSE: no such attribute.
+        Ok(hr.as_u32() == 0)
+    }
+
     /// The TypeDef of the top-level type `name` (namespace included), if the module
     /// defines it.
     ///

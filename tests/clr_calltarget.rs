@@ -1,0 +1,558 @@
+//! `examples/calltarget.rs` (the library's `CallTargetMethod` in a profiler, configured
+//! by TOML) on `tests/programs/CallTargetApp.exe` with the `Recorder` integration of
+//! `CallTargetIntegrations.dll`: every call of a target gets one `ct begin` line with
+//! exactly the arguments the program's own `call` line shows, right before it, and one
+//! `ct end` line with the value of its `return` line, right after it; the program's own
+//! output and exit code unchanged.
+#![cfg(feature = "clr")]
+
+mod clr_support;
+
+use clr_support::{
+    Runtime, build_example_cdylib, config_file, exit_code, expected_stdout, for_each_runtime,
+    run_profiled,
+};
+
+const CALLTARGET: &str = "{0C7A7E15-3D2B-4C5A-9E61-2F0B8D4A1C93}";
+
+/// The Recorder on `Statics`' 7 static methods (0 to 12 parameters, void and values,
+/// a struct and an enum among them) and 4 instance methods of the class `Account`.
+const RECORDER: &str = r#"
+[[method]]
+name = "calltarget"
+options = { integrations = [
+    "CallTargetApp.Statics::* => CallTargetIntegrations.Recorder, CallTargetIntegrations",
+    "CallTargetApp.Account::Deposit => CallTargetIntegrations.Recorder, CallTargetIntegrations",
+    "CallTargetApp.Account::Balance => CallTargetIntegrations.Recorder, CallTargetIntegrations",
+    "CallTargetApp.Account::Describe => CallTargetIntegrations.Recorder, CallTargetIntegrations",
+    "CallTargetApp.Account::Sum12 => CallTargetIntegrations.Recorder, CallTargetIntegrations, Version=1.0.0.0",
+] }
+"#;
+
+/// The targets of [`RECORDER`], each called once by the program.
+const TARGETS: &[&str] = &[
+    "CallTargetApp.Statics::Nothing",
+    "CallTargetApp.Statics::Answer",
+    "CallTargetApp.Statics::Twice",
+    "CallTargetApp.Statics::Join",
+    "CallTargetApp.Statics::Move",
+    "CallTargetApp.Statics::Say",
+    "CallTargetApp.Statics::Twelve",
+    "CallTargetApp.Account::Deposit",
+    "CallTargetApp.Account::Balance",
+    "CallTargetApp.Account::Describe",
+    "CallTargetApp.Account::Sum12",
+];
+
+fn features() -> Vec<&'static str> {
+    let mut f = vec!["clr"];
+    if cfg!(feature = "pe") {
+        f.push("pe");
+    }
+    f
+}
+
+fn run(rt: &Runtime, name: &str, config: &str, env: &[(&str, &str)]) -> clr_support::Output {
+    let so = build_example_cdylib("calltarget", &features());
+    let config = config_file(name, config);
+    let config = config.to_str().expect("a UTF-8 path");
+    let mut vars = vec![("CALLTARGET_CONFIG", config)];
+    vars.extend_from_slice(env);
+    run_profiled(rt, "CallTargetApp", &so, CALLTARGET, &vars)
+}
+
+/// `line` without its call id: `ct begin T #5 a b` -> (`T a b`, 5).
+fn without_id(line: &str) -> (String, u64) {
+    let mut words: Vec<&str> = line.split(' ').collect();
+    let at = words
+        .iter()
+        .position(|w| w.starts_with('#'))
+        .unwrap_or_else(|| panic!("no id in {line:?}"));
+    let id = words.remove(at)[1..].parse().expect("a numeric id");
+    (words.join(" "), id)
+}
+
+/// The call lines (`call T ...`) of `stdout` whose target `is_target`: their targets, in
+/// order.
+fn calls(stdout: &str, is_target: &dyn Fn(&str) -> bool) -> Vec<String> {
+    stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("call "))
+        .map(|rest| rest.split(' ').next().unwrap_or("").to_owned())
+        .filter(|t| is_target(t))
+        .collect()
+}
+
+/// `T` without the type arguments of its type: `N.Box`1[System.Int32]::Swap` ->
+/// `N.Box`1::Swap`.
+fn open_name(target: &str) -> String {
+    match (target.find('['), target.rfind("]::")) {
+        (Some(a), Some(b)) if a < b => format!("{}{}", &target[..a], &target[b + 1..]),
+        _ => target.to_owned(),
+    }
+}
+
+/// Checks the `ct` lines of `stdout` against the program's own trace: each begin right
+/// before its target's `call` line with the same arguments (an `out` argument, which the
+/// program prints as `(out)`, as the caller's `out-before` line gave it), each end right
+/// after its `return` line with the same value and no exception, or after an exception
+/// with the type of the last `throw` line and the default value, ends paired with their
+/// begins by id; every call of a target has its begin. Returns the targets seen, in call
+/// order.
+fn check_trace(stdout: &str, is_target: &dyn Fn(&str) -> bool) -> Vec<String> {
+    let lines: Vec<&str> = stdout.lines().collect();
+    let mut seen = Vec::new();
+    let mut open = Vec::new();
+    let mut out_before = String::new();
+    let mut thrown = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        if let Some(rest) = line.strip_prefix("out-before ") {
+            out_before = rest.to_owned();
+        } else if let Some(rest) = line.strip_prefix("throw ") {
+            thrown = rest.rsplit(' ').next().unwrap_or("").to_owned();
+        } else if let Some(rest) = line.strip_prefix("ct begin ") {
+            let (rest, id) = without_id(rest);
+            let call = lines
+                .get(i + 1)
+                .map(|l| l.replace(" (out)", &format!(" {out_before}")));
+            assert_eq!(
+                call,
+                Some(format!("call {rest}")),
+                "begin hook's arguments at line {i}"
+            );
+            let target = rest.split(' ').next().unwrap_or("").to_owned();
+            seen.push(target.clone());
+            open.push((target, id));
+        } else if let Some(rest) = line.strip_prefix("ct end ") {
+            let (rest, id) = without_id(rest);
+            let (value, exception) = rest.rsplit_once(' ').expect("an exception field");
+            let (target, begun) = open.pop().expect("an end after its begin");
+            assert_eq!(id, begun, "{line}");
+            let value = value
+                .strip_prefix(&format!("{target} "))
+                .unwrap_or_else(|| panic!("{line}: not {target}'s"));
+            if exception == "-" {
+                assert_eq!(
+                    lines[i - 1],
+                    format!("return {target} {value}"),
+                    "end hook's return value at line {i}"
+                );
+            } else {
+                assert_eq!(exception, thrown, "{line}");
+                assert!(["0", "void", "null"].contains(&value), "{line}");
+            }
+        } else if let Some(rest) = line.strip_prefix("call ") {
+            let target = rest.split(' ').next().unwrap_or("");
+            if is_target(target) {
+                assert!(
+                    i > 0 && lines[i - 1].starts_with(&format!("ct begin {target} ")),
+                    "a target called without its begin hook at line {i}: {line}"
+                );
+            }
+        }
+    }
+    assert!(open.is_empty(), "begins without ends: {open:?}");
+    seen
+}
+
+/// The program's stdout without the `ct` lines.
+fn without_ct(stdout: &str) -> String {
+    stdout
+        .lines()
+        .filter(|l| !l.starts_with("ct "))
+        .flat_map(|l| [l, "\n"])
+        .collect()
+}
+
+/// Runs `config`, checks the trace of the targets `is_target` selects against the
+/// program's own, and everything else unchanged; returns the run.
+fn check_recorder(
+    rt: &Runtime,
+    name: &str,
+    config: &str,
+    is_target: &dyn Fn(&str) -> bool,
+) -> clr_support::Output {
+    let expected = expected_stdout("CallTargetApp");
+    let mut last = None;
+    for tiering in ["1", "0"] {
+        let out = run(rt, name, config, &[("COMPlus_TieredCompilation", tiering)]);
+        let err = &out.stderr;
+        assert_eq!(out.code(), exit_code("CallTargetApp"), "{err}");
+        assert!(!err.contains("keeps its IL"), "{err}");
+        let seen = check_trace(&out.stdout, is_target);
+        assert_eq!(seen, calls(&expected, is_target), "{err}");
+        assert!(!seen.is_empty());
+        assert_eq!(without_ct(&out.stdout), expected, "{err}");
+        last = Some(out);
+    }
+    last.expect("two runs")
+}
+
+/// The Recorder on static and instance methods of classes: its lines match the
+/// program's own trace exactly, on both runtimes, tiering on and off; everything else
+/// the program prints, and its exit code, unchanged.
+#[test]
+fn recorder_sees_what_the_program_passes_and_returns() {
+    for_each_runtime(|rt| {
+        let is_target = |t: &str| TARGETS.contains(&t);
+        check_recorder(rt, "calltarget_recorder", RECORDER, &is_target);
+    })
+}
+
+/// The targets of [`RECORDER_WIDE`] (by name, generic types without their arguments).
+const WIDE_TARGETS: &[&str] = &[
+    "CallTargetApp.RefOut::Swap",
+    "CallTargetApp.RefOut::TryHalf",
+    "CallTargetApp.RefOut::Shift",
+    "CallTargetApp.Generics::Id",
+    "CallTargetApp.Generics::Pair",
+    "CallTargetApp.Box`1::Swap",
+    "CallTargetApp.Cell`1::Set",
+    "CallTargetApp.Counter::Bump",
+    "CallTargetApp.Counter::Read",
+    "CallTargetApp.Recursion::Fact",
+    "CallTargetApp.Failing::Outer",
+    "CallTargetApp.Failing::Inner",
+    "CallTargetApp.Failing::VoidThrows",
+];
+
+/// The Recorder on by-ref and `out` parameters (`ref int`, `ref string`, `ref Point`),
+/// generic methods (one and two type parameters, over `int`, `string` and an enum), a
+/// generic class and a generic struct over `int` and `string` (shared code included),
+/// a struct's instance methods (on a local and on an array element), recursion, and
+/// exceptions through two frames and from a `void` method.
+const RECORDER_WIDE: &str = r#"
+[[method]]
+name = "calltarget"
+options = { integrations = [
+    "CallTargetApp.RefOut::* => CallTargetIntegrations.Recorder, CallTargetIntegrations",
+    "CallTargetApp.Generics::* => CallTargetIntegrations.Recorder, CallTargetIntegrations",
+    "CallTargetApp.Box`1::Swap => CallTargetIntegrations.Recorder, CallTargetIntegrations",
+    "CallTargetApp.Cell`1::Set => CallTargetIntegrations.Recorder, CallTargetIntegrations",
+    "CallTargetApp.Counter::Bump => CallTargetIntegrations.Recorder, CallTargetIntegrations",
+    "CallTargetApp.Counter::Read => CallTargetIntegrations.Recorder, CallTargetIntegrations",
+    "CallTargetApp.Recursion::* => CallTargetIntegrations.Recorder, CallTargetIntegrations",
+    "CallTargetApp.Failing::* => CallTargetIntegrations.Recorder, CallTargetIntegrations",
+] }
+"#;
+
+/// The Recorder on by-refs, generics, value types, recursion and exceptions: its lines
+/// match the program's own trace, everything else unchanged.
+#[test]
+fn recorder_on_by_refs_generics_structs_recursion_and_exceptions() {
+    for_each_runtime(|rt| {
+        let is_target = |t: &str| WIDE_TARGETS.contains(&open_name(t).as_str());
+        let out = check_recorder(rt, "calltarget_wide", RECORDER_WIDE, &is_target);
+        // The exceptions reached the end hooks: Inner's and Outer's, and VoidThrows'.
+        let ends_with = |e: &str| {
+            out.stdout
+                .lines()
+                .filter(|l| l.starts_with("ct end ") && l.ends_with(e))
+                .count()
+        };
+        assert_eq!(
+            ends_with(" System.InvalidOperationException"),
+            2,
+            "{}",
+            out.stdout
+        );
+        assert_eq!(ends_with(" System.ArgumentException"), 1, "{}", out.stdout);
+    })
+}
+
+/// Three integrations in one run: `StructMutator` on a struct's and a generic struct's
+/// instance methods, `Replacer` on `Statics`, `Thrower` on `RefOut`, `Generics` and
+/// `Failing`.
+const THREE: &str = r#"
+[[method]]
+name = "calltarget"
+options = { integrations = [
+    "CallTargetApp.Counter::Bump => CallTargetIntegrations.StructMutator, CallTargetIntegrations",
+    "CallTargetApp.Counter::Read => CallTargetIntegrations.StructMutator, CallTargetIntegrations",
+    "CallTargetApp.Cell`1::Set => CallTargetIntegrations.StructMutator, CallTargetIntegrations",
+    "CallTargetApp.Statics::* => CallTargetIntegrations.Replacer, CallTargetIntegrations",
+    "CallTargetApp.RefOut::* => CallTargetIntegrations.Thrower, CallTargetIntegrations",
+    "CallTargetApp.Generics::* => CallTargetIntegrations.Thrower, CallTargetIntegrations",
+    "CallTargetApp.Failing::* => CallTargetIntegrations.Thrower, CallTargetIntegrations",
+] }
+"#;
+
+/// What the program prints under [`THREE`]: the unprofiled output with the changes the
+/// integrations make on purpose. `StructMutator` adds 1 at begin and 10 at end to the
+/// `Mutations` field of the caller's own struct (`this` by reference: on a local, an
+/// array element, a generic struct over `int` and over `string`); `Replacer` adds 1000
+/// to the `int` results (`Answer`, `Twice`; the `return` lines, printed inside, keep 42);
+/// `Thrower`'s hooks throw at each of its 13 calls' begin and end, and nothing else
+/// changes.
+fn three_expected() -> String {
+    let plain = expected_stdout("CallTargetApp");
+    let mut lines: Vec<String> = plain.lines().map(str::to_owned).collect();
+    let mut replace = |at: usize, from: &str, to: &str| {
+        assert_eq!(lines[at], from, "line {}", at + 1);
+        lines[at] = to.to_owned();
+    };
+    replace(5, "got 42", "got 1042");
+    replace(8, "got 42", "got 1042");
+    replace(
+        72,
+        "after Cell(8) mutations 0",
+        "after Cell(8) mutations 11",
+    );
+    replace(
+        76,
+        "after Cell(x) mutations 0",
+        "after Cell(x) mutations 11",
+    );
+    replace(
+        80,
+        "after value 5 mutations 0",
+        "after value 5 mutations 11",
+    );
+    replace(
+        84,
+        "after value 5 mutations 0",
+        "after value 5 mutations 22",
+    );
+    replace(
+        87,
+        "after array value 7 mutations 0",
+        "after array value 7 mutations 11",
+    );
+    lines.push("thrower: begins 13 ends 13".to_owned());
+    lines.iter().flat_map(|l| [l.as_str(), "\n"]).collect()
+}
+
+/// `StructMutator`, `Replacer` and `Thrower` together: a change through a struct's
+/// `this` is the caller's own struct's (by reference), a replaced `int` result is what
+/// the caller gets, hooks that throw change nothing the program observes (exceptions
+/// through two frames included: `same True`), on both runtimes, tiering on and off.
+#[test]
+fn struct_mutator_replacer_and_thrower() {
+    for_each_runtime(|rt| {
+        for tiering in ["1", "0"] {
+            let out = run(
+                rt,
+                "calltarget_three",
+                THREE,
+                &[("COMPlus_TieredCompilation", tiering)],
+            );
+            let err = &out.stderr;
+            assert_eq!(out.code(), exit_code("CallTargetApp"), "{err}");
+            assert!(!err.contains("keeps its IL"), "{err}");
+            assert_eq!(out.stdout, three_expected(), "{err}");
+        }
+    })
+}
+
+/// `Thrower` on every overload of the core library's `String.Concat` (ReadyToRun code
+/// kept: the targets are re-JIT-compiled; `System.Exception` is CoreLib's own TypeDef).
+const FRAMEWORK: &str = r#"
+[[method]]
+name = "calltarget"
+options = { integrations = [
+    "System.String::Concat => CallTargetIntegrations.Thrower, CallTargetIntegrations",
+] }
+"#;
+
+/// A framework target with ReadyToRun code kept: the hooks run (the `Thrower`'s count,
+/// printed at exit, is positive, as many ends as begins), throwing from them changes
+/// nothing the program prints; the overloads taking `ReadOnlySpan<char>` (byref-like,
+/// no generic argument) keep their IL, each with its reason logged: 4 on .NET 8.0.4, 3
+/// on .NET 3.1.23.
+#[test]
+fn framework_targets_with_ready_to_run_and_byref_like_refusals() {
+    for_each_runtime(|rt| {
+        let out = run(rt, "calltarget_framework", FRAMEWORK, &[]);
+        let err = &out.stderr;
+        assert_eq!(out.code(), exit_code("CallTargetApp"), "{err}");
+        let (rest, last) = out.stdout.trim_end().rsplit_once('\n').expect("lines");
+        assert_eq!(
+            format!("{rest}\n"),
+            expected_stdout("CallTargetApp"),
+            "{err}"
+        );
+        let counts: Vec<u64> = last
+            .strip_prefix("thrower: begins ")
+            .and_then(|l| l.split_once(" ends "))
+            .map(|(b, e)| vec![b.parse().unwrap(), e.parse().unwrap()])
+            .unwrap_or_else(|| panic!("{last}"));
+        assert!(counts[0] > 0 && counts[0] == counts[1], "{last}");
+        let refused = err
+            .lines()
+            .filter(|l| l.contains("calltarget: System.String::Concat keeps its IL"))
+            .inspect(|l| assert!(l.ends_with("byref-like (a `ref struct`)"), "{l}"))
+            .count();
+        match rt.to_string().as_str() {
+            ".NET 8.0.4" => assert_eq!(refused, 4, "{err}"),
+            ".NET 3.1.23" => assert_eq!(refused, 3, "{err}"),
+            _ => assert!(refused > 0, "{err}"),
+        }
+    })
+}
+
+/// The Recorder on the async methods (`Task`, `Task<int>`, `ValueTask<int>`,
+/// completing synchronously and later, faulting, cancelled, and a non-async method
+/// returning `ValueTask<int>`), `Thrower` on the targets 8 threads call at once.
+const ASYNC_AND_THREADS: &str = r#"
+[[method]]
+name = "calltarget"
+options = { integrations = [
+    "CallTargetApp.Async::* => CallTargetIntegrations.Recorder, CallTargetIntegrations",
+    "CallTargetApp.Shared::* => CallTargetIntegrations.Thrower, CallTargetIntegrations",
+] }
+"#;
+
+/// What the end hook's continuation sees of each async target (its `ct async-end`
+/// result and exception): what the program's own `awaited` and `caught` lines show.
+const ASYNC_ENDS: &[(&str, &str)] = &[
+    ("DoneAsync", "void -"),
+    ("LaterAsync", "void -"),
+    ("ValueNowAsync", "4 -"),
+    ("ValueLaterAsync", "6 -"),
+    ("FaultNowAsync", "0 System.InvalidOperationException"),
+    ("FaultLaterAsync", "0 System.FormatException"),
+    ("FaultVoidLaterAsync", "null System.ArgumentException"),
+    ("CancelNowAsync", "0 System.OperationCanceledException"),
+    ("CancelLaterAsync", "0 System.OperationCanceledException"),
+    ("VtNowAsync", "11 -"),
+    ("VtLaterAsync", "13 -"),
+    ("VtPlain", "15 -"),
+    ("VtFaultAsync", "0 System.NotSupportedException"),
+    ("VtCancelAsync", "0 System.OperationCanceledException"),
+];
+
+/// Async targets: the end hook gets the task (its type as the result, no exception) and
+/// its continuation the awaited result or exception, before the caller goes on; the
+/// caller observes what it observes unprofiled (status, result, the same exception
+/// objects, the token). 8 threads through `Thrower`'s targets: 2,400 begins and ends,
+/// the sums unchanged.
+#[test]
+fn async_targets_and_eight_threads() {
+    for_each_runtime(|rt| {
+        for tiering in ["1", "0"] {
+            let out = run(
+                rt,
+                "calltarget_async",
+                ASYNC_AND_THREADS,
+                &[("COMPlus_TieredCompilation", tiering)],
+            );
+            let err = &out.stderr;
+            assert_eq!(out.code(), exit_code("CallTargetApp"), "{err}");
+            assert!(!err.contains("keeps its IL"), "{err}");
+            let expected = expected_stdout("CallTargetApp") + "thrower: begins 2400 ends 2400\n";
+            assert_eq!(without_ct(&out.stdout), expected, "{err}");
+            let lines: Vec<&str> = out.stdout.lines().collect();
+            let mut done = Vec::new();
+            for (i, line) in lines.iter().enumerate() {
+                let Some(rest) = line.strip_prefix("ct begin CallTargetApp.Async::") else {
+                    continue;
+                };
+                let (rest, id) = without_id(rest);
+                let (method, args) = rest.split_once(' ').unwrap_or((&rest, ""));
+                // The program prints a token as whether it can be cancelled.
+                let args = args.replace("System.Threading.CancellationToken", "True");
+                assert_eq!(
+                    lines[i + 1].trim_end(),
+                    format!("call CallTargetApp.Async::{method} {args}").trim_end()
+                );
+                let end = lines[i + 1..]
+                    .iter()
+                    .position(|l| l.starts_with("ct end "))
+                    .map(|at| lines[i + 1 + at])
+                    .expect("an end");
+                let task = if method.starts_with("Vt") {
+                    "System.Threading.Tasks.ValueTask`1[System.Int32]"
+                } else if ["DoneAsync", "LaterAsync", "FaultVoidLaterAsync"].contains(&method) {
+                    "System.Threading.Tasks.Task"
+                } else {
+                    "System.Threading.Tasks.Task`1[System.Int32]"
+                };
+                assert_eq!(
+                    end,
+                    format!("ct end CallTargetApp.Async::{method} #{id} {task} -")
+                );
+                // The continuation ran before the caller printed what `await` gave.
+                let next_begin = lines[i + 1..]
+                    .iter()
+                    .position(|l| l.starts_with("ct begin ") || l.starts_with("== "))
+                    .map_or(lines.len(), |at| i + 1 + at);
+                let (_, expected) = ASYNC_ENDS
+                    .iter()
+                    .find(|(m, _)| *m == method)
+                    .unwrap_or_else(|| panic!("{method}"));
+                let async_end =
+                    format!("ct async-end CallTargetApp.Async::{method} #{id} {expected}");
+                let at = lines[i + 1..next_begin]
+                    .iter()
+                    .position(|l| *l == async_end)
+                    .map(|at| i + 1 + at)
+                    .unwrap_or_else(|| panic!("no {async_end:?} in {:?}", &lines[i..next_begin]));
+                let observed = lines[i + 1..next_begin]
+                    .iter()
+                    .position(|l| l.starts_with("awaited ") || l.starts_with("caught "))
+                    .map(|p| i + 1 + p)
+                    .expect("what the caller observed");
+                assert!(at < observed, "{:?}", &lines[i..next_begin]);
+                done.push(method.to_owned());
+            }
+            let all: Vec<&str> = ASYNC_ENDS.iter().map(|(m, _)| *m).collect();
+            assert_eq!(done, all, "{err}");
+        }
+    })
+}
+
+/// A malformed integration is a configuration error at its place: nothing runs, the
+/// program's output as unprofiled.
+#[test]
+fn a_malformed_integration_runs_nothing() {
+    for_each_runtime(|rt| {
+        let out = run(
+            rt,
+            "calltarget_malformed",
+            "[[method]]\nname = \"calltarget\"\noptions = { integrations = [\"CallTargetApp.Statics::* CallTargetIntegrations.Recorder\"] }\n",
+            &[],
+        );
+        assert_eq!(
+            out.stdout,
+            expected_stdout("CallTargetApp"),
+            "{}",
+            out.stderr
+        );
+        assert_eq!(out.code(), exit_code("CallTargetApp"));
+        assert!(
+            out.stderr.contains("entry 0") && out.stderr.contains("no `=>`"),
+            "{}",
+            out.stderr
+        );
+    })
+}
+
+/// Integrations whose hooks are not where the runtime will look (an assembly not beside
+/// the program, a type its assembly does not define, a type without the hooks): the
+/// runtime would throw at each target's first call (and the unhandled exception would
+/// end the program), so every target keeps its IL, each integration said once in the
+/// log, and the program runs as unprofiled.
+#[test]
+fn integrations_whose_hooks_are_missing_keep_the_targets_il() {
+    for_each_runtime(|rt| {
+        let config = "[[method]]\nname = \"calltarget\"\noptions = { integrations = [\
+            \"CallTargetApp.Statics::* => CallTargetIntegrations.Recorder, Nope\", \
+            \"CallTargetApp.Account::* => CallTargetIntegrations.NoSuchType, CallTargetIntegrations\", \
+            \"CallTargetApp.Generics::* => ILRewrite.CallTarget.AsyncEnd, ILRewrite.CallTarget\"] }\n";
+        let out = run(rt, "calltarget_missing", config, &[]);
+        assert_eq!(
+            out.stdout,
+            expected_stdout("CallTargetApp"),
+            "{}",
+            out.stderr
+        );
+        assert_eq!(out.code(), exit_code("CallTargetApp"), "{}", out.stderr);
+        for said in [
+            "Nope.dll: No such file",
+            "defines no type CallTargetIntegrations.NoSuchType",
+            "ILRewrite.CallTarget.AsyncEnd in ILRewrite.CallTarget has no OnMethodBegin",
+        ] {
+            assert!(out.stderr.contains(said), "{said}:\n{}", out.stderr);
+        }
+    })
+}
