@@ -451,6 +451,11 @@ fn param_list(text: &str, open: usize) -> Result<Vec<String>, SelectorError> {
             );
         }
         if quote.is_some() {
+            if c == '\t' {
+                // Tabs separate, like spaces; inside a quoted name one would stay in
+                // the canonical form, which holds none.
+                return bad(at, "a tab inside a quoted name in the parameter list");
+            }
             match (escaped, c) {
                 (true, _) => escaped = false,
                 (false, '\\') => escaped = true,

@@ -133,6 +133,8 @@ fn malformed_selectors_say_what_and_where() {
         ("A::B(x<y)", 9, "unbalanced brackets"),
         ("A::B(x>)", 7, "unbalanced brackets"),
         ("A::B(x,,y)", 8, "an empty parameter type"),
+        // Found by the dial's property test: a tab would stay in the canonical form.
+        ("A::B(class 'a\tb')", 14, "a tab inside a quoted name"),
         ("A::B(x,)", 8, "an empty parameter type"),
         ("A::B([a])", 6, "an empty parameter type"),
         ("A::B('x)", 6, "a quote that is not closed"),
