@@ -603,15 +603,6 @@ fn a_module_path_longer_than_260_characters() {
 
 // ---- module unloading, inlining ----------------------------------------------------------
 
-/// The growth of resident memory per cycle that `Unload.exe` prints on stderr.
-fn rss_growth_per_cycle(stderr: &str) -> i64 {
-    stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("unload: rss-growth-per-cycle-bytes "))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no memory line in:\n{stderr}"))
-}
-
 /// `Unload.exe` loads a plugin into a collectible AssemblyLoadContext, JIT-compiles and
 /// calls its methods and unloads it, 1,000 times; each load is a new module, often at
 /// the address (the `ModuleID`) of one unloaded before. Under `identity` and `wrap`
@@ -634,7 +625,7 @@ fn unloading_a_plugin_a_thousand_times_keeps_counts_exact_and_memory_flat() {
             "{}",
             out.stderr
         );
-        let base = rss_growth_per_cycle(&out.stderr);
+        let base = clr_support::rss_growth_per_cycle(&out.stderr);
         for mode in ["identity", "wrap"] {
             let env = [
                 ("ILREWRITE_MODE", mode),
@@ -662,7 +653,7 @@ fn unloading_a_plugin_a_thousand_times_keeps_counts_exact_and_memory_flat() {
                 assert_eq!(made, loads, "{}", out.stderr);
                 assert_eq!(dropped, clr_support::UNLOAD_CYCLES, "{}", out.stderr);
             }
-            let growth = rss_growth_per_cycle(&out.stderr);
+            let growth = clr_support::rss_growth_per_cycle(&out.stderr);
             eprintln!("Unload {mode}: {growth} bytes per cycle, unprofiled {base}");
             assert!(
                 growth - base <= 10_000,

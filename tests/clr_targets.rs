@@ -152,7 +152,7 @@ fn targets_of_a_plugin_loaded_a_thousand_times_are_counted_exactly() {
     for_each_runtime(|rt| {
         let mut unprofiled = command_for(rt, &program("Unload"));
         unprofiled.env("COMPlus_TieredCompilation", "0");
-        let base = rss_growth_per_cycle(&run_command(unprofiled).stderr);
+        let base = clr_support::rss_growth_per_cycle(&run_command(unprofiled).stderr);
         let out = configured(rt, "Unload", config, &[("COMPlus_TieredCompilation", "0")]);
         let what = format!("{}:\n{}", rt.version(), out.stderr);
         assert_eq!(out.stdout, expected_stdout("Unload"), "{what}");
@@ -164,19 +164,10 @@ fn targets_of_a_plugin_loaded_a_thousand_times_are_counted_exactly() {
                 "{target}: {what}"
             );
         }
-        let growth = rss_growth_per_cycle(&out.stderr);
+        let growth = clr_support::rss_growth_per_cycle(&out.stderr);
         eprintln!("Unload under calls: {growth} bytes per cycle, unprofiled {base}");
         assert!(growth - base <= 10_000, "{growth} against {base}: {what}");
     })
-}
-
-/// The growth of resident memory per cycle that `Unload.exe` prints on stderr.
-fn rss_growth_per_cycle(stderr: &str) -> i64 {
-    stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("unload: rss-growth-per-cycle-bytes "))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no memory line in:\n{stderr}"))
 }
 
 /// A manager that keeps ReadyToRun code, hosting an instrumentation method that asks

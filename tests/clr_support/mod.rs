@@ -447,6 +447,15 @@ pub fn config_file(name: &str, text: &str) -> PathBuf {
     path
 }
 
+/// The growth of resident memory per cycle that `Unload.exe` prints on stderr.
+pub fn rss_growth_per_cycle(stderr: &str) -> i64 {
+    stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("unload: rss-growth-per-cycle-bytes "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no memory line in:\n{stderr}"))
+}
+
 /// The counters of the sample profiler's line `ilrewrite: PREFIX NAME N NAME N ...`
 /// (e.g. `manager`, `wrap items`, `count`): name and value, in order. Panics unless
 /// exactly one such line is on stderr and it is name-value pairs.
