@@ -35,6 +35,16 @@
 //   its begin hook adds 1 and its end hook 10 to that field of the target's own `this`,
 //   through `ref TTarget instance` (a change the caller sees afterwards only if
 //   `instance` is the caller's struct by reference). Nothing for other targets.
+// * Empty: hooks that do nothing (begin returns a default state, end the return value
+//   as it is): the cost of the contract itself, for benchmarks.
+// * Counter: counts its hook calls per target type (`typeof(TTarget)`) without
+//   allocating in a hook and without calling the framework there except `Interlocked`
+//   (so it can sit on framework methods such as StringBuilder's, Dictionary's or
+//   Task's); task-like results are continued with AsyncEnd, except in calls made while
+//   continuing one (a thread-static guard: continuing a task calls Task.ContinueWith,
+//   which may be a target itself). At exit it prints one line per target type, sorted:
+//     counter: <type> begins N ends N async-ends N faulted N
+//   where faulted counts the ends and async ends that saw an exception.
 //
 // Assembly: CallTargetIntegrations, version 1.0.0.0, culture neutral, no public key;
 // references ILRewrite.CallTarget 1.0.0.0. Built by build_framework.sh against
@@ -1096,6 +1106,545 @@ namespace CallTargetIntegrations
         public static void OnMethodEnd<TTarget>(ref TTarget instance, Exception exception, ref CallTargetState state)
         {
             Mutate(ref instance, 10);
+            EndVoid<TTarget>(exception, ref state);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static void OnMethodEnd<TTarget>(Exception exception, ref CallTargetState state)
+        {
+            EndVoid<TTarget>(exception, ref state);
+        }
+    }
+
+    public static class Empty
+    {
+        static TReturn End<TTarget, TReturn>(TReturn returnValue, Exception exception, ref CallTargetState state)
+        {
+            return returnValue;
+        }
+
+        static void EndVoid<TTarget>(Exception exception, ref CallTargetState state)
+        {
+        }
+
+        // instance target, 0 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget>(ref TTarget instance)
+        {
+            return default(CallTargetState);
+        }
+
+        // static target, 0 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget>()
+        {
+            return default(CallTargetState);
+        }
+
+        // instance target, 1 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1>(ref TTarget instance, ref A1 a1)
+        {
+            return default(CallTargetState);
+        }
+
+        // static target, 1 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1>(ref A1 a1)
+        {
+            return default(CallTargetState);
+        }
+
+        // instance target, 2 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2>(ref TTarget instance, ref A1 a1, ref A2 a2)
+        {
+            return default(CallTargetState);
+        }
+
+        // static target, 2 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2>(ref A1 a1, ref A2 a2)
+        {
+            return default(CallTargetState);
+        }
+
+        // instance target, 3 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3>(ref TTarget instance, ref A1 a1, ref A2 a2, ref A3 a3)
+        {
+            return default(CallTargetState);
+        }
+
+        // static target, 3 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3>(ref A1 a1, ref A2 a2, ref A3 a3)
+        {
+            return default(CallTargetState);
+        }
+
+        // instance target, 4 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4>(ref TTarget instance, ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4)
+        {
+            return default(CallTargetState);
+        }
+
+        // static target, 4 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4>(ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4)
+        {
+            return default(CallTargetState);
+        }
+
+        // instance target, 5 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5>(ref TTarget instance, ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5)
+        {
+            return default(CallTargetState);
+        }
+
+        // static target, 5 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5>(ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5)
+        {
+            return default(CallTargetState);
+        }
+
+        // instance target, 6 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6>(ref TTarget instance, ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6)
+        {
+            return default(CallTargetState);
+        }
+
+        // static target, 6 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6>(ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6)
+        {
+            return default(CallTargetState);
+        }
+
+        // instance target, 7 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6, A7>(ref TTarget instance, ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6, ref A7 a7)
+        {
+            return default(CallTargetState);
+        }
+
+        // static target, 7 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6, A7>(ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6, ref A7 a7)
+        {
+            return default(CallTargetState);
+        }
+
+        // instance target, 8 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6, A7, A8>(ref TTarget instance, ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6, ref A7 a7, ref A8 a8)
+        {
+            return default(CallTargetState);
+        }
+
+        // static target, 8 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6, A7, A8>(ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6, ref A7 a7, ref A8 a8)
+        {
+            return default(CallTargetState);
+        }
+
+        // instance target, 9 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6, A7, A8, A9>(ref TTarget instance, ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6, ref A7 a7, ref A8 a8, ref A9 a9)
+        {
+            return default(CallTargetState);
+        }
+
+        // static target, 9 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6, A7, A8, A9>(ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6, ref A7 a7, ref A8 a8, ref A9 a9)
+        {
+            return default(CallTargetState);
+        }
+
+        // instance target, 10 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6, A7, A8, A9, A10>(ref TTarget instance, ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6, ref A7 a7, ref A8 a8, ref A9 a9, ref A10 a10)
+        {
+            return default(CallTargetState);
+        }
+
+        // static target, 10 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6, A7, A8, A9, A10>(ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6, ref A7 a7, ref A8 a8, ref A9 a9, ref A10 a10)
+        {
+            return default(CallTargetState);
+        }
+
+        // instance target, 11 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6, A7, A8, A9, A10, A11>(ref TTarget instance, ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6, ref A7 a7, ref A8 a8, ref A9 a9, ref A10 a10, ref A11 a11)
+        {
+            return default(CallTargetState);
+        }
+
+        // static target, 11 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6, A7, A8, A9, A10, A11>(ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6, ref A7 a7, ref A8 a8, ref A9 a9, ref A10 a10, ref A11 a11)
+        {
+            return default(CallTargetState);
+        }
+
+        // instance target, 12 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6, A7, A8, A9, A10, A11, A12>(ref TTarget instance, ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6, ref A7 a7, ref A8 a8, ref A9 a9, ref A10 a10, ref A11 a11, ref A12 a12)
+        {
+            return default(CallTargetState);
+        }
+
+        // static target, 12 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6, A7, A8, A9, A10, A11, A12>(ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6, ref A7 a7, ref A8 a8, ref A9 a9, ref A10 a10, ref A11 a11, ref A12 a12)
+        {
+            return default(CallTargetState);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static TReturn OnMethodEnd<TTarget, TReturn>(ref TTarget instance, TReturn returnValue, Exception exception, ref CallTargetState state)
+        {
+            return End<TTarget, TReturn>(returnValue, exception, ref state);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static TReturn OnMethodEnd<TTarget, TReturn>(TReturn returnValue, Exception exception, ref CallTargetState state)
+        {
+            return End<TTarget, TReturn>(returnValue, exception, ref state);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static void OnMethodEnd<TTarget>(ref TTarget instance, Exception exception, ref CallTargetState state)
+        {
+            EndVoid<TTarget>(exception, ref state);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static void OnMethodEnd<TTarget>(Exception exception, ref CallTargetState state)
+        {
+            EndVoid<TTarget>(exception, ref state);
+        }
+    }
+
+    public static class Counter
+    {
+        abstract class Counts
+        {
+            internal int Begins;
+            internal int Ends;
+            internal int AsyncEnds;
+            internal int Faulted;
+
+            internal abstract string Name();
+
+            internal string Line()
+            {
+                return "counter: " + Name() + " begins " + Volatile.Read(ref Begins) + " ends " + Volatile.Read(ref Ends)
+                    + " async-ends " + Volatile.Read(ref AsyncEnds) + " faulted " + Volatile.Read(ref Faulted);
+            }
+        }
+
+        sealed class Of<TTarget> : Counts
+        {
+            internal static readonly Of<TTarget> Instance = Register();
+
+            static Of<TTarget> Register()
+            {
+                Of<TTarget> counts = new Of<TTarget>();
+                lock (gate)
+                {
+                    Counts[] more = new Counts[all.Length + 1];
+                    Array.Copy(all, more, all.Length);
+                    more[all.Length] = counts;
+                    all = more;
+                }
+                return counts;
+            }
+
+            internal override string Name()
+            {
+                return typeof(TTarget).ToString();
+            }
+        }
+
+        sealed class AsyncCount : AsyncEndHandler
+        {
+            internal static readonly AsyncCount Instance = new AsyncCount();
+
+            public override void OnAsyncEnd<TResult>(TResult result, Exception exception, CallTargetState state)
+            {
+                Counts counts = (Counts)state.State;
+                Interlocked.Increment(ref counts.AsyncEnds);
+                if (exception != null)
+                    Interlocked.Increment(ref counts.Faulted);
+            }
+        }
+
+        static readonly object gate = new object();
+        static Counts[] all = new Counts[0];
+
+        [ThreadStatic]
+        static bool continuing;
+
+        static Counter()
+        {
+            AppDomain.CurrentDomain.ProcessExit += (sender, e) =>
+            {
+                Counts[] seen;
+                lock (gate)
+                    seen = all;
+                string[] lines = new string[seen.Length];
+                for (int i = 0; i < seen.Length; i++)
+                    lines[i] = seen[i].Line();
+                Array.Sort(lines, StringComparer.Ordinal);
+                foreach (string line in lines)
+                    Console.Out.WriteLine(line);
+            };
+        }
+
+        static CallTargetState Begin<TTarget>()
+        {
+            Counts counts = Of<TTarget>.Instance;
+            Interlocked.Increment(ref counts.Begins);
+            return new CallTargetState(counts, 0);
+        }
+
+        static void Ended(CallTargetState state, Exception exception)
+        {
+            Counts counts = state.State as Counts;
+            if (counts == null)
+                return;
+            Interlocked.Increment(ref counts.Ends);
+            if (exception != null)
+                Interlocked.Increment(ref counts.Faulted);
+        }
+
+        static TReturn End<TTarget, TReturn>(TReturn returnValue, Exception exception, ref CallTargetState state)
+        {
+            Ended(state, exception);
+            if (exception != null || continuing || state.State == null || !AsyncEnd.IsTaskLike<TReturn>())
+                return returnValue;
+            continuing = true;
+            try
+            {
+                return AsyncEnd.ContinueAny(returnValue, state, AsyncCount.Instance);
+            }
+            finally
+            {
+                continuing = false;
+            }
+        }
+
+        static void EndVoid<TTarget>(Exception exception, ref CallTargetState state)
+        {
+            Ended(state, exception);
+        }
+
+        // instance target, 0 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget>(ref TTarget instance)
+        {
+            return Begin<TTarget>();
+        }
+
+        // static target, 0 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget>()
+        {
+            return Begin<TTarget>();
+        }
+
+        // instance target, 1 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1>(ref TTarget instance, ref A1 a1)
+        {
+            return Begin<TTarget>();
+        }
+
+        // static target, 1 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1>(ref A1 a1)
+        {
+            return Begin<TTarget>();
+        }
+
+        // instance target, 2 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2>(ref TTarget instance, ref A1 a1, ref A2 a2)
+        {
+            return Begin<TTarget>();
+        }
+
+        // static target, 2 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2>(ref A1 a1, ref A2 a2)
+        {
+            return Begin<TTarget>();
+        }
+
+        // instance target, 3 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3>(ref TTarget instance, ref A1 a1, ref A2 a2, ref A3 a3)
+        {
+            return Begin<TTarget>();
+        }
+
+        // static target, 3 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3>(ref A1 a1, ref A2 a2, ref A3 a3)
+        {
+            return Begin<TTarget>();
+        }
+
+        // instance target, 4 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4>(ref TTarget instance, ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4)
+        {
+            return Begin<TTarget>();
+        }
+
+        // static target, 4 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4>(ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4)
+        {
+            return Begin<TTarget>();
+        }
+
+        // instance target, 5 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5>(ref TTarget instance, ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5)
+        {
+            return Begin<TTarget>();
+        }
+
+        // static target, 5 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5>(ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5)
+        {
+            return Begin<TTarget>();
+        }
+
+        // instance target, 6 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6>(ref TTarget instance, ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6)
+        {
+            return Begin<TTarget>();
+        }
+
+        // static target, 6 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6>(ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6)
+        {
+            return Begin<TTarget>();
+        }
+
+        // instance target, 7 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6, A7>(ref TTarget instance, ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6, ref A7 a7)
+        {
+            return Begin<TTarget>();
+        }
+
+        // static target, 7 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6, A7>(ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6, ref A7 a7)
+        {
+            return Begin<TTarget>();
+        }
+
+        // instance target, 8 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6, A7, A8>(ref TTarget instance, ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6, ref A7 a7, ref A8 a8)
+        {
+            return Begin<TTarget>();
+        }
+
+        // static target, 8 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6, A7, A8>(ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6, ref A7 a7, ref A8 a8)
+        {
+            return Begin<TTarget>();
+        }
+
+        // instance target, 9 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6, A7, A8, A9>(ref TTarget instance, ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6, ref A7 a7, ref A8 a8, ref A9 a9)
+        {
+            return Begin<TTarget>();
+        }
+
+        // static target, 9 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6, A7, A8, A9>(ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6, ref A7 a7, ref A8 a8, ref A9 a9)
+        {
+            return Begin<TTarget>();
+        }
+
+        // instance target, 10 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6, A7, A8, A9, A10>(ref TTarget instance, ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6, ref A7 a7, ref A8 a8, ref A9 a9, ref A10 a10)
+        {
+            return Begin<TTarget>();
+        }
+
+        // static target, 10 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6, A7, A8, A9, A10>(ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6, ref A7 a7, ref A8 a8, ref A9 a9, ref A10 a10)
+        {
+            return Begin<TTarget>();
+        }
+
+        // instance target, 11 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6, A7, A8, A9, A10, A11>(ref TTarget instance, ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6, ref A7 a7, ref A8 a8, ref A9 a9, ref A10 a10, ref A11 a11)
+        {
+            return Begin<TTarget>();
+        }
+
+        // static target, 11 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6, A7, A8, A9, A10, A11>(ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6, ref A7 a7, ref A8 a8, ref A9 a9, ref A10 a10, ref A11 a11)
+        {
+            return Begin<TTarget>();
+        }
+
+        // instance target, 12 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6, A7, A8, A9, A10, A11, A12>(ref TTarget instance, ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6, ref A7 a7, ref A8 a8, ref A9 a9, ref A10 a10, ref A11 a11, ref A12 a12)
+        {
+            return Begin<TTarget>();
+        }
+
+        // static target, 12 parameter(s)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static CallTargetState OnMethodBegin<TTarget, A1, A2, A3, A4, A5, A6, A7, A8, A9, A10, A11, A12>(ref A1 a1, ref A2 a2, ref A3 a3, ref A4 a4, ref A5 a5, ref A6 a6, ref A7 a7, ref A8 a8, ref A9 a9, ref A10 a10, ref A11 a11, ref A12 a12)
+        {
+            return Begin<TTarget>();
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static TReturn OnMethodEnd<TTarget, TReturn>(ref TTarget instance, TReturn returnValue, Exception exception, ref CallTargetState state)
+        {
+            return End<TTarget, TReturn>(returnValue, exception, ref state);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static TReturn OnMethodEnd<TTarget, TReturn>(TReturn returnValue, Exception exception, ref CallTargetState state)
+        {
+            return End<TTarget, TReturn>(returnValue, exception, ref state);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static void OnMethodEnd<TTarget>(ref TTarget instance, Exception exception, ref CallTargetState state)
+        {
             EndVoid<TTarget>(exception, ref state);
         }
 

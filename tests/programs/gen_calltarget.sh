@@ -133,6 +133,16 @@ cat <<'EOF'
 //   its begin hook adds 1 and its end hook 10 to that field of the target's own `this`,
 //   through `ref TTarget instance` (a change the caller sees afterwards only if
 //   `instance` is the caller's struct by reference). Nothing for other targets.
+// * Empty: hooks that do nothing (begin returns a default state, end the return value
+//   as it is): the cost of the contract itself, for benchmarks.
+// * Counter: counts its hook calls per target type (`typeof(TTarget)`) without
+//   allocating in a hook and without calling the framework there except `Interlocked`
+//   (so it can sit on framework methods such as StringBuilder's, Dictionary's or
+//   Task's); task-like results are continued with AsyncEnd, except in calls made while
+//   continuing one (a thread-static guard: continuing a task calls Task.ContinueWith,
+//   which may be a target itself). At exit it prints one line per target type, sorted:
+//     counter: <type> begins N ends N async-ends N faulted N
+//   where faulted counts the ends and async ends that saw an exception.
 //
 // Assembly: CallTargetIntegrations, version 1.0.0.0, culture neutral, no public key;
 // references ILRewrite.CallTarget 1.0.0.0. Built by build_framework.sh against
@@ -306,6 +316,141 @@ EOF
 begin 'Mutate(INSTANCE, 1);
 return default(CallTargetState);'
 end End EndVoid 'Mutate(ref instance, 10);'
+cat <<'EOF'
+    }
+
+    public static class Empty
+    {
+        static TReturn End<TTarget, TReturn>(TReturn returnValue, Exception exception, ref CallTargetState state)
+        {
+            return returnValue;
+        }
+
+        static void EndVoid<TTarget>(Exception exception, ref CallTargetState state)
+        {
+        }
+EOF
+begin 'return default(CallTargetState);'
+end End EndVoid ''
+cat <<'EOF'
+    }
+
+    public static class Counter
+    {
+        abstract class Counts
+        {
+            internal int Begins;
+            internal int Ends;
+            internal int AsyncEnds;
+            internal int Faulted;
+
+            internal abstract string Name();
+
+            internal string Line()
+            {
+                return "counter: " + Name() + " begins " + Volatile.Read(ref Begins) + " ends " + Volatile.Read(ref Ends)
+                    + " async-ends " + Volatile.Read(ref AsyncEnds) + " faulted " + Volatile.Read(ref Faulted);
+            }
+        }
+
+        sealed class Of<TTarget> : Counts
+        {
+            internal static readonly Of<TTarget> Instance = Register();
+
+            static Of<TTarget> Register()
+            {
+                Of<TTarget> counts = new Of<TTarget>();
+                lock (gate)
+                {
+                    Counts[] more = new Counts[all.Length + 1];
+                    Array.Copy(all, more, all.Length);
+                    more[all.Length] = counts;
+                    all = more;
+                }
+                return counts;
+            }
+
+            internal override string Name()
+            {
+                return typeof(TTarget).ToString();
+            }
+        }
+
+        sealed class AsyncCount : AsyncEndHandler
+        {
+            internal static readonly AsyncCount Instance = new AsyncCount();
+
+            public override void OnAsyncEnd<TResult>(TResult result, Exception exception, CallTargetState state)
+            {
+                Counts counts = (Counts)state.State;
+                Interlocked.Increment(ref counts.AsyncEnds);
+                if (exception != null)
+                    Interlocked.Increment(ref counts.Faulted);
+            }
+        }
+
+        static readonly object gate = new object();
+        static Counts[] all = new Counts[0];
+
+        [ThreadStatic]
+        static bool continuing;
+
+        static Counter()
+        {
+            AppDomain.CurrentDomain.ProcessExit += (sender, e) =>
+            {
+                Counts[] seen;
+                lock (gate)
+                    seen = all;
+                string[] lines = new string[seen.Length];
+                for (int i = 0; i < seen.Length; i++)
+                    lines[i] = seen[i].Line();
+                Array.Sort(lines, StringComparer.Ordinal);
+                foreach (string line in lines)
+                    Console.Out.WriteLine(line);
+            };
+        }
+
+        static CallTargetState Begin<TTarget>()
+        {
+            Counts counts = Of<TTarget>.Instance;
+            Interlocked.Increment(ref counts.Begins);
+            return new CallTargetState(counts, 0);
+        }
+
+        static void Ended(CallTargetState state, Exception exception)
+        {
+            Counts counts = state.State as Counts;
+            if (counts == null)
+                return;
+            Interlocked.Increment(ref counts.Ends);
+            if (exception != null)
+                Interlocked.Increment(ref counts.Faulted);
+        }
+
+        static TReturn End<TTarget, TReturn>(TReturn returnValue, Exception exception, ref CallTargetState state)
+        {
+            Ended(state, exception);
+            if (exception != null || continuing || state.State == null || !AsyncEnd.IsTaskLike<TReturn>())
+                return returnValue;
+            continuing = true;
+            try
+            {
+                return AsyncEnd.ContinueAny(returnValue, state, AsyncCount.Instance);
+            }
+            finally
+            {
+                continuing = false;
+            }
+        }
+
+        static void EndVoid<TTarget>(Exception exception, ref CallTargetState state)
+        {
+            Ended(state, exception);
+        }
+EOF
+begin 'return Begin<TTarget>();'
+end End EndVoid ''
 cat <<'EOF'
     }
 }
