@@ -52,13 +52,26 @@ fn features() -> Vec<&'static str> {
     f
 }
 
+/// `CallTargetApp.exe` under the CallTarget profiler, configured by `config` (written to
+/// a file called `name`), with `env` added.
 fn run(rt: &Runtime, name: &str, config: &str, env: &[(&str, &str)]) -> clr_support::Output {
+    run_program(rt, "CallTargetApp", name, config, env)
+}
+
+/// `program` under the CallTarget profiler, as [`run`].
+fn run_program(
+    rt: &Runtime,
+    program: &str,
+    name: &str,
+    config: &str,
+    env: &[(&str, &str)],
+) -> clr_support::Output {
     let so = build_example_cdylib("calltarget", &features());
     let config = config_file(name, config);
     let config = config.to_str().expect("a UTF-8 path");
     let mut vars = vec![("CALLTARGET_CONFIG", config)];
     vars.extend_from_slice(env);
-    run_profiled(rt, "CallTargetApp", &so, CALLTARGET, &vars)
+    run_profiled(rt, program, &so, CALLTARGET, &vars)
 }
 
 /// `line` without its call id: `ct begin T #5 a b` -> (`T a b`, 5).
@@ -497,6 +510,62 @@ fn async_targets_and_eight_threads() {
             }
             let all: Vec<&str> = ASYNC_ENDS.iter().map(|(m, _)| *m).collect();
             assert_eq!(done, all, "{err}");
+        }
+    })
+}
+
+/// `Counter` on every method of `TailCalls.exe` (its header lists them and their calls).
+const TAIL_CALLS: &str = r#"
+[[method]]
+name = "calltarget"
+options = { integrations = [
+    "TailCalls.Program::* => CallTargetIntegrations.Counter, CallTargetIntegrations",
+    "TailCalls.Deep::* => CallTargetIntegrations.Counter, CallTargetIntegrations",
+    "TailCalls.Walker`1::* => CallTargetIntegrations.Counter, CallTargetIntegrations",
+    "TailCalls.Cursor::* => CallTargetIntegrations.Counter, CallTargetIntegrations",
+] }
+"#;
+
+/// What `Counter` prints at exit for [`TAIL_CALLS`]: each type's calls as the header
+/// of `TailCalls.il` derives them (`Walker`1`'s 2,000,004 are one constructor call and
+/// 1,000,001 `Walk`s per instantiation), each ended once.
+const TAIL_CALL_COUNTS: &[(&str, u64)] = &[
+    ("TailCalls.Cursor", 1_000_001),
+    ("TailCalls.Deep", 8_002_009),
+    ("TailCalls.Program", 30),
+    ("TailCalls.Walker`1[System.Int64]", 1_000_002),
+    ("TailCalls.Walker`1[System.String]", 1_000_002),
+];
+
+/// Begin and end hooks around every method of `TailCalls.exe`: `tail.` calls 1,000,000
+/// deep on a 1 MiB thread (a dropped prefix overflows the stack) in every shape there
+/// is (self and mutual recursion, `callvirt` of a generic class's method over a
+/// reference and a value type, a generic method over both, `calli`, a 16-byte struct,
+/// a by-ref to the heap, a tail call in the middle, a struct's `this`), and a 24-byte
+/// struct passed on the stack through 2,000 levels. Every result is the unprofiled
+/// one, the exit code too; every call of every method got one begin and one end,
+/// exactly as many as the program makes; both runtimes, tiering on and off.
+#[test]
+fn tail_calls_stay_tail_calls_between_begin_and_end() {
+    for_each_runtime(|rt| {
+        for tiering in ["1", "0"] {
+            let env = [("COMPlus_TieredCompilation", tiering)];
+            let out = run_program(rt, "TailCalls", "calltarget_tail", TAIL_CALLS, &env);
+            let err = &out.stderr;
+            assert_eq!(out.code(), exit_code("TailCalls"), "{err}");
+            assert!(!err.contains("keeps its IL"), "{err}");
+            let (program, counter): (Vec<&str>, Vec<&str>) =
+                out.stdout.lines().partition(|l| !l.starts_with("counter: "));
+            assert_eq!(
+                program.iter().map(|l| format!("{l}\n")).collect::<String>(),
+                expected_stdout("TailCalls"),
+                "{err}"
+            );
+            let expected: Vec<String> = TAIL_CALL_COUNTS
+                .iter()
+                .map(|(t, n)| format!("counter: {t} begins {n} ends {n} async-ends 0 faulted 0"))
+                .collect();
+            assert_eq!(counter, expected, "{err}");
         }
     })
 }
