@@ -554,8 +554,10 @@ fn tail_calls_stay_tail_calls_between_begin_and_end() {
             let err = &out.stderr;
             assert_eq!(out.code(), exit_code("TailCalls"), "{err}");
             assert!(!err.contains("keeps its IL"), "{err}");
-            let (program, counter): (Vec<&str>, Vec<&str>) =
-                out.stdout.lines().partition(|l| !l.starts_with("counter: "));
+            let (program, counter): (Vec<&str>, Vec<&str>) = out
+                .stdout
+                .lines()
+                .partition(|l| !l.starts_with("counter: "));
             assert_eq!(
                 program.iter().map(|l| format!("{l}\n")).collect::<String>(),
                 expected_stdout("TailCalls"),
@@ -597,7 +599,8 @@ fn a_malformed_integration_runs_nothing() {
 }
 
 /// Integrations whose hooks are not where the runtime will look (an assembly not beside
-/// the program, a type its assembly does not define, a type without the hooks): the
+/// the program, a type its assembly does not define, a type without the hooks, an
+/// assembly older than the version the reference asks for): the
 /// runtime would throw at each target's first call (and the unhandled exception would
 /// end the program), so every target keeps its IL, each integration said once in the
 /// log, and the program runs as unprofiled.
@@ -607,7 +610,8 @@ fn integrations_whose_hooks_are_missing_keep_the_targets_il() {
         let config = "[[method]]\nname = \"calltarget\"\noptions = { integrations = [\
             \"CallTargetApp.Statics::* => CallTargetIntegrations.Recorder, Nope\", \
             \"CallTargetApp.Account::* => CallTargetIntegrations.NoSuchType, CallTargetIntegrations\", \
-            \"CallTargetApp.Generics::* => ILRewrite.CallTarget.AsyncEnd, ILRewrite.CallTarget\"] }\n";
+            \"CallTargetApp.Generics::* => ILRewrite.CallTarget.AsyncEnd, ILRewrite.CallTarget\", \
+            \"CallTargetApp.Async::* => CallTargetIntegrations.Recorder, CallTargetIntegrations, Version=1.0.0.1\"] }\n";
         let out = run(rt, "calltarget_missing", config, &[]);
         assert_eq!(
             out.stdout,
@@ -620,8 +624,43 @@ fn integrations_whose_hooks_are_missing_keep_the_targets_il() {
             "Nope.dll: No such file",
             "defines no type CallTargetIntegrations.NoSuchType",
             "ILRewrite.CallTarget.AsyncEnd in ILRewrite.CallTarget has no OnMethodBegin",
+            "CallTargetIntegrations.dll is assembly CallTargetIntegrations 1.0.0.0, \
+             not CallTargetIntegrations at 1.0.0.1 or later",
         ] {
             assert!(out.stderr.contains(said), "{said}:\n{}", out.stderr);
+        }
+    })
+}
+
+/// The state type not where the runtime will look (its assembly's file older than the
+/// reference asks for; a name no file beside the program has): every target keeps its
+/// IL, said once, and the program runs as unprofiled.
+#[test]
+fn a_state_assembly_not_present_keeps_the_targets_il() {
+    for_each_runtime(|rt| {
+        for (state, said) in [
+            (
+                "ILRewrite.CallTarget, Version=1.1.0.0",
+                "ILRewrite.CallTarget.dll is assembly ILRewrite.CallTarget 1.0.0.0, \
+                 not ILRewrite.CallTarget at 1.1.0.0 or later",
+            ),
+            ("NoSuchState", "NoSuchState.dll: No such file"),
+        ] {
+            let config = format!(
+                "[[method]]\nname = \"calltarget\"\noptions = {{ state_assembly = \"{state}\", \
+                 integrations = [\"CallTargetApp.Statics::* => CallTargetIntegrations.Recorder, \
+                 CallTargetIntegrations\"] }}\n"
+            );
+            let out = run(rt, "calltarget_state", &config, &[]);
+            let err = &out.stderr;
+            assert_eq!(out.stdout, expected_stdout("CallTargetApp"), "{err}");
+            assert_eq!(out.code(), exit_code("CallTargetApp"), "{err}");
+            let lines = err.lines().filter(|l| l.contains("keeps its IL"));
+            assert_eq!(
+                lines.filter(|l| l.contains(said)).count(),
+                1,
+                "{said}:\n{err}"
+            );
         }
     })
 }

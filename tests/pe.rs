@@ -361,6 +361,7 @@ fn exercise(asm: &Assembly<'_>) -> usize {
     let _ = asm.version();
     count(asm.module_name().is_ok());
     count(asm.assembly_name().is_ok());
+    count(asm.assembly_version().is_ok());
     let _ = asm.is_ready_to_run();
     let mut unique = HashSet::new();
     for m in asm.methods() {
@@ -431,6 +432,7 @@ fn minimal_image_reads_back() {
         assert_eq!(asm.version(), "v4.0.30319");
         assert_eq!(asm.module_name().unwrap(), "Test.dll");
         assert_eq!(asm.assembly_name().unwrap(), None);
+        assert_eq!(asm.assembly_version().unwrap(), None);
         assert_eq!(asm.pe().is_pe32_plus(), o.pe32_plus);
         assert_eq!(asm.metadata().uncompressed, o.method_ptr);
         assert_eq!(
@@ -1193,6 +1195,13 @@ fn corelib_facts() {
 fn corelib_facts_of(rt: &Runtime, data: &[u8]) {
     let asm = Assembly::parse(data).unwrap();
     assert!(asm.is_ready_to_run());
+    assert_eq!(asm.assembly_name().unwrap(), Some("System.Private.CoreLib"));
+    // CoreLib's assembly version: 4.0.0.0 through .NET Core 3.1, then the major release.
+    let major = match rt.to_string().as_str() {
+        ".NET 8.0.4" => 8,
+        _ => 4,
+    };
+    assert_eq!(asm.assembly_version().unwrap(), Some([major, 0, 0, 0]));
     let mut with_body = 0;
     let mut rvas = HashSet::new();
     for m in asm.methods() {

@@ -77,6 +77,7 @@ mod col {
     pub const STANDALONESIG_SIGNATURE: usize = 0;
     pub const TYPESPEC_SIGNATURE: usize = 0;
     pub const MODULEREF_NAME: usize = 0;
+    pub const ASSEMBLY_MAJOR: usize = 1;
     pub const ASSEMBLY_NAME: usize = 7;
     pub const ASSEMBLYREF_NAME: usize = 6;
     pub const GENERICPARAM_NUMBER: usize = 0;
@@ -307,6 +308,25 @@ impl<'a> Assembly<'a> {
         }
         self.string_cell(TableId::Assembly, 1, col::ASSEMBLY_NAME)
             .map(Some)
+    }
+
+    /// The assembly's version (Assembly row 1): major, minor, build and revision; `None`
+    /// for a module without an assembly manifest.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BadPe`] when the table cannot be read.
+    pub fn assembly_version(&self) -> Result<Option<[u16; 4]>> {
+        if self.row_count(TableId::Assembly) == 0 {
+            return Ok(None);
+        }
+        let mut version = [0u16; 4];
+        for (i, part) in version.iter_mut().enumerate() {
+            let cell = self.cell(TableId::Assembly, 1, col::ASSEMBLY_MAJOR + i)?;
+            // The four version columns are 2 bytes wide (ECMA-335 II.22.2).
+            *part = u16::try_from(cell).unwrap_or(u16::MAX);
+        }
+        Ok(Some(version))
     }
 
     /// The user string an `ldstr` token (`0x70xxxxxx`) names.

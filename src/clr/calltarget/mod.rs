@@ -207,10 +207,12 @@ impl Integration {
 /// references only at the target's first call, and a missing one
 /// (`FileNotFoundException`, `TypeLoadException`, `MissingMethodException`) would be
 /// thrown to the target's caller: so a target whose hooks are not present keeps its IL,
-/// said once per integration in the log. So does a target first compiled before the
-/// application's own module loaded (a framework method called at start-up): there is no
-/// directory to look in yet. Not checked: the `CallTargetState` assembly (beside the
-/// application too) and the hooks' exact parameter types.
+/// said once per integration in the log. The same for the state's assembly: beside the
+/// application, defining `ILRewrite.CallTarget.CallTargetState`. Each assembly file must
+/// be the assembly its reference names, at the reference's version or later (what the
+/// binder accepts). A target first compiled before the application's own module loaded
+/// (a framework method called at start-up) keeps its IL too: there is no directory to
+/// look in yet. Not checked: the hooks' exact parameter types.
 #[derive(Debug)]
 pub struct CallTargetMethod {
     name: String,
@@ -244,7 +246,7 @@ struct ModuleHooks {
 struct TargetHooks {
     hooks: CallTargetHooks,
     /// The integration's assembly and type, and the hooks' shapes it must have.
-    integration: (String, String),
+    integration: (HelperAssembly, String),
     shapes: [Shape; 2],
     /// The declaring type as the target's module writes it.
     declaring: TypeSig,
@@ -389,10 +391,7 @@ impl CallTargetMethod {
         };
         let shape = |name, sig: &MethodSig| (name, sig.generic_param_count, sig.params.len());
         Ok(TargetHooks {
-            integration: (
-                integration.assembly.name.clone(),
-                integration.type_name.clone(),
-            ),
+            integration: (integration.assembly.clone(), integration.type_name.clone()),
             shapes: [
                 shape("OnMethodBegin", &signatures.begin),
                 shape("OnMethodEnd", &signatures.end),
@@ -689,7 +688,11 @@ impl InstrumentationMethod for CallTargetMethod {
             Some(dir) => {
                 let (assembly, type_name) = &target.integration;
                 self.inventory
-                    .check(dir, assembly, type_name, &target.shapes)
+                    .check(dir, self.state_assembly(), STATE_TYPE, &[])
+                    .and_then(|()| {
+                        self.inventory
+                            .check(dir, assembly, type_name, &target.shapes)
+                    })
             }
             None => Err("the application's directory is not known yet".to_owned()),
         };
