@@ -201,14 +201,70 @@ fn check_recorder(
     last.expect("two runs")
 }
 
+/// The listings `[manager] show_il` logged on `stderr`: (the first line, the rest).
+fn listings(stderr: &str) -> Vec<(&str, Vec<&str>)> {
+    let mut found: Vec<(&str, Vec<&str>)> = Vec::new();
+    let mut open = false;
+    for line in stderr.lines() {
+        if line.starts_with("ilrewrite: IL handed over at ") {
+            found.push((line, Vec::new()));
+            open = true;
+        } else if line.starts_with("ilrewrite: ") {
+            open = false;
+        } else if open && let Some((_, body)) = found.last_mut() {
+            body.push(line);
+        }
+    }
+    found
+}
+
+/// What a listing of a 12-parameter target shows: the begin hook gets `this` (for an
+/// instance method) and every argument by address, `ldarga` each, with no `box` before
+/// the call; the end hook's code (from `finally` on) has no `box` either.
+fn check_twelve(listing: &[&str], instance: bool) {
+    let text = listing.join("\n");
+    let begin = listing
+        .iter()
+        .position(|l| l.contains("::OnMethodBegin<"))
+        .unwrap_or_else(|| panic!("no begin hook:\n{text}"));
+    let opcode = |l: &&str| l.split_whitespace().nth(1).unwrap_or("").to_owned();
+    let prologue = &listing[..begin];
+    let addresses = prologue
+        .iter()
+        .filter(|l| opcode(l).starts_with("ldarga"))
+        .count();
+    assert_eq!(addresses, 12 + usize::from(instance), "{text}");
+    assert!(listing[begin].ends_with("!!11&, !!12&)"), "{text}");
+    let end = listing
+        .iter()
+        .position(|l| l.starts_with("finally"))
+        .unwrap_or_else(|| panic!("no finally:\n{text}"));
+    for part in [prologue, &listing[end..]] {
+        assert!(!part.iter().any(|l| opcode(l) == "box"), "{text}");
+    }
+}
+
 /// The Recorder on static and instance methods of classes: its lines match the
 /// program's own trace exactly, on both runtimes, tiering on and off; everything else
-/// the program prints, and its exit code, unchanged.
+/// the program prints, and its exit code, unchanged. The IL handed over for the two
+/// 12-parameter targets (one static, one an instance method), as `[manager] show_il`
+/// logs it, passes every argument by address: no `box`, no array.
 #[test]
 fn recorder_sees_what_the_program_passes_and_returns() {
     for_each_runtime(|rt| {
         let is_target = |t: &str| TARGETS.contains(&t);
-        check_recorder(rt, "calltarget_recorder", RECORDER, &is_target);
+        let config = format!(
+            "[manager]\nshow_il = [\"CallTargetApp.Statics::Twelve\", \
+             \"CallTargetApp.Account::Sum12\"]\n{RECORDER}"
+        );
+        let out = check_recorder(rt, "calltarget_recorder", &config, &is_target);
+        let listings = listings(&out.stderr);
+        assert_eq!(listings.len(), 2, "{}", out.stderr);
+        for (first, listing) in listings {
+            let instance = listing[0].contains("Account::Sum12");
+            assert!(first.ends_with(":"), "{first}");
+            check_twelve(&listing, instance);
+        }
     })
 }
 

@@ -10,7 +10,7 @@
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use super::host::{
     InstrumentationMethod, MethodEdit, MethodError, ModuleLoad, OptionKind, OptionSpec, Options,
@@ -18,6 +18,7 @@ use super::host::{
 };
 use super::log;
 use super::profiler::Profiler;
+use super::rejit::MethodKey;
 use super::runtime::{AssemblyName, ModuleMetadata};
 use super::sys::mdToken;
 use crate::analysis::{CallEffect, CallSiteResolver};
@@ -210,9 +211,13 @@ impl Integration {
 /// said once per integration in the log. The same for the state's assembly: beside the
 /// application, defining `ILRewrite.CallTarget.CallTargetState`. Each assembly file must
 /// be the assembly its reference names, at the reference's version or later (what the
-/// binder accepts). A target first compiled before the application's own module loaded
-/// (a framework method called at start-up) keeps its IL too: there is no directory to
-/// look in yet. Not checked: the hooks' exact parameter types.
+/// binder accepts). Not checked: the hooks' exact parameter types.
+///
+/// A target first compiled before the application's own module loaded (a framework
+/// method the runtime calls while it starts, such as `Dictionary`2::Add`) has no
+/// directory to look in yet: it keeps its IL then, and is compiled again, with its
+/// hooks, once that module loads ([`ModuleLoad::recompile`]; with ReJIT off it keeps
+/// its IL, said in the log).
 #[derive(Debug)]
 pub struct CallTargetMethod {
     name: String,
@@ -226,6 +231,9 @@ pub struct CallTargetMethod {
     app_dir: OnceLock<PathBuf>,
     /// The hooks each integration type has, read from its assembly file once.
     inventory: Inventory,
+    /// The targets that kept their IL because the application's directory was not
+    /// known yet; `None` once it is (after `app_dir` is set).
+    waiting: Mutex<Option<Vec<MethodKey>>>,
 }
 
 impl Default for CallTargetMethod {
@@ -263,9 +271,53 @@ impl CallTargetMethod {
             given: Vec::new(),
             app_dir: OnceLock::new(),
             inventory: Inventory::default(),
+            waiting: Mutex::new(Some(Vec::new())),
             state_assembly: HelperAssembly::call_target(),
             started: OnceLock::new(),
         }
+    }
+
+    /// The application's directory, once its module loaded.
+    fn app_dir(&self) -> Option<&PathBuf> {
+        self.app_dir.get()
+    }
+
+    /// Keeps `key` to compile again once the application's directory is known; `false`
+    /// when it is known by now (nothing kept).
+    fn wait_for_app_dir(&self, key: MethodKey) -> bool {
+        let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
+        match waiting.as_mut() {
+            Some(keys) => {
+                if !keys.contains(&key) {
+                    keys.push(key);
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The application's directory became known with `module`: the targets that kept
+    /// their IL waiting for it are compiled again.
+    fn recompile_waiting(&self, module: &ModuleLoad<'_>) {
+        let keys = self
+            .waiting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+            .unwrap_or_default();
+        if keys.is_empty() {
+            return;
+        }
+        let count = keys.len();
+        let what = match module.recompile(keys) {
+            true => "are compiled again with their hooks",
+            false => "keep their IL (ReJIT is off)",
+        };
+        log::write(&format!(
+            "{}: {count} targets compiled before the application's directory was known {what}",
+            self.name
+        ));
     }
 
     /// This one named `name` (how the configuration and the logs name it).
@@ -640,6 +692,7 @@ impl InstrumentationMethod for CallTargetMethod {
             && let Some(dir) = Path::new(&facts.path).parent()
         {
             let _ = self.app_dir.set(dir.to_owned());
+            self.recompile_waiting(module);
         }
         let targets = module.targets();
         if targets.is_empty() {
@@ -684,7 +737,7 @@ impl InstrumentationMethod for CallTargetMethod {
         };
         // The runtime would throw at the target's first call if the hooks were not
         // where it looks: keep the IL, and say so once per integration.
-        let present = match self.app_dir.get() {
+        let present = match self.app_dir() {
             Some(dir) => {
                 let (assembly, type_name) = &target.integration;
                 self.inventory
@@ -694,7 +747,17 @@ impl InstrumentationMethod for CallTargetMethod {
                             .check(dir, assembly, type_name, &target.shapes)
                     })
             }
-            None => Err("the application's directory is not known yet".to_owned()),
+            None => {
+                let key = MethodKey {
+                    module: method.method().module.id(),
+                    token: method.method().token,
+                };
+                match self.wait_for_app_dir(key) {
+                    true => Err("the application's directory is not known yet".to_owned()),
+                    // Known since: look again.
+                    false => return self.edit(body, method),
+                }
+            }
         };
         if let Err(why) = present {
             log::throttled(&format!("{}: hooks not present: {why}", self.name), || {

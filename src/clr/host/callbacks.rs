@@ -6,7 +6,7 @@
 use core::ffi::c_void;
 use std::sync::Arc;
 #[cfg(unix)]
-use std::sync::PoisonError;
+use std::sync::{Mutex, PoisonError};
 use std::sync::atomic::Ordering::Relaxed;
 
 use super::manager::Manager;
@@ -65,11 +65,13 @@ impl Manager {
             self.counts.module_loads.fetch_add(1, Relaxed);
             let targets = running.hosting.select_targets(&state);
             let count = running.hosting.methods.len();
+            let recompile = Mutex::new(Vec::new());
             for (index, method) in running.hosting.methods.iter().enumerate() {
                 let load = ModuleLoad {
                     module: &state,
                     owner: Owner { index, count },
                     containers: &self.containers,
+                    recompile: running.rejit.as_ref().map(|_| &recompile),
                 };
                 match guarded(&**method, Callback::ModuleLoadFinished, || {
                     method.module_loaded(&load)
@@ -83,6 +85,10 @@ impl Manager {
             }
             if let Some(rejit) = &running.rejit {
                 rejit.module_loaded(&state, &targets);
+                let recompile = recompile.into_inner().unwrap_or_else(PoisonError::into_inner);
+                if !recompile.is_empty() {
+                    rejit.renew(recompile);
+                }
             }
         }
         self.forward(Callback::ModuleLoadFinished, |m| {

@@ -464,7 +464,16 @@ pub struct MethodEntry {
 pub struct Configuration {
     origin: Arc<str>,
     methods: Vec<MethodEntry>,
+    manager: ManagerTable,
+}
+
+/// What a `[manager]` table says.
+#[derive(Debug, Clone, Default)]
+struct ManagerTable {
+    /// `ready_to_run = "keep" | "disable"`.
     ready_to_run: Option<ReadyToRun>,
+    /// `show_il = ["selector", ...]`.
+    show_il: Vec<Selector>,
 }
 
 impl Configuration {
@@ -498,10 +507,10 @@ impl Configuration {
             lines.error_at(at, e.message().trim_end().to_owned())
         })?;
         let mut methods: Vec<MethodEntry> = Vec::new();
-        let mut ready_to_run = None;
+        let mut manager = ManagerTable::default();
         for (key, value) in in_file_order(root.get_ref()) {
             if key.get_ref().as_ref() == "manager" {
-                ready_to_run = lines.manager(value)?;
+                manager = lines.manager(value)?;
                 continue;
             }
             if key.get_ref().as_ref() != "method" {
@@ -537,14 +546,20 @@ impl Configuration {
         Ok(Configuration {
             origin: lines.origin.clone(),
             methods,
-            ready_to_run,
+            manager,
         })
     }
 
     /// What its `[manager]` table says of ReadyToRun code (`ready_to_run = "keep"` or
     /// `"disable"`), if it says anything.
     pub fn ready_to_run(&self) -> Option<ReadyToRun> {
-        self.ready_to_run
+        self.manager.ready_to_run
+    }
+
+    /// The methods its `[manager]` table's `show_il` selects (an array of selectors,
+    /// [`Selector::parse`]): the IL handed over for each is logged as a listing.
+    pub fn show_il(&self) -> &[Selector] {
+        &self.manager.show_il
     }
 
     /// Where it was read from.
@@ -612,20 +627,30 @@ impl<'t> Lines<'t> {
         self.error_at(Some(self.position(offset)), message)
     }
 
-    /// The `[manager]` table: its only key is `ready_to_run`.
-    fn manager(&self, table: &Spanned<DeValue<'_>>) -> Result<Option<ReadyToRun>, ConfigError> {
+    /// The `[manager]` table: its keys are `ready_to_run` and `show_il`.
+    fn manager(&self, table: &Spanned<DeValue<'_>>) -> Result<ManagerTable, ConfigError> {
         let DeValue::Table(fields) = table.get_ref() else {
             return Err(self.error(
                 table.span().start,
                 "`manager` must be a table, written [manager]".to_owned(),
             ));
         };
-        let mut ready_to_run = None;
+        let mut manager = ManagerTable::default();
         for (key, value) in in_file_order(fields) {
             let at = value.span().start;
             match (key.get_ref().as_ref(), value.get_ref()) {
+                ("show_il", DeValue::Array(items)) => manager.show_il = self.show_il(items)?,
+                ("show_il", other) => {
+                    return Err(self.error(
+                        at,
+                        format!(
+                            "`show_il` must be an array of selectors (strings), not {}",
+                            value_type(other)
+                        ),
+                    ));
+                }
                 ("ready_to_run", DeValue::String(s)) => {
-                    ready_to_run = Some(ReadyToRun::parse(s).ok_or_else(|| {
+                    manager.ready_to_run = Some(ReadyToRun::parse(s).ok_or_else(|| {
                         self.error(
                             at,
                             format!("ready_to_run is \"keep\" or \"disable\", not {s:?}"),
@@ -641,12 +666,35 @@ impl<'t> Lines<'t> {
                 (other, _) => {
                     return Err(self.error(
                         key.span().start,
-                        format!("unknown key `{other}` in [manager] (expected ready_to_run)"),
+                        format!(
+                            "unknown key `{other}` in [manager] (expected ready_to_run or show_il)"
+                        ),
                     ));
                 }
             }
         }
-        Ok(ready_to_run)
+        Ok(manager)
+    }
+
+    /// The selectors of `[manager]`'s `show_il`; an item that is not a string or does not
+    /// read is an error at its place.
+    fn show_il(&self, items: &[Spanned<DeValue<'_>>]) -> Result<Vec<Selector>, ConfigError> {
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let at = item.span().start;
+                let text = item.get_ref().as_str().ok_or_else(|| {
+                    let kind = value_type(item.get_ref());
+                    self.error(
+                        at,
+                        format!("show_il item {}: a selector is a string, not {kind}", i + 1),
+                    )
+                })?;
+                Selector::parse(text)
+                    .map_err(|e| self.error(at, format!("show_il item {}: {e}", i + 1)))
+            })
+            .collect()
     }
 
     /// One `[[method]]` table.
@@ -860,11 +908,34 @@ mod tests {
         );
         assert_eq!(
             error("[manager]\nrejit = 1\n"),
-            "f.toml:2:1: unknown key `rejit` in [manager] (expected ready_to_run)"
+            "f.toml:2:1: unknown key `rejit` in [manager] (expected ready_to_run or show_il)"
         );
         assert_eq!(
             error("manager = 1\n"),
             "f.toml:1:11: `manager` must be a table, written [manager]"
+        );
+    }
+
+    #[test]
+    fn the_manager_table_selects_the_methods_whose_il_is_shown() {
+        let parsed = |text: &str| Configuration::parse(text, "f.toml").unwrap();
+        assert!(parsed("").show_il().is_empty());
+        let shown = parsed("[manager]\nshow_il = [\"A.B::C\", \"D::*\"]\n");
+        let texts: Vec<String> = shown.show_il().iter().map(ToString::to_string).collect();
+        assert_eq!(texts, ["A.B::C", "D::*"]);
+        assert_eq!(
+            error("[manager]\nshow_il = \"A::B\"\n"),
+            "f.toml:2:11: `show_il` must be an array of selectors (strings), not a string"
+        );
+        assert_eq!(
+            error("[manager]\nshow_il = [\"A::B\", 3]\n"),
+            "f.toml:2:20: show_il item 2: a selector is a string, not an integer"
+        );
+        assert!(
+            error("[manager]\nshow_il = [\"A::B\",\n  \"nothing\"]\n")
+                .starts_with("f.toml:3:3: show_il item 2: "),
+            "{}",
+            error("[manager]\nshow_il = [\"A::B\",\n  \"nothing\"]\n")
         );
     }
 

@@ -268,6 +268,7 @@ impl Manager {
         rejit: bool,
     ) -> Hosting {
         let mut engine = Engine::new(info.clone());
+        engine.show_il(&self.show_il);
         if self.timings {
             engine.time_phases();
         }

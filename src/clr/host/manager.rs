@@ -18,6 +18,7 @@ use crate::clr::hooks::{HookPath, HookTable};
 use crate::clr::rewrite::items::Containers;
 use crate::clr::rewrite::{Inlining, Phase};
 use crate::clr::sys::CorPrfMonitor;
+use crate::selector::Selector;
 
 /// What the manager has once initialized: one sub-object per concern.
 pub(super) struct Running {
@@ -156,6 +157,8 @@ pub struct Manager {
     /// What to do with ReadyToRun code (`None`: what the instrumentation methods' events
     /// ask).
     pub(super) ready_to_run: Option<ReadyToRun>,
+    /// The methods whose IL handed over is logged.
+    pub(super) show_il: Vec<Selector>,
 }
 
 impl Default for Manager {
@@ -198,6 +201,7 @@ impl Manager {
             dial: None,
             hook_path: HookPath::Fast,
             ready_to_run: None,
+            show_il: Vec::new(),
         }
     }
 
@@ -249,6 +253,7 @@ impl Manager {
     ) -> Result<Manager, ConfigError> {
         let mut manager = Manager::new();
         manager.ready_to_run = configuration.ready_to_run();
+        manager.show_il = configuration.show_il().to_vec();
         for entry in configuration.methods() {
             let Some(method) = available.iter().find(|m| m.name() == entry.name) else {
                 let offered: Vec<&str> = available.iter().map(|m| m.name()).collect();
@@ -317,6 +322,16 @@ impl Manager {
     /// instrumentation method's events disable it.
     pub fn with_ready_to_run(mut self, ready_to_run: ReadyToRun) -> Manager {
         self.ready_to_run = Some(ready_to_run);
+        self
+    }
+
+    /// Logs the IL handed over to the runtime for each method `selectors` select, at
+    /// first JIT and at each ReJIT, as a listing (the method's name, `.maxstack`, the
+    /// locals, the instructions and clauses with their tokens resolved): what the
+    /// instrumentation methods together made of it. A diagnostic: it costs a listing per
+    /// selected rewrite (`[manager] show_il = [...]` in a configuration).
+    pub fn with_show_il(mut self, selectors: Vec<Selector>) -> Manager {
+        self.show_il = selectors;
         self
     }
 

@@ -3,13 +3,14 @@
 //! [`MethodEdit`] for each method it edits.
 
 use std::any::Any;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use super::config::{ConfigError, OptionSpec, Options};
 use super::events::{Events, EventsHandle};
 use crate::body::MethodBody;
 use crate::clr::hooks::HookSubscriber;
 use crate::clr::profiler::{Callbacks, Profiler};
+use crate::clr::rejit::MethodKey;
 use crate::clr::rewrite::MethodRewrite;
 use crate::clr::rewrite::items::{Containers, KeyedItems, downcast};
 use crate::clr::rewrite::module::{ModuleState, row};
@@ -410,9 +411,31 @@ pub struct ModuleLoad<'a, M = ModuleMetadata> {
     pub(crate) module: &'a ModuleState<M>,
     pub(crate) owner: Owner,
     pub(crate) containers: &'a Containers,
+    /// Where [`ModuleLoad::recompile`] collects methods; `None` when ReJIT is off.
+    pub(crate) recompile: Option<&'a Mutex<Vec<MethodKey>>>,
 }
 
 impl<'a, M> ModuleLoad<'a, M> {
+    /// Asks for `methods` (of modules loaded now: this one or earlier ones) to be
+    /// compiled again with the configured instrumentation, because what its edits
+    /// depend on arrived with this module (a method whose edit had to keep its IL until
+    /// then, say). Each gets a new ReJIT version, built anew from its pristine IL at its
+    /// next call; the requests are made by the profiler's ReJIT thread after this
+    /// callback returns (the methods run what they run now until then), all
+    /// instantiations of a generic method alike. Returns `false`, and asks for nothing,
+    /// when ReJIT is off ([`Manager::with_rejit`](super::Manager::with_rejit), or
+    /// turned on by targets while ReadyToRun code is kept).
+    pub fn recompile(&self, methods: impl IntoIterator<Item = MethodKey>) -> bool {
+        let Some(collected) = self.recompile else {
+            return false;
+        };
+        collected
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend(methods);
+        true
+    }
+
     /// The module: its id and metadata.
     pub fn module(&self) -> &'a ModuleState<M> {
         self.module

@@ -59,6 +59,9 @@ pub struct ReJitCounts {
     /// Methods requested with them because their precompiled code inlined one (from the
     /// image's inlining records).
     pub inliners_at_load: AtomicU64,
+    /// Methods an instrumentation method asked to be compiled anew
+    /// ([`ModuleLoad::recompile`](super::ModuleLoad::recompile)).
+    pub renewed: AtomicU64,
 }
 
 /// The driver's signals: how many wakes were asked for and how many were served.
@@ -373,6 +376,24 @@ impl ReJitController {
             self.active.store(!machine.is_empty(), Relaxed);
         }
         self.ask()
+    }
+
+    /// `keys` are to be compiled anew with what is wanted of them (the configured plan
+    /// for those the machine has no record of): the driver asks for a new version of
+    /// each, in a loaded module, not waited for ([`ReJitMachine::renew`]).
+    pub(crate) fn renew(&self, keys: Vec<MethodKey>) {
+        self.counts
+            .renewed
+            .fetch_add(keys.len() as u64, Relaxed);
+        {
+            let mut machine = self.machine();
+            for key in keys {
+                let configured = IlTarget::Plan(Plan::CONFIGURED);
+                machine.renew(key, configured.clone(), configured);
+            }
+            self.active.store(!machine.is_empty(), Relaxed);
+        }
+        self.ask();
     }
 
     /// The current wanted target of `key`, if the machine has a record of it.

@@ -177,6 +177,7 @@ fn compose_on(program: &str, name: &str, methods: &[&Test]) -> Composed {
         Mode::FirstJit {
             keep_pristine: true,
         },
+        false,
         &mut Clock::start(None),
         &plan,
     );

@@ -379,6 +379,26 @@ impl<P: Clone + PartialEq, A: Clone + Eq + Hash> ReJitMachine<P, A> {
         self.queue(key, call);
     }
 
+    /// What `key`'s wanted IL builds to changed (something its plan depends on became
+    /// available): a new version is asked for, built anew from what is wanted, even
+    /// where that already runs. A method with no record gets `target` wanted, `default`
+    /// its default IL (as [`ReJitMachine::want`]). Nothing is queued for a method whose
+    /// request the runtime has yet to ask about (it gets a fresh build then), nor for a
+    /// module whose code is never replaced.
+    pub fn renew(&mut self, key: MethodKey, target: IlTarget<P>, default: IlTarget<P>) {
+        let record = self
+            .records
+            .entry(key)
+            .or_insert_with(|| MethodRecord::new(target, default));
+        if record.stage == ReJitStage::Requested {
+            return;
+        }
+        if self.fixed.contains(&key.module) {
+            return;
+        }
+        self.queue(key, Some(ReJitCall::ReJit));
+    }
+
     fn queue(&mut self, key: MethodKey, call: Option<ReJitCall>) {
         let Some(record) = self.records.get_mut(&key) else {
             return;

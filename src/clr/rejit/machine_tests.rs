@@ -69,6 +69,7 @@ enum Step {
     Finish(usize),
     TierUp(usize),
     Reload(usize),
+    Renew(usize),
 }
 
 fn target() -> impl Strategy<Value = T> {
@@ -83,6 +84,7 @@ fn step() -> impl Strategy<Value = Step> {
         3 => (0..8usize).prop_map(Step::Finish),
         1 => (0..8usize).prop_map(Step::TierUp),
         1 => (0..2usize).prop_map(Step::Reload),
+        1 => (0..8usize).prop_map(Step::Renew),
     ]
 }
 
@@ -335,6 +337,11 @@ impl World {
             Step::Finish(m) => self.finish(*m),
             Step::TierUp(m) => self.tier_up(*m),
             Step::Reload(a) => self.reload(*a),
+            Step::Renew(m) => {
+                let key = self.key(*m);
+                let default = self.default_of(key);
+                self.machine.renew(key, STATIC, default);
+            }
         }
         self.check_active();
     }
@@ -605,6 +612,34 @@ mod cases {
         w.finish(0);
         assert_eq!(w.methods[&key].runs(), IlTarget::File);
         w.check_settled();
+    }
+
+    #[test]
+    fn a_renewed_method_gets_a_new_version_of_what_is_wanted() {
+        let mut w = world();
+        w.want(1, IlTarget::Plan(1));
+        w.quiesce();
+        let key = w.key(1);
+        let versions = w.methods[&key].versions.len();
+        // Already running what is wanted: `want` asks nothing, `renew` a new version.
+        w.want(1, IlTarget::Plan(1));
+        assert!(w.machine.take_batch().is_empty());
+        w.machine.renew(key, STATIC, IlTarget::File);
+        assert_eq!(w.machine.take_batch().rejit, [key]);
+        w.request(key, false);
+        // Renewed again before the runtime asked: the coming build is fresh already.
+        w.machine.renew(key, STATIC, IlTarget::File);
+        assert!(w.machine.take_batch().is_empty());
+        w.call(1);
+        w.finish(1);
+        assert_eq!(w.methods[&key].versions.len(), versions + 1);
+        assert_eq!(w.methods[&key].runs(), IlTarget::Plan(1));
+        w.check_settled();
+        // A method with no record: what is given is wanted, and a version asked for.
+        let fresh = w.key(2);
+        w.machine.renew(fresh, STATIC, IlTarget::File);
+        assert_eq!(w.machine.get(fresh).unwrap().desired(), &STATIC);
+        assert_eq!(w.machine.take_batch().rejit, [fresh]);
     }
 
     #[test]

@@ -16,6 +16,7 @@ use super::registry::{Found, ModuleRegistry};
 use crate::clr::log;
 use crate::clr::runtime::{ClrError, CodegenFlags, FunctionControl, ModuleMetadata, ProfilerInfo};
 use crate::clr::sys::{FunctionID, ModuleID, mdToken};
+use crate::selector::Selector;
 
 /// A method found in its module: the module's state, the MethodDef token, the
 /// compilation it was found from (0 when found by token), and when the search started
@@ -60,6 +61,8 @@ pub(crate) struct Engine {
     keep_pristine: bool,
     /// Nanoseconds spent in each phase, when timing is on.
     timings: Option<Box<Timings>>,
+    /// The methods whose IL is logged as handed over.
+    show_il: Box<[Selector]>,
 }
 
 impl core::fmt::Debug for Engine {
@@ -79,7 +82,14 @@ impl Engine {
             modules: ModuleRegistry::default(),
             keep_pristine: false,
             timings: None,
+            show_il: Box::default(),
         }
+    }
+
+    /// Logs the IL handed over for each method `selectors` select (first JIT and ReJIT
+    /// alike), as a listing.
+    pub(crate) fn show_il(&mut self, selectors: &[Selector]) {
+        self.show_il = selectors.into();
     }
 
     /// Keeps the IL read at each first-JIT rewrite as the method's pristine IL.
@@ -201,17 +211,33 @@ impl Engine {
         let method = target.method();
         let mut clock = Clock::started_at(self.timings.as_deref(), method.started);
         let (module, token, function) = (&*method.module, method.token, method.function);
+        let show_il = !self.show_il.is_empty()
+            && self
+                .show_il
+                .iter()
+                .any(|s| s.matches(module.metadata(), token));
         let rewrite = match target {
             Target::FirstJit(_) => {
                 let mode = Mode::FirstJit {
                     keep_pristine: self.keep_pristine,
                 };
                 let delivery = FirstJit::new(&self.info);
-                pipeline::run(&delivery, module, function, token, mode, &mut clock, plan)
+                pipeline::run(
+                    &delivery, module, function, token, mode, show_il, &mut clock, plan,
+                )
             }
             Target::ReJit { control, flags, .. } => {
                 let delivery = ReJitDelivery::new(&self.info, control, flags);
-                pipeline::run(&delivery, module, 0, token, Mode::ReJit, &mut clock, plan)
+                pipeline::run(
+                    &delivery,
+                    module,
+                    0,
+                    token,
+                    Mode::ReJit,
+                    show_il,
+                    &mut clock,
+                    plan,
+                )
             }
         };
         log_outcome(function, Some((module, token)), &rewrite.outcome);

@@ -88,13 +88,16 @@ fn fail(phase: Phase, cause: impl Into<FailureCause>) -> RewriteOutcome {
 /// The IL is what the delivery reads (the runtime's current IL at first JIT; a
 /// delivery for a later rewrite reads the pristine IL the module kept). `mode` says
 /// whether the method is claimed, whether an unchanged body is handed over, and whether
-/// the IL read is kept ([`Mode`]).
+/// the IL read is kept ([`Mode`]). With `show_il` the body about to be handed over is
+/// logged as a listing ([`crate::disasm::disassemble`]).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run<M, D, S>(
     delivery: &D,
     module: &ModuleState<M>,
     function: FunctionID,
     token: mdToken,
     mode: Mode,
+    show_il: bool,
     clock: &mut Clock<'_>,
     plan: &MethodPlan<S>,
 ) -> Rewrite
@@ -109,6 +112,7 @@ where
         function,
         token,
         mode,
+        show_il,
     };
     let mut edits_ran = false;
     let mut rolled_back = Rollbacks::new();
@@ -143,6 +147,8 @@ struct Run<'r, M, D: ?Sized> {
     function: FunctionID,
     token: mdToken,
     mode: Mode,
+    /// Log the body handed over.
+    show_il: bool,
 }
 
 impl<M: MetadataSource, D: Delivery<M> + ?Sized> Run<'_, M, D> {
@@ -232,6 +238,9 @@ impl<M: MetadataSource, D: Delivery<M> + ?Sized> Run<'_, M, D> {
         clock.lap(Phase::Locals);
         let map = self.encode(s, edited)?;
         clock.lap(Phase::Encode);
+        if self.show_il {
+            self.show(&s.body);
+        }
         self.hand_over(&s.out)?;
         // The runtime has the new body: every compilation of the method from now on
         // compiles it, whatever happens next. Its original IL stays reachable.
@@ -310,6 +319,24 @@ impl<M: MetadataSource, D: Delivery<M> + ?Sized> Run<'_, M, D> {
         }
         s.body.validate_clauses().map_err(verify)?;
         tail_calls_return(&s.body).map_err(verify)
+    }
+    /// Logs `body`, about to be handed over, as a listing named by the method.
+    #[cold]
+    fn show(&self, body: &MethodBody) {
+        let metadata = self.module.metadata();
+        let when = match self.mode {
+            Mode::FirstJit { .. } => "first JIT",
+            Mode::ReJit => "ReJIT",
+        };
+        let listing = match crate::disasm::disassemble(body, metadata, Some(self.token)) {
+            Ok(listing) => listing.text,
+            Err(e) => format!("(no listing: {e})"),
+        };
+        log::write(&format!(
+            "IL handed over at {when} for 0x{:08x}:\n{}",
+            self.token,
+            listing.trim_end()
+        ));
     }
 
     /// Encodes the body; its IL map when it was edited. An unedited body must come out

@@ -144,6 +144,7 @@ where
         function,
         token,
         mode,
+        false,
         &mut Clock::start(None),
         &plan,
     )
