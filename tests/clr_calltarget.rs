@@ -3,7 +3,10 @@
 //! `CallTargetIntegrations.dll`: every call of a target gets one `ct begin` line with
 //! exactly the arguments the program's own `call` line shows, right before it, and one
 //! `ct end` line with the value of its `return` line, right after it; the program's own
-//! output and exit code unchanged.
+//! output and exit code unchanged. And on framework targets with ReadyToRun code kept:
+//! `String.Concat` under `CallTargetApp.exe`, and StringBuilder's, Dictionary`2's and
+//! Task's methods on `tests/programs/CallTargetFramework.exe`'s request path with the
+//! `Counter` and `Thrower` integrations.
 #![cfg(feature = "clr")]
 
 mod clr_support;
@@ -58,7 +61,8 @@ fn run(rt: &Runtime, name: &str, config: &str, env: &[(&str, &str)]) -> clr_supp
     run_program(rt, "CallTargetApp", name, config, env)
 }
 
-/// `program` under the CallTarget profiler, as [`run`].
+/// Runs test program `program` under the profiler with configuration `config` (written
+/// to a file named after `name`) and the variables `env`.
 fn run_program(
     rt: &Runtime,
     program: &str,
@@ -455,6 +459,278 @@ fn framework_targets_with_ready_to_run_and_byref_like_refusals() {
             ".NET 8.0.4" => assert_eq!(refused, 4, "{err}"),
             ".NET 3.1.23" => assert_eq!(refused, 3, "{err}"),
             _ => assert!(refused > 0, "{err}"),
+        }
+    })
+}
+
+/// The framework methods on `CallTargetFramework.exe`'s request path (all in
+/// `System.Private.CoreLib`, precompiled: ReadyToRun code kept, so each is re-JIT-compiled
+/// with its hooks): every overload of StringBuilder's `Append`, `AppendFormat`, `Insert`
+/// and `ToString`; Dictionary`2's public methods the program calls and its internal
+/// lookup (`FindEntry`, returning an index, on .NET 3.1; `FindValue`, returning by
+/// reference, on .NET 8: each selector matches nothing on the other runtime); every
+/// overload of `Task.Run` and of `Task`'s and `Task<TResult>`'s `ContinueWith`.
+/// Dictionary`2's `Add` and its internal `TryInsert` (which `Add` and the indexer's set
+/// call) too: the runtime calls both before the program's own module loads (on .NET
+/// 3.1.23 and 8.0.4 alike), so their first compilation keeps its IL (the application's
+/// directory, where the integrations' assemblies are looked for, is not known yet) and
+/// they are compiled again with their hooks once it is.
+const FRAMEWORK_PATH: &[&str] = &[
+    "System.Text.StringBuilder::Append",
+    "System.Text.StringBuilder::AppendFormat",
+    "System.Text.StringBuilder::Insert",
+    "System.Text.StringBuilder::ToString",
+    "System.Collections.Generic.Dictionary`2::Add",
+    "System.Collections.Generic.Dictionary`2::TryInsert",
+    "System.Collections.Generic.Dictionary`2::TryGetValue",
+    "System.Collections.Generic.Dictionary`2::ContainsKey",
+    "System.Collections.Generic.Dictionary`2::Remove",
+    "System.Collections.Generic.Dictionary`2::get_Item",
+    "System.Collections.Generic.Dictionary`2::set_Item",
+    "System.Collections.Generic.Dictionary`2::FindEntry",
+    "System.Collections.Generic.Dictionary`2::FindValue",
+    "System.Threading.Tasks.Task::Run",
+    "System.Threading.Tasks.Task::ContinueWith",
+    "System.Threading.Tasks.Task`1::ContinueWith",
+];
+
+/// [`FRAMEWORK_PATH`], each target to `integration` of `CallTargetIntegrations`.
+fn framework_path_config(integration: &str) -> String {
+    let mut config =
+        String::from("[[method]]\nname = \"calltarget\"\noptions = { integrations = [\n");
+    for target in FRAMEWORK_PATH {
+        config += &format!(
+            "    \"{target} => CallTargetIntegrations.{integration}, CallTargetIntegrations\",\n"
+        );
+    }
+    config + "] }\n"
+}
+
+/// The overloads of [`FRAMEWORK_PATH`] that keep their IL on `rt`, each with its
+/// reason, as the log says them (after `calltarget: `), sorted; `None` for a runtime
+/// other than the two pinned ones.
+fn framework_path_refusals(rt: &Runtime) -> Option<Vec<String>> {
+    const SPAN: &str = "type is byref-like (a `ref struct`)";
+    const POINTER: &str = "CallTarget refused: a parameter or the return type is a pointer";
+    let sb = "System.Text.StringBuilder";
+    let mut refusals = match rt.to_string().as_str() {
+        // Append(ReadOnlySpan<char>), Insert(int, ReadOnlySpan<char>), Append(char*,
+        // int), Insert(int, char*, int).
+        ".NET 3.1.23" => vec![
+            format!("{sb}::Append keeps its IL: parameter 0's {SPAN}"),
+            format!("{sb}::Insert keeps its IL: parameter 1's {SPAN}"),
+            format!("{sb}::Append keeps its IL: {POINTER}"),
+            format!("{sb}::Insert keeps its IL: {POINTER}"),
+        ],
+        // Append(ReadOnlySpan<char>), Insert(int, ReadOnlySpan<char>) and Insert(int,
+        // ReadOnlySpan<char>, int), AppendFormat(IFormatProvider, CompositeFormat,
+        // ReadOnlySpan<object>) and its generic overload with three arguments before
+        // the span, Append(char*, int), and FindValue's `ref TValue`. (Append(ref
+        // AppendInterpolatedStringHandler) is rewritten: that handler is a plain
+        // struct.)
+        ".NET 8.0.4" => vec![
+            format!("{sb}::Append keeps its IL: parameter 0's {SPAN}"),
+            format!("{sb}::Insert keeps its IL: parameter 1's {SPAN}"),
+            format!("{sb}::Insert keeps its IL: parameter 1's {SPAN}"),
+            format!("{sb}::AppendFormat keeps its IL: parameter 2's {SPAN}"),
+            format!("{sb}::AppendFormat keeps its IL: parameter 5's {SPAN}"),
+            format!("{sb}::Append keeps its IL: {POINTER}"),
+            "System.Collections.Generic.Dictionary`2::FindValue keeps its IL: CallTarget \
+             refused: the method returns by reference"
+                .to_owned(),
+        ],
+        _ => return None,
+    };
+    refusals.sort();
+    Some(refusals)
+}
+
+/// Runs `CallTargetFramework.exe` with `integration` on [`FRAMEWORK_PATH`], tiering as
+/// `tiering` says, and checks what every such run must show: the exit code; stdout,
+/// without the lines starting with `prefix` (the integration's, at exit), exactly the
+/// unprofiled one; ReJIT on for the targets (ReadyToRun code kept); exactly the
+/// refusals of [`framework_path_refusals`] (on another runtime, only refusals for a
+/// byref-like type, a pointer or a return by reference). Returns the run.
+fn check_framework_path(
+    rt: &Runtime,
+    integration: &str,
+    prefix: &str,
+    tiering: &str,
+) -> clr_support::Output {
+    let out = run_program(
+        rt,
+        "CallTargetFramework",
+        &format!("calltarget_path_{integration}"),
+        &framework_path_config(integration),
+        &[("COMPlus_TieredCompilation", tiering)],
+    );
+    let err = &out.stderr;
+    assert_eq!(out.code(), exit_code("CallTargetFramework"), "{err}");
+    let own: String = out
+        .stdout
+        .lines()
+        .filter(|l| !l.starts_with(prefix))
+        .flat_map(|l| [l, "\n"])
+        .collect();
+    assert_eq!(own, expected_stdout("CallTargetFramework"), "{err}");
+    assert!(
+        err.contains(
+            "instrumentation method calltarget has targets and ReadyToRun code is kept: ReJIT is on"
+        ),
+        "{err}"
+    );
+    // The targets the runtime compiled before the program's module loaded (Dictionary`2's
+    // Add and TryInsert at least) wait for it, and are compiled again then.
+    const WAITING: &str = "keeps its IL: the application's directory is not known yet";
+    assert!(err.contains(WAITING), "{err}");
+    assert!(
+        err.contains(
+            "targets compiled before the application's directory was known are compiled \
+             again with their hooks"
+        ),
+        "{err}"
+    );
+    let mut refused: Vec<String> = err
+        .lines()
+        .filter(|l| l.contains(" keeps its IL: ") && !l.ends_with(WAITING))
+        .map(|l| {
+            l.split_once("calltarget: ")
+                .map_or(l, |(_, r)| r)
+                .to_owned()
+        })
+        .collect();
+    refused.sort();
+    match framework_path_refusals(rt) {
+        Some(expected) => assert_eq!(refused, expected, "{err}"),
+        None => {
+            for line in &refused {
+                assert!(
+                    line.ends_with("byref-like (a `ref struct`)")
+                        || line.ends_with("is a pointer")
+                        || line.ends_with("returns by reference"),
+                    "{line}"
+                );
+            }
+        }
+    }
+    out
+}
+
+/// `own <type> N`, `own-continue <type> N` and `own-add <type> N` of the program's
+/// stdout: per target type, the program's own calls of [`FRAMEWORK_PATH`]'s methods,
+/// summed.
+fn own_calls(stdout: &str) -> Vec<(String, u64)> {
+    let mut own: Vec<(String, u64)> = Vec::new();
+    for line in stdout.lines() {
+        let Some(rest) = line
+            .strip_prefix("own ")
+            .or_else(|| line.strip_prefix("own-continue "))
+            .or_else(|| line.strip_prefix("own-add "))
+        else {
+            continue;
+        };
+        let (t, n) = rest.rsplit_once(' ').expect("`own <type> N`");
+        let n: u64 = n.parse().expect("a count");
+        match own.iter_mut().find(|(o, _)| o == t) {
+            Some((_, sum)) => *sum += n,
+            None => own.push((t.to_owned(), n)),
+        }
+    }
+    own
+}
+
+/// The `Counter` on the framework's request path (StringBuilder, Dictionary`2 over
+/// `string`/`string` in shared canonical code, `string`/`int` and `int`/`int` in
+/// value-type instantiations, `Task.Run`, `ContinueWith`, with `await`, `WhenAll` and a
+/// faulted task caught), ReadyToRun code kept, on both runtimes, tiering on and off
+/// (with tiering, the program's rounds are 100 ms apart so that tiered compilation
+/// promotes hot code while it runs): the hooks ran for the program's calls (per target
+/// type, at least as many begins as the program's own calls of the selected methods,
+/// and as many ends as begins), the task-returning targets' ends continued the tasks
+/// (at least one async end per task the program got from them; the faulted `Task.Run`s
+/// seen as faulted), and the program computes and prints exactly what it does
+/// unprofiled; only the overloads that cannot be rewritten keep their IL, each for its
+/// reason.
+#[test]
+fn counter_on_framework_request_path() {
+    for_each_runtime(|rt| {
+        for tiering in ["1", "0"] {
+            let out = check_framework_path(rt, "Counter", "counter: ", tiering);
+            let err = &out.stderr;
+            // counter: <type> begins N ends N async-ends N faulted N
+            let counts: Vec<(String, [u64; 4])> = out
+                .stdout
+                .lines()
+                .filter_map(|l| l.strip_prefix("counter: "))
+                .map(|l| {
+                    let words: Vec<&str> = l.split(' ').collect();
+                    assert_eq!(words.len(), 9, "{l}");
+                    let n = |at: usize| words[at].parse::<u64>().unwrap_or_else(|_| panic!("{l}"));
+                    (words[0].to_owned(), [n(2), n(4), n(6), n(8)])
+                })
+                .collect();
+            for (t, [begins, ends, _, _]) in &counts {
+                assert!(*begins > 0 && begins == ends, "{t}: {begins} {ends}\n{err}");
+            }
+            let of = |t: &str| {
+                counts
+                    .iter()
+                    .find(|(c, _)| c == t)
+                    .map(|(_, n)| *n)
+                    .unwrap_or_else(|| panic!("no counter line for {t}:\n{}", out.stdout))
+            };
+            let own = own_calls(&out.stdout);
+            assert_eq!(own.len(), 6, "{}", out.stdout);
+            for (t, calls) in &own {
+                let [begins, _, async_ends, _] = of(t);
+                assert!(begins >= *calls, "{t}: {begins} begins < {calls} own calls");
+                if t.starts_with("System.Threading.Tasks.Task") {
+                    assert!(
+                        async_ends >= *calls,
+                        "{t}: {async_ends} async ends < {calls} own calls"
+                    );
+                }
+            }
+            // Each faulting send's id is run twice (the send and its continuation's
+            // antecedent): both tasks end faulted.
+            let faults: u64 = out
+                .stdout
+                .lines()
+                .find_map(|l| l.strip_prefix("status 500 "))
+                .and_then(|n| n.parse().ok())
+                .expect("a `status 500` line");
+            let [_, _, _, faulted] = of("System.Threading.Tasks.Task");
+            assert!(
+                faults > 0 && faulted >= 2 * faults,
+                "{faulted} < 2 * {faults}"
+            );
+        }
+    })
+}
+
+/// `Thrower` on [`FRAMEWORK_PATH`]: every begin and end hook of ~200,000 calls of
+/// StringBuilder's, Dictionary`2's and Task's methods throws, and the program computes
+/// and prints exactly what it does unprofiled (the exceptions caught in the rewritten
+/// code, the targets' own results and exceptions untouched), on both runtimes, tiering
+/// on and off; the hooks ran (`thrower: begins N ends N`, positive and equal, at least
+/// the program's own calls).
+#[test]
+fn thrower_on_framework_request_path() {
+    for_each_runtime(|rt| {
+        for tiering in ["1", "0"] {
+            let out = check_framework_path(rt, "Thrower", "thrower: ", tiering);
+            let last = out
+                .stdout
+                .lines()
+                .filter_map(|l| l.strip_prefix("thrower: begins "))
+                .collect::<Vec<_>>();
+            assert_eq!(last.len(), 1, "{}", out.stdout);
+            let (begins, ends) = last[0]
+                .split_once(" ends ")
+                .map(|(b, e)| (b.parse::<u64>().unwrap(), e.parse::<u64>().unwrap()))
+                .unwrap_or_else(|| panic!("{}", last[0]));
+            let own: u64 = own_calls(&out.stdout).iter().map(|(_, n)| n).sum();
+            assert!(begins >= own && begins == ends, "{begins} {ends} {own}");
         }
     })
 }

@@ -328,6 +328,15 @@ fn call_target_app() {
     })
 }
 
+/// `CallTargetFramework.exe`: its requests, checksums and counts (it checks its sums
+/// itself: exit 99 if one is wrong), the same on both runtimes.
+#[test]
+fn call_target_framework() {
+    for_each_runtime(|rt| {
+        check(rt, "CallTargetFramework");
+    })
+}
+
 /// Every source has its binary and runtimeconfig in `bin/`, every binary its source,
 /// and every program of the harness's table its expected output.
 #[test]

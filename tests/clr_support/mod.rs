@@ -69,6 +69,7 @@ pub const PROGRAMS: &[(&str, i32)] = &[
     ("OpenFrames", 48),
     ("TwoTools", 49),
     ("CallTargetApp", 50),
+    ("CallTargetFramework", 51),
 ];
 
 /// The number of calls of methods of `CallTree.Work` (its constructor included) that

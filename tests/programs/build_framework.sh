@@ -2,11 +2,11 @@
 # Rebuilds the test programs that need CoreCLR's own framework assemblies (Mono's
 # reference assemblies have no AssemblyLoadContext, no ValueTask<T>): Unload.exe and its
 # plugin UnloadPlugin.dll; CallTarget's ILRewrite.CallTarget.dll,
-# CallTargetIntegrations.dll and CallTargetApp.exe; with Mono's mcs against the
-# provisioned runtime's
-# System.Private.CoreLib (the binaries reference System.Private.CoreLib and
-# System.Console directly; System.Runtime and System.Runtime.Extensions are needed
-# only to resolve the type forwarders that System.Console's metadata points at).
+# CallTargetIntegrations.dll, CallTargetApp.exe and CallTargetFramework.exe; with
+# Mono's mcs against the provisioned runtime's System.Private.CoreLib (the binaries
+# reference System.Private.CoreLib and System.Console directly; System.Runtime and
+# System.Runtime.Extensions are needed only to resolve the type forwarders that
+# System.Console's metadata points at).
 #
 #   tests/programs/build_framework.sh [OUTDIR]
 #
@@ -16,7 +16,7 @@
 # 3.1.23) and loads OUTDIR/UnloadPlugin.dll, so both go to the same directory;
 # CallTargetApp.exe references OUTDIR/ILRewrite.CallTarget.dll, and so does
 # CallTargetIntegrations.dll (which the app never references: a profiler makes its
-# targets call it).
+# targets call it). CallTargetFramework.exe references the framework only.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -71,3 +71,8 @@ fw_mcs library CallTargetIntegrations.dll CallTargetIntegrations.cs System.Runti
 fw_mcs exe CallTargetApp.exe CallTargetApp.cs System.Runtime System.Runtime.Extensions \
     System.Console System.Threading ILRewrite.CallTarget.dll
 runtimeconfig CallTargetApp
+# The framework targets' program: StringBuilder, Dictionary`2 and Task (CoreLib's
+# precompiled code).
+fw_mcs exe CallTargetFramework.exe CallTargetFramework.cs System.Runtime \
+    System.Runtime.Extensions System.Console
+runtimeconfig CallTargetFramework
