@@ -708,6 +708,60 @@ fn counter_on_framework_request_path() {
     })
 }
 
+/// `Counter` on Dictionary`2's `Add` alone: the runtime calls it before the program's
+/// module loads, when the integrations' directory is not known, so that compilation
+/// keeps its IL; it is compiled again with its hooks once the directory is known, and
+/// the program's own `Add`s (in three instantiations, one in shared canonical code) get
+/// begins and ends. The new version is requested by the profiler's ReJIT thread right
+/// after the program's module loads, so the program's first calls may still run the old
+/// code: each count is positive and at most the program's own (all 13,000 `Add`s on
+/// `<string, string>` counted in the runs measured; at least half asserted).
+#[test]
+fn a_target_compiled_before_the_application_loads_gets_its_hooks_once_it_does() {
+    const ADD: &str = "[[method]]\nname = \"calltarget\"\noptions = { integrations = [\
+        \"System.Collections.Generic.Dictionary`2::Add => CallTargetIntegrations.Counter, \
+        CallTargetIntegrations\"] }\n";
+    for_each_runtime(|rt| {
+        let out = run_program(rt, "CallTargetFramework", "calltarget_add", ADD, &[]);
+        let err = &out.stderr;
+        assert_eq!(out.code(), exit_code("CallTargetFramework"), "{err}");
+        assert!(
+            err.contains(
+                "calltarget: System.Collections.Generic.Dictionary`2::Add keeps its IL: the \
+                 application's directory is not known yet"
+            ),
+            "{err}"
+        );
+        assert!(
+            err.contains("calltarget: 1 targets compiled before the application's directory was known are compiled again with their hooks"),
+            "{err}"
+        );
+        let mut seen = 0;
+        for line in out.stdout.lines() {
+            let Some(rest) = line.strip_prefix("own-add ") else {
+                continue;
+            };
+            let (t, own) = rest.rsplit_once(' ').expect("`own-add <type> N`");
+            let own: u64 = own.parse().expect("a count");
+            let prefix = format!("counter: {t} begins ");
+            let counted = out
+                .stdout
+                .lines()
+                .find_map(|l| l.strip_prefix(&prefix))
+                .unwrap_or_else(|| panic!("no counter for {t}:\n{}", out.stdout));
+            let words: Vec<&str> = counted.split(' ').collect();
+            assert_eq!(words[1..3], ["ends", words[0]], "{counted}");
+            let begins: u64 = words[0].parse().expect("a count");
+            assert!(begins > 0 && begins <= own, "{t}: {begins} of {own}");
+            if own > 1000 {
+                assert!(begins >= own / 2, "{t}: {begins} of {own}");
+            }
+            seen += 1;
+        }
+        assert_eq!(seen, 3, "{}", out.stdout);
+    })
+}
+
 /// `Thrower` on [`FRAMEWORK_PATH`]: every begin and end hook of ~200,000 calls of
 /// StringBuilder's, Dictionary`2's and Task's methods throws, and the program computes
 /// and prints exactly what it does unprofiled (the exceptions caught in the rewritten

@@ -5,9 +5,9 @@
 
 use core::ffi::c_void;
 use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
 #[cfg(unix)]
 use std::sync::{Mutex, PoisonError};
-use std::sync::atomic::Ordering::Relaxed;
 
 use super::manager::Manager;
 use super::method::{InstrumentationMethod, ModuleLoad, Owner};
@@ -85,7 +85,9 @@ impl Manager {
             }
             if let Some(rejit) = &running.rejit {
                 rejit.module_loaded(&state, &targets);
-                let recompile = recompile.into_inner().unwrap_or_else(PoisonError::into_inner);
+                let recompile = recompile
+                    .into_inner()
+                    .unwrap_or_else(PoisonError::into_inner);
                 if !recompile.is_empty() {
                     rejit.renew(recompile);
                 }

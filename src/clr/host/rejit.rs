@@ -382,9 +382,7 @@ impl ReJitController {
     /// for those the machine has no record of): the driver asks for a new version of
     /// each, in a loaded module, not waited for ([`ReJitMachine::renew`]).
     pub(crate) fn renew(&self, keys: Vec<MethodKey>) {
-        self.counts
-            .renewed
-            .fetch_add(keys.len() as u64, Relaxed);
+        self.counts.renewed.fetch_add(keys.len() as u64, Relaxed);
         {
             let mut machine = self.machine();
             for key in keys {
