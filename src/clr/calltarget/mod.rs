@@ -659,11 +659,34 @@ impl InstrumentationMethod for CallTargetMethod {
         Ok(())
     }
 
+    /// Options of a request (the dial's `instrument`) may repeat the integrations and the
+    /// state's assembly the method started with, not change them: their references are
+    /// defined in each module as it loads, so other ones would not be what the edits
+    /// call.
     fn check_options(&self, options: &Options) -> Result<(), MethodError> {
-        match options.strings("integrations") {
-            Some(_) => self.settle(options).map(drop),
-            None => Ok(()),
+        let changed = || {
+            options.invalid(
+                "integrations",
+                "the integrations and the state's assembly are fixed at start (their \
+                 references are defined as modules load): a request may repeat them, not \
+                 change them",
+            )
+        };
+        let started = self.started.get();
+        if options.strings("integrations").is_some() {
+            let (integrations, _) = self.settle(options)?;
+            if started.is_some_and(|(given, _)| *given != integrations) {
+                return Err(changed().into());
+            }
         }
+        if let Some(text) = options.string("state_assembly") {
+            let state = HelperAssembly::parse(text)
+                .map_err(|why| options.invalid("state_assembly", &why))?;
+            if started.is_some_and(|(_, given)| *given != state) {
+                return Err(changed().into());
+            }
+        }
+        Ok(())
     }
 
     fn assembly_references(&self) -> Vec<AssemblyName<'_>> {

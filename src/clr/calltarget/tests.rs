@@ -53,3 +53,39 @@ fn the_builder_keeps_integrations_and_targets() {
     let names: Vec<&str> = ct.assembly_references().iter().map(|a| a.name).collect();
     assert_eq!(names, ["S", "Z"]);
 }
+
+#[test]
+fn a_request_may_repeat_the_started_integrations_not_change_them() {
+    let ct = CallTargetMethod::new();
+    let specs = ct.options().to_vec();
+    // As a configuration's `options = { ... }` (TOML values).
+    let options = |words: &[(&str, &str)]| {
+        let values: Vec<String> = words.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        let text = format!(
+            "[[method]]\nname = \"calltarget\"\noptions = {{ {} }}\n",
+            values.join(", ")
+        );
+        let configuration = crate::clr::Configuration::parse(&text, "test").unwrap();
+        configuration.methods()[0]
+            .options
+            .checked("calltarget", &specs)
+            .unwrap()
+    };
+    let started = options(&[("integrations", r#"["A::M => X.Y, Z"]"#)]);
+    let _ = ct.started.set(ct.settle(&started).unwrap());
+    assert!(ct.check_options(&options(&[])).is_ok());
+    assert!(ct.check_options(&started).is_ok());
+    for changed in [
+        options(&[("integrations", r#"["A::N => X.Y, Z"]"#)]),
+        options(&[("state_assembly", r#""S""#)]),
+    ] {
+        let e = ct.check_options(&changed).unwrap_err().to_string();
+        assert!(e.contains("fixed at start"), "{e}");
+    }
+    // Malformed ones say why, as at start.
+    let e = ct
+        .check_options(&options(&[("integrations", r#"["A::M X.Y"]"#)]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no `=>`"), "{e}");
+}
