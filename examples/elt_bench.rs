@@ -157,18 +157,18 @@ fn chosen(names: &str) -> Result<Vec<usize>, String> {
         .collect())
 }
 
-/// The cdylib example `name` built beside this one, if it is there.
-fn example_cdylib(name: &str) -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let path = exe.parent()?.join(format!(
+/// Where the cdylib example `name` is built: beside this one.
+fn example_cdylib(name: &str) -> Result<PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("this program's path: {e}"))?;
+    let dir = exe.parent().ok_or("this program's path has no directory")?;
+    Ok(dir.join(format!(
         "{}{name}{}",
         std::env::consts::DLL_PREFIX,
         std::env::consts::DLL_SUFFIX
-    ));
-    path.is_file().then_some(path)
+    )))
 }
 
-/// What the runs need besides the program: the profilers and the CallTarget
+/// What the runs need besides the program: the profilers' paths and the CallTarget
 /// configuration files (removed when this is dropped).
 struct Tools {
     sample: PathBuf,
@@ -177,25 +177,34 @@ struct Tools {
 }
 
 impl Tools {
-    /// Finds both profilers and writes a configuration file per CallTarget integration
-    /// of [`CONFIGS`].
-    fn new() -> Result<Tools, String> {
-        let built = |name: &str, features: &str| {
-            example_cdylib(name).ok_or(format!(
-                "the {name} profiler is not built: cargo build --release --features {features} --example {name}"
-            ))
+    /// The profilers, each checked to be built if one of the `chosen` configurations
+    /// (indices into [`CONFIGS`]) uses it, and a configuration file written per chosen
+    /// CallTarget integration.
+    fn new(chosen: &[usize]) -> Result<Tools, String> {
+        let setups = || chosen.iter().map(|&i| CONFIGS[i].1);
+        let built = |name: &str, features: &str, needed: bool| {
+            let path = example_cdylib(name)?;
+            if needed && !path.is_file() {
+                return Err(format!(
+                    "the {name} profiler is not built: cargo build --release --features {features} --example {name}"
+                ));
+            }
+            Ok(path)
         };
+        let sample = setups().any(|s| matches!(s, Setup::Sample { .. }));
+        let calltarget = setups().any(|s| matches!(s, Setup::CallTarget { .. }));
         let mut tools = Tools {
-            sample: built("profiler", "clr")?,
-            calltarget: built("calltarget", "clr,pe")?,
+            sample: built("profiler", "clr", sample)?,
+            calltarget: built("calltarget", "clr,pe", calltarget)?,
             config_files: Vec::new(),
         };
-        for (_, setup) in CONFIGS {
+        for setup in setups() {
             if let Setup::CallTarget { integration } = setup {
                 let path = Tools::config_path(integration);
+                // Listed before it is written, so that a partial file is removed too.
+                tools.config_files.push(path.clone());
                 std::fs::write(&path, calltarget_config(integration))
                     .map_err(|e| format!("{}: {e}", path.display()))?;
-                tools.config_files.push(path);
             }
         }
         Ok(tools)
@@ -381,7 +390,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let outcome = Tools::new().and_then(|tools| {
+    let outcome = Tools::new(&options.chosen).and_then(|tools| {
         let runtimes = ilrewrite_corpus::runtimes().map_err(|e| e.to_string())?;
         for rt in runtimes {
             report(rt, &options, &measure(rt, &tools, &options)?);
