@@ -104,6 +104,7 @@ const CONFIGS: [(&str, Setup); 10] = [
     ),
 ];
 
+/// The sample profiler in `mode` with `filter` and `probes` (see [`Setup::Sample`]).
 const fn sample(mode: &'static str, filter: &'static str, probes: Option<&'static str>) -> Setup {
     Setup::Sample {
         mode,
@@ -134,7 +135,12 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
         let count = || value.parse::<u64>().ok().filter(|&n| n > 0);
         match flag.as_str() {
             "-n" => options.rounds = count().ok_or("-n: a positive count")? as usize,
-            "-c" => options.calls = count().ok_or("-c: a positive count")?,
+            // EltBench.exe reads an `int`.
+            "-c" => {
+                options.calls = count()
+                    .filter(|&c| c <= i32::MAX as u64)
+                    .ok_or("-c: a count from 1 to 2^31 - 1")?
+            }
             "-o" => options.chosen = chosen(&value)?,
             _ => return Err(format!("unknown flag {flag}")),
         }
@@ -322,6 +328,7 @@ fn run(rt: &Runtime, tools: &Tools, setup: Setup, calls: u64) -> Result<f64, Str
         .ok_or_else(|| format!("{setup:?}: no ns-per-call line:\n{stderr}"))
 }
 
+/// The middle value (the upper of the two middle ones of an even count); NaN if none.
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
