@@ -285,6 +285,17 @@ pub enum Error {
         /// Why.
         reason: CallTargetRefusal,
     },
+    /// An edit made outside the crate failed: an instrumentation method in a library
+    /// of its own (the `clr` feature's C ABI) returned an error, with its message.
+    #[error("{library}: {message} (status {status})")]
+    Foreign {
+        /// The instrumentation method's name.
+        library: String,
+        /// Its status code.
+        status: i32,
+        /// Its message.
+        message: String,
+    },
     /// A value that does not fit the encoding it must be written in.
     #[error("cannot encode: {what}")]
     Unencodable {

@@ -48,6 +48,7 @@
 
 mod calltarget;
 pub mod com;
+mod component;
 #[cfg(unix)]
 pub mod dial;
 pub mod hooks;
@@ -76,6 +77,7 @@ pub mod ffi {
 }
 
 pub use calltarget::{CallTargetMethod, HelperAssembly, Integration};
+pub use component::{LibraryMethod, LoadError};
 pub use host::{
     Candidate, Change, ChangeError, ConfigError, Configuration, Events, EventsHandle,
     InliningCallers, InstrumentationMethod, Interest, Manager, ManagerCounts, MethodEdit,

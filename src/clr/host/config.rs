@@ -454,6 +454,10 @@ pub struct MethodEntry {
     pub enabled: bool,
     /// Its options.
     pub options: Options,
+    /// The shared library it is in (`library = "path"`, relative to the configuration
+    /// file's directory): an instrumentation method of its own library, loaded by a
+    /// profiler that loads libraries ([`Manager::configured_with_loader`](super::Manager::configured_with_loader)).
+    pub library: Option<std::path::PathBuf>,
 }
 
 /// A configuration file, read and checked for its own format; the names and options
@@ -489,7 +493,16 @@ impl Configuration {
             at: None,
             message: format!("cannot read the configuration: {e}"),
         })?;
-        Configuration::parse(&text, &origin)
+        let mut configuration = Configuration::parse(&text, &origin)?;
+        let dir = path.parent().unwrap_or(std::path::Path::new(""));
+        for entry in &mut configuration.methods {
+            if let Some(library) = &mut entry.library
+                && library.is_relative()
+            {
+                *library = dir.join(&*library);
+            }
+        }
+        Ok(configuration)
     }
 
     /// Checks `text`, a configuration whose errors name `origin`.
@@ -708,6 +721,7 @@ impl<'t> Lines<'t> {
         let mut name = None;
         let mut priority = None;
         let mut enabled = true;
+        let mut library = None;
         let mut options = Options {
             origin: self.origin.clone(),
             entries: Vec::new(),
@@ -726,9 +740,13 @@ impl<'t> Lines<'t> {
                 }
                 ("enabled", DeValue::Boolean(b)) => enabled = *b,
                 ("options", DeValue::Table(table)) => options.entries = self.options(table)?,
-                (key @ ("name" | "priority" | "enabled" | "options"), other) => {
+                ("library", DeValue::String(s)) if !s.is_empty() => {
+                    library = Some(std::path::PathBuf::from(s.as_ref()));
+                }
+                (key @ ("name" | "priority" | "enabled" | "options" | "library"), other) => {
                     let expected = match key {
                         "name" => "a string",
+                        "library" => "a library's path (a string, not empty)",
                         "priority" => "an integer",
                         "enabled" => "a boolean",
                         _ => "a table",
@@ -743,7 +761,7 @@ impl<'t> Lines<'t> {
                         key.span().start,
                         format!(
                             "unknown key `{other}` in [[method]] (expected name, priority, \
-                             enabled or options)"
+                             enabled, options or library)"
                         ),
                     ));
                 }
@@ -758,6 +776,7 @@ impl<'t> Lines<'t> {
             priority,
             enabled,
             options,
+            library,
         })
     }
 
@@ -951,8 +970,8 @@ mod tests {
         );
         assert_eq!(
             error("[[method]]\nname = \"a\"\nprio = 1\n"),
-            "f.toml:3:1: unknown key `prio` in [[method]] (expected name, priority, enabled \
-             or options)"
+            "f.toml:3:1: unknown key `prio` in [[method]] (expected name, priority, enabled, \
+             options or library)"
         );
         assert_eq!(
             error("[[method]]\nname = 3\n"),

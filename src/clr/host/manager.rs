@@ -251,11 +251,52 @@ impl Manager {
         configuration: &Configuration,
         available: &[Arc<dyn InstrumentationMethod>],
     ) -> Result<Manager, ConfigError> {
+        Manager::configured_with_loader(configuration, available, &|path| {
+            Err(format!(
+                "this profiler loads no instrumentation method libraries ({} not loaded)",
+                path.display()
+            ))
+        })
+    }
+
+    /// As [`Manager::configured`], with `load` making the instrumentation method of an
+    /// entry that names a `library` (`LibraryMethod::load` for the C ABI's libraries):
+    /// it must be called what the entry's `name` says. Library entries and `available`
+    /// ones compose in one priority order.
+    ///
+    /// # Errors
+    /// Those of [`Manager::configured`]; a library `load` refuses (its reason, at the
+    /// entry's place), or one whose instrumentation method has another name. Then no
+    /// instrumentation method runs.
+    pub fn configured_with_loader(
+        configuration: &Configuration,
+        available: &[Arc<dyn InstrumentationMethod>],
+        load: &dyn Fn(&std::path::Path) -> Result<Arc<dyn InstrumentationMethod>, String>,
+    ) -> Result<Manager, ConfigError> {
         let mut manager = Manager::new();
         manager.ready_to_run = configuration.ready_to_run();
         manager.show_il = configuration.show_il().to_vec();
         for entry in configuration.methods() {
-            let Some(method) = available.iter().find(|m| m.name() == entry.name) else {
+            let loaded;
+            let found = match &entry.library {
+                Some(path) => {
+                    loaded = load(path).map_err(|why| configuration.error(entry.at, why))?;
+                    if loaded.name() != entry.name {
+                        return Err(configuration.error(
+                            entry.at,
+                            format!(
+                                "{} is instrumentation method {:?}, not {:?}",
+                                path.display(),
+                                loaded.name(),
+                                entry.name
+                            ),
+                        ));
+                    }
+                    Some(&loaded)
+                }
+                None => available.iter().find(|m| m.name() == entry.name),
+            };
+            let Some(method) = found else {
                 let offered: Vec<&str> = available.iter().map(|m| m.name()).collect();
                 return Err(configuration.error(
                     entry.at,

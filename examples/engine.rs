@@ -1,0 +1,141 @@
+//! A ready-made profiler: the manager, configured by the TOML file `ENGINE_CONFIG`
+//! names, hosting the instrumentation methods it lists: the built-in ones (`calltarget`,
+//! and `scale`, below) and those in libraries of their own (`library = "path"`,
+//! relative to the file; the C ABI of `include/ilrewrite_method.h`), in one priority
+//! order.
+//!
+//! ```text
+//! cargo build --release --features clr,pe --example engine
+//! cat > engine.toml <<'EOF2'
+//! [[method]]
+//! name = "offset_c"
+//! library = "liboffset_c.so"
+//! options = { filter = "Answer::Get", addend = 1 }
+//! EOF2
+//! ENGINE_CONFIG=engine.toml CORECLR_ENABLE_PROFILING=1 \
+//! CORECLR_PROFILER={5B0E6A3C-8D21-4F7A-B6C9-2E1D4A7F3C85} \
+//! CORECLR_PROFILER_PATH=$PWD/target/release/examples/libengine.so dotnet app.dll
+//! ```
+//!
+//! A configuration error (a library that cannot be loaded, another ABI version, an
+//! option it does not declare, a `start` that fails) is one line on stderr, and then
+//! nothing runs. No `unsafe`.
+use std::sync::Arc;
+
+use ilrewrite::body::MethodBody;
+use ilrewrite::clr::{
+    CallTargetMethod, Candidate, Configuration, InstrumentationMethod, Interest, LibraryMethod,
+    Manager, MethodEdit, MethodError, OptionKind, OptionSpec, Profiler, Start,
+};
+use ilrewrite::graph::Incoming;
+use ilrewrite::sig::{MethodSig, TypeSig};
+use ilrewrite::{Instruction, OpCode};
+
+/// `scale`: multiplies the `int32` result of the methods whose name contains `filter`
+/// by `factor` (2 by default), before each `ret`.
+#[derive(Debug)]
+struct Scale {
+    options: [OptionSpec; 2],
+}
+
+impl Scale {
+    fn new() -> Scale {
+        Scale {
+            options: [
+                OptionSpec::new("filter", OptionKind::String),
+                OptionSpec::new("factor", OptionKind::Integer),
+            ],
+        }
+    }
+
+    fn factor(options: &ilrewrite::clr::Options) -> Result<i32, MethodError> {
+        let factor = options.integer("factor").unwrap_or(2);
+        i32::try_from(factor).map_err(|_| options.invalid("factor", "not a 32-bit integer").into())
+    }
+}
+
+impl Profiler for Scale {}
+
+impl InstrumentationMethod for Scale {
+    fn name(&self) -> &str {
+        "scale"
+    }
+
+    fn options(&self) -> &[OptionSpec] {
+        &self.options
+    }
+
+    fn start(&self, start: &Start<'_>) -> Result<(), MethodError> {
+        Scale::factor(start.options()).map(drop)
+    }
+
+    fn wants(&self, method: &Candidate<'_>) -> Interest {
+        // The filter is read per call: the options are the configured ones.
+        let _ = method;
+        Interest::Edit
+    }
+
+    fn edit(
+        &self,
+        body: &mut MethodBody,
+        method: &mut MethodEdit<'_, '_>,
+    ) -> ilrewrite::Result<bool> {
+        let options = method.options();
+        let Some(filter) = options.string("filter").filter(|f| !f.is_empty()) else {
+            return Ok(false);
+        };
+        if !method.name().contains(filter) {
+            return Ok(false);
+        }
+        let returns_int32 = method
+            .method()
+            .signature()
+            .ok()
+            .and_then(|blob| MethodSig::parse(blob).ok())
+            .is_some_and(|sig| sig.return_type == TypeSig::I4);
+        let Ok(factor) = Scale::factor(options) else {
+            return Ok(false);
+        };
+        if !returns_int32 {
+            return Ok(false);
+        }
+        let rets: Vec<_> = body
+            .instrs
+            .opcodes()
+            .filter(|(_, op)| *op == OpCode::Ret)
+            .map(|(id, _)| id)
+            .collect();
+        let code = [
+            Instruction::ldc_i4(factor),
+            Instruction::simple(OpCode::Mul),
+        ];
+        for &ret in &rets {
+            body.insert_all_before(ret, &code, Incoming::Redirect)?;
+        }
+        Ok(!rets.is_empty())
+    }
+}
+
+/// The manager, with what `ENGINE_CONFIG` names; a configuration error is one line,
+/// and then nothing runs.
+fn profiler() -> Manager {
+    let offered: Vec<Arc<dyn InstrumentationMethod>> =
+        vec![Arc::new(CallTargetMethod::new()), Arc::new(Scale::new())];
+    let Some(path) = std::env::var_os("ENGINE_CONFIG") else {
+        eprintln!("engine: ENGINE_CONFIG is not set; nothing runs");
+        return Manager::new();
+    };
+    Configuration::read(path.as_ref())
+        .and_then(|configuration| {
+            Manager::configured_with_loader(&configuration, &offered, &LibraryMethod::loader)
+        })
+        .unwrap_or_else(|error| {
+            eprintln!("engine: {error}; nothing runs");
+            Manager::new()
+        })
+}
+
+ilrewrite::export_profiler!(
+    clsid = "{5B0E6A3C-8D21-4F7A-B6C9-2E1D4A7F3C85}",
+    profiler = profiler
+);

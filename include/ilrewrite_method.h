@@ -1,0 +1,222 @@
+/*
+ * ilrewrite_method.h: the C ABI of an ilrewrite instrumentation method in a library of
+ * its own, loaded by a profiler built on the ilrewrite crate (its configuration names
+ * the library: `library = "path"`). ABI version 1.
+ *
+ * A library exports two symbols:
+ *
+ *   const uint32_t ilrewrite_abi_version;          read before any call: must equal
+ *                                                  ILR_ABI_VERSION of the host's header
+ *   ilr_status ilrewrite_method_create(const ilr_host *host, ilr_method *method,
+ *                                      ilr_error *error);
+ *
+ * `ilrewrite_method_create` is called once, after the version matched. `host` stays
+ * valid until `method->destroy` returns. `method` arrives zeroed with `method->size` set
+ * to the size of `ilr_method` the host knows; the library fills the fields it knows up
+ * to that size (a newer host's extra fields stay zero: absent). The library may keep
+ * the `host` pointer.
+ *
+ * Threading: free-threaded. The host calls `wants` and `edit` on many threads at once
+ * (one per method being compiled); the library does its own locking.
+ *
+ * Handles (ilr_options, ilr_candidate, ilr_edit) are numbers, valid only during the
+ * call that received them and only on that thread. A handle used after its call
+ * returned, or on another thread, gets ILR_E_INVALID_HANDLE: never undefined behaviour.
+ * Handles are never reused.
+ *
+ * Strings are UTF-8. An ilr_str the host gives (not NUL-terminated) stays valid until
+ * the library's call that received the handle it came from returns. Strings the
+ * library gives (name, option names) are NUL-terminated and must stay valid until
+ * `destroy` returns.
+ *
+ * Nothing may unwind across this boundary: a library written in C++ catches its
+ * exceptions; one written in Rust catches panics.
+ */
+#ifndef ILREWRITE_METHOD_H
+#define ILREWRITE_METHOD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ILR_ABI_VERSION 1u
+
+/* ---- status codes ------------------------------------------------------------------ */
+
+typedef int32_t ilr_status;
+
+#define ILR_OK 0
+/* A handle used outside the call that received it (or on another thread). */
+#define ILR_E_INVALID_HANDLE (-1)
+/* An argument the host cannot take: a null pointer, an unknown id, an operand that does
+ * not fit its opcode, a name that is not UTF-8. Nothing was changed. */
+#define ILR_E_INVALID_ARGUMENT (-2)
+/* What was asked for is not there (an option not given). */
+#define ILR_E_NOT_FOUND (-3)
+/* The host refused the edit (it would break the body); nothing was changed. */
+#define ILR_E_REFUSED (-5)
+/* The library's own failure (returned by the library; its message in the ilr_error). */
+#define ILR_E_FAILED (-6)
+
+/* A message buffer the host provides: the library writes at most `capacity` bytes of
+ * UTF-8 to `data` and sets `length`. */
+typedef struct ilr_error {
+    char *data;
+    size_t capacity;
+    size_t length;
+} ilr_error;
+
+/* A UTF-8 string the host lends until the library's current call returns. */
+typedef struct ilr_str {
+    const char *data;
+    size_t length;
+} ilr_str;
+
+/* ---- handles ----------------------------------------------------------------------- */
+
+typedef uint64_t ilr_options;   /* an instrumentation method's options */
+typedef uint64_t ilr_candidate; /* a method being asked about (wants) */
+typedef uint64_t ilr_edit;      /* a method body being edited */
+
+/* ---- options ----------------------------------------------------------------------- */
+
+#define ILR_OPTION_INTEGER 1u
+#define ILR_OPTION_BOOLEAN 2u
+#define ILR_OPTION_STRING 3u
+#define ILR_OPTION_STRINGS 4u
+#define ILR_OPTION_SELECTORS 5u
+
+/* One option the library takes: the configuration may give only these, of this kind
+ * (checked by the host before `start`). */
+typedef struct ilr_option_spec {
+    const char *name;
+    uint32_t kind;
+} ilr_option_spec;
+
+/* ---- instructions ------------------------------------------------------------------ */
+
+#define ILR_OPERAND_NONE 0u
+#define ILR_OPERAND_INT 1u     /* ldc.i4(.s), unaligned., no.: the value */
+#define ILR_OPERAND_LONG 2u    /* ldc.i8 */
+#define ILR_OPERAND_FLOAT32 3u /* ldc.r4: IEEE-754 bits in the low 32 bits */
+#define ILR_OPERAND_FLOAT64 4u /* ldc.r8: IEEE-754 bits */
+#define ILR_OPERAND_VAR 5u     /* an argument or local index */
+#define ILR_OPERAND_TOKEN 6u   /* a metadata token */
+#define ILR_OPERAND_TARGET 7u  /* a branch: the id of the target instruction */
+#define ILR_OPERAND_SWITCH 8u  /* switch: the number of targets (read only) */
+
+/* One instruction. `id` names an instruction of the body (ids are 1 or more, stable for
+ * the edit call); 0 in new code. `opcode` is the ECMA-335 value: one byte, or
+ * 0xFE00 | the second byte for the two-byte opcodes. */
+typedef struct ilr_instruction {
+    uint32_t id;
+    uint16_t opcode;
+    uint16_t operand_kind;
+    int64_t operand;
+} ilr_instruction;
+
+/* ---- what the host gives ----------------------------------------------------------- */
+
+#define ILR_REDIRECT 1u /* insert_before: branches and regions that named the
+                           instruction now name the first new one */
+#define ILR_KEEP 0u     /* insert_before: they keep naming the old instruction */
+
+typedef struct ilr_host {
+    /* sizeof(ilr_host) as the host knows it; fields past it are absent. */
+    uint32_t size;
+    uint32_t abi_version;
+
+    /* A line in the profiler's log (prefixed with the library's name). */
+    void (*log)(const char *message, size_t length);
+
+    /* An option's value; ILR_E_NOT_FOUND when the configuration does not give it. */
+    ilr_status (*option_integer)(ilr_options options, const char *name, int64_t *value);
+    ilr_status (*option_boolean)(ilr_options options, const char *name, int32_t *value);
+    ilr_status (*option_string)(ilr_options options, const char *name, ilr_str *value);
+
+    /* The candidate's module id and MethodDef token; its name as
+     * `Namespace.Type::Method` (nested types `Outer/Inner`). */
+    ilr_status (*candidate_method)(ilr_candidate candidate, uint64_t *module, uint32_t *token);
+    ilr_status (*candidate_name)(ilr_candidate candidate, ilr_str *name);
+
+    /* The edited method: module id and token, name, the options of this edit (the
+     * configured ones, or a live request's), the ECMA-335 element type of its return
+     * type (0x01 void, 0x08 int32, ...). */
+    ilr_status (*edit_method)(ilr_edit edit, uint64_t *module, uint32_t *token);
+    ilr_status (*edit_name)(ilr_edit edit, ilr_str *name);
+    ilr_status (*edit_options)(ilr_edit edit, ilr_options *options);
+    ilr_status (*edit_return_type)(ilr_edit edit, uint8_t *element_type);
+
+    /* Walking the body in order: the first instruction's id, the one after `id` (0 at
+     * the end), an instruction by id. */
+    ilr_status (*body_first)(ilr_edit edit, uint32_t *id);
+    ilr_status (*body_next)(ilr_edit edit, uint32_t id, uint32_t *next);
+    ilr_status (*body_get)(ilr_edit edit, uint32_t id, ilr_instruction *instruction);
+
+    /* Inserting `count` instructions (their `id` fields ignored); `ids`, when not null,
+     * receives the new instructions' ids (`count` of them). All or nothing: on an error
+     * the body is as it was.
+     * - insert_before: right before instruction `at`; `incoming` ILR_REDIRECT or ILR_KEEP.
+     * - insert_after: right after `at`; nothing that names `at` changes.
+     * - insert_at_entry: before the first instruction, branches to it kept (a loop back
+     *   to the start does not run the new code again).
+     * - insert_before_returns: before every `ret` (the return value, if any, on the
+     *   stack), branches to the `ret` redirected to the new code; `count` must be such
+     *   that each copy leaves the stack as it found it. */
+    ilr_status (*body_insert_before)(ilr_edit edit, uint32_t at, uint32_t incoming,
+                                     const ilr_instruction *code, size_t count, uint32_t *ids);
+    ilr_status (*body_insert_after)(ilr_edit edit, uint32_t at, const ilr_instruction *code,
+                                    size_t count, uint32_t *ids);
+    ilr_status (*body_insert_at_entry)(ilr_edit edit, const ilr_instruction *code, size_t count,
+                                       uint32_t *ids);
+    ilr_status (*body_insert_before_returns)(ilr_edit edit, const ilr_instruction *code,
+                                             size_t count);
+} ilr_host;
+
+/* ---- what the library gives -------------------------------------------------------- */
+
+#define ILR_WANT_NO 0
+#define ILR_WANT_EDIT 1
+
+typedef struct ilr_method {
+    /* sizeof(ilr_method) as the host knows it (set by the host). */
+    uint32_t size;
+    /* The library's own state, passed back to every function. */
+    void *self;
+    /* The name configurations and logs use (unique in a profiler). */
+    const char *name;
+    /* The default priority (higher edits first; a configuration may override it). */
+    int32_t priority;
+    /* The options it takes. */
+    const ilr_option_spec *options;
+    uint32_t option_count;
+
+    /* Once, before anything else, with the configured options; an error stops the
+     * profiler's start (nothing is rewritten). Null: nothing to do. */
+    ilr_status (*start)(void *self, ilr_options options, ilr_error *error);
+    /* Options of a live request (already checked against `options`); an error refuses
+     * the request. Null: every such request is accepted. */
+    ilr_status (*check_options)(void *self, ilr_options options, ilr_error *error);
+    /* Whether it edits this method: ILR_WANT_EDIT or ILR_WANT_NO. Cheap: called at
+     * every method's first JIT. */
+    int32_t (*wants)(void *self, ilr_candidate candidate);
+    /* Edits the body through the host's body_* functions; sets *changed to 1 when it
+     * changed something. An error (or a body the host cannot verify afterwards) rolls
+     * back this library's edits alone: the others' stand. */
+    ilr_status (*edit)(void *self, ilr_edit edit, int32_t *changed, ilr_error *error);
+    /* Last: the profiler is done with it (at shutdown). Null: nothing to free. */
+    void (*destroy)(void *self);
+} ilr_method;
+
+/* The library's exports. */
+typedef ilr_status (*ilr_method_create_fn)(const ilr_host *host, ilr_method *method,
+                                           ilr_error *error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ILREWRITE_METHOD_H */

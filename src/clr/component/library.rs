@@ -1,0 +1,373 @@
+//! [`LibraryMethod`]: an instrumentation method in a shared library of its own, loaded
+//! through the C ABI of `include/ilrewrite_method.h`, and hosted by the manager as any
+//! other.
+
+use core::ffi::{CStr, c_char, c_void};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::abi::{
+    ABI_VERSION, CREATE_SYMBOL, CreateFn, ErrorBuffer, MethodApi, OK, OPTION_BOOLEAN,
+    OPTION_INTEGER, OPTION_SELECTORS, OPTION_STRING, OPTION_STRINGS, OptionSpecC, Status,
+    VERSION_SYMBOL, WANT_EDIT,
+};
+use super::context::{lend_candidate, lend_edit, lend_options};
+use super::host_fns::host_api;
+use crate::body::MethodBody;
+use crate::clr::host::{
+    Candidate, InstrumentationMethod, Interest, MethodEdit, MethodError, OptionKind, OptionSpec,
+    Options, Start,
+};
+use crate::clr::profiler::Profiler;
+
+/// Why a library could not be loaded as an instrumentation method: nothing of it ran
+/// but what the reason says.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// The system loader refused it (missing file, not a shared library, a missing
+    /// dependency).
+    #[error("{}: cannot load: {reason}", .path.display())]
+    Load {
+        /// The library.
+        path: PathBuf,
+        /// The loader's reason.
+        reason: String,
+    },
+    /// A symbol of the ABI is not exported.
+    #[error("{}: no symbol `{symbol}` (not an ilrewrite instrumentation method library)", .path.display())]
+    MissingSymbol {
+        /// The library.
+        path: PathBuf,
+        /// The symbol.
+        symbol: &'static str,
+    },
+    /// It speaks another version of the ABI; nothing of it was called.
+    #[error("{}: ABI version {found}, this profiler speaks version {expected}", .path.display())]
+    Version {
+        /// The library.
+        path: PathBuf,
+        /// Its `ilrewrite_abi_version`.
+        found: u32,
+        /// [`ABI_VERSION`].
+        expected: u32,
+    },
+    /// `ilrewrite_method_create` failed, or what it gave is not usable (no name, an
+    /// option of an unknown kind, a string that is not UTF-8).
+    #[error("{}: {reason}", .path.display())]
+    Create {
+        /// The library.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// An instrumentation method in a library of its own. What it declares (name, default
+/// priority, options) is read once when it is loaded; its `start`, `check_options`,
+/// `wants` and `edit` are called through the library's function table, each with
+/// handles valid only during that call (a library that keeps one gets
+/// `ILR_E_INVALID_HANDLE` later, not undefined behaviour). Its `destroy` runs when the
+/// last reference to it goes, then the library is unloaded.
+pub struct LibraryMethod {
+    name: String,
+    path: PathBuf,
+    options: Vec<OptionSpec>,
+    api: MethodApi,
+    /// Kept loaded while `api`'s functions may be called; dropped last.
+    _library: libloading::Library,
+}
+
+// SAFETY: the ABI makes a library's functions free-threaded (the header's contract:
+// "the library does its own locking"); `api.this` is the library's state, only ever
+// passed back to those functions; the rest is owned data.
+unsafe impl Send for LibraryMethod {}
+// SAFETY: as for `Send`: nothing here is mutated after loading but through the
+// library's free-threaded functions.
+unsafe impl Sync for LibraryMethod {}
+
+impl core::fmt::Debug for LibraryMethod {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("LibraryMethod")
+            .field("name", &self.name)
+            .field("path", &self.path)
+            .field("priority", &self.api.priority)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A message buffer for the library to fill.
+struct Message {
+    bytes: Vec<u8>,
+    buffer: ErrorBuffer,
+}
+
+impl Message {
+    fn new() -> Message {
+        let mut bytes = vec![0u8; 1024];
+        let buffer = ErrorBuffer {
+            data: bytes.as_mut_ptr().cast(),
+            capacity: bytes.len(),
+            length: 0,
+        };
+        Message { bytes, buffer }
+    }
+
+    /// What the library wrote (at most the capacity, lossily UTF-8).
+    fn text(&self) -> String {
+        let length = self.buffer.length.min(self.bytes.len());
+        match length {
+            0 => "no message".to_owned(),
+            _ => String::from_utf8_lossy(&self.bytes[..length]).into_owned(),
+        }
+    }
+}
+
+/// A NUL-terminated UTF-8 string of the library, or why not.
+///
+/// # Safety
+/// `text` is null or points to a NUL-terminated string that outlives the result.
+unsafe fn library_str<'a>(text: *const c_char, what: &str) -> Result<&'a str, String> {
+    if text.is_null() {
+        return Err(format!("no {what}"));
+    }
+    // SAFETY: non-null and NUL-terminated by the caller's contract.
+    unsafe { CStr::from_ptr(text) }
+        .to_str()
+        .map_err(|_| format!("its {what} is not UTF-8"))
+}
+
+impl LibraryMethod {
+    /// Loads the library at `path`: checks its `ilrewrite_abi_version` before calling
+    /// anything of it, then calls its `ilrewrite_method_create` with the host's table
+    /// and reads what it declares.
+    ///
+    /// # Errors
+    /// A library the system cannot load, a missing symbol, another ABI version (nothing
+    /// of the library called), a failed `create` (its message), a name, option name or
+    /// option kind that is not usable.
+    pub fn load(path: &Path) -> Result<LibraryMethod, LoadError> {
+        let path = path.to_path_buf();
+        // SAFETY: loading runs the library's initializers: the configuration that
+        // names it vouches for the library (as CORECLR_PROFILER_PATH does for ours).
+        let library = unsafe { libloading::Library::new(&path) }.map_err(|e| LoadError::Load {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+        let missing = |symbol: &'static str| LoadError::MissingSymbol {
+            path: path.clone(),
+            symbol,
+        };
+        // SAFETY: the symbol is declared `const uint32_t` by the ABI; its address is
+        // read as such, without calling anything.
+        let found = unsafe {
+            let version = library
+                .get::<*const u32>(VERSION_SYMBOL)
+                .map_err(|_| missing("ilrewrite_abi_version"))?;
+            (*version).read()
+        };
+        if found != ABI_VERSION {
+            return Err(LoadError::Version {
+                path,
+                found,
+                expected: ABI_VERSION,
+            });
+        }
+        // SAFETY: the ABI declares the symbol with this signature.
+        let create: CreateFn = unsafe {
+            *library
+                .get::<CreateFn>(CREATE_SYMBOL)
+                .map_err(|_| missing("ilrewrite_method_create"))?
+        };
+        let mut api = MethodApi {
+            size: u32::try_from(size_of::<MethodApi>()).unwrap_or(u32::MAX),
+            this: core::ptr::null_mut(),
+            name: core::ptr::null(),
+            priority: 0,
+            options: core::ptr::null(),
+            option_count: 0,
+            start: None,
+            check_options: None,
+            wants: None,
+            edit: None,
+            destroy: None,
+        };
+        let mut message = Message::new();
+        // SAFETY: the host table is 'static; `api` and the buffer are valid for the
+        // call; the library fills `api` as the header says.
+        let status = unsafe { create(host_api(), &mut api, &mut message.buffer) };
+        let failed = |reason: String| LoadError::Create {
+            path: path.clone(),
+            reason,
+        };
+        if status != OK {
+            return Err(failed(format!(
+                "ilrewrite_method_create failed (status {status}): {}",
+                message.text()
+            )));
+        }
+        // From here on, a refusal must still let the library free what it made.
+        let method = LibraryMethod {
+            name: String::new(),
+            path: path.clone(),
+            options: Vec::new(),
+            api,
+            _library: library,
+        };
+        method.declared().map_err(failed)
+    }
+
+    /// This method with its name and options read from its table.
+    fn declared(mut self) -> Result<LibraryMethod, String> {
+        // SAFETY: the ABI makes `name` a NUL-terminated string valid until `destroy`.
+        self.name = unsafe { library_str(self.api.name, "name") }?.to_owned();
+        if self.name.is_empty() {
+            return Err("its name is empty".to_owned());
+        }
+        let count = self.api.option_count as usize;
+        if count > 0 && self.api.options.is_null() {
+            return Err(format!("{count} options, and no table of them"));
+        }
+        let specs: &[OptionSpecC] = match count {
+            0 => &[],
+            // SAFETY: non-null, `option_count` entries valid until `destroy` (the ABI).
+            _ => unsafe { core::slice::from_raw_parts(self.api.options, count) },
+        };
+        for spec in specs {
+            // SAFETY: as the name.
+            let name = unsafe { library_str(spec.name, "option name") }?;
+            let kind = match spec.kind {
+                OPTION_INTEGER => OptionKind::Integer,
+                OPTION_BOOLEAN => OptionKind::Boolean,
+                OPTION_STRING => OptionKind::String,
+                OPTION_STRINGS => OptionKind::Strings,
+                OPTION_SELECTORS => OptionKind::Selectors,
+                other => return Err(format!("option `{name}` of unknown kind {other}")),
+            };
+            // Option names are `&'static str` in the crate: one per option of a loaded
+            // library, once per process (a library is loaded once).
+            let name: &'static str = Box::leak(name.to_owned().into_boxed_str());
+            self.options.push(OptionSpec::new(name, kind));
+        }
+        Ok(self)
+    }
+
+    /// [`LibraryMethod::load`] in the shape
+    /// [`Manager::configured_with_loader`](crate::clr::Manager::configured_with_loader)
+    /// takes: a profiler that passes it loads the libraries its configuration names.
+    ///
+    /// # Errors
+    /// Those of [`LibraryMethod::load`], in words.
+    pub fn loader(path: &Path) -> Result<Arc<dyn InstrumentationMethod>, String> {
+        LibraryMethod::load(path)
+            .map(|method| Arc::new(method) as Arc<dyn InstrumentationMethod>)
+            .map_err(|e| e.to_string())
+    }
+
+    /// The library it came from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `error` as the crate's, naming this method.
+    fn error(&self, status: Status, message: &Message) -> MethodError {
+        MethodError::Reason(format!(
+            "{} ({}): status {status}: {}",
+            self.name,
+            self.path.display(),
+            message.text()
+        ))
+    }
+
+    /// Calls an optional `fn(self, options, error)` of the library.
+    fn with_options(
+        &self,
+        function: Option<unsafe extern "C" fn(*mut c_void, u64, *mut ErrorBuffer) -> Status>,
+        options: &Options,
+    ) -> Result<(), MethodError> {
+        let Some(function) = function else {
+            return Ok(());
+        };
+        let mut message = Message::new();
+        let status = lend_options(options, |handle| {
+            // SAFETY: the library's function, with its state, a handle lent for this
+            // call, and a buffer valid for it.
+            unsafe { function(self.api.this, handle, &mut message.buffer) }
+        });
+        match status {
+            OK => Ok(()),
+            _ => Err(self.error(status, &message)),
+        }
+    }
+}
+
+impl Drop for LibraryMethod {
+    fn drop(&mut self) {
+        if let Some(destroy) = self.api.destroy {
+            // SAFETY: the last use of the library's state: no call can be in flight (a
+            // call holds a reference to this method).
+            unsafe { destroy(self.api.this) };
+        }
+    }
+}
+
+impl Profiler for LibraryMethod {}
+
+impl InstrumentationMethod for LibraryMethod {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn priority(&self) -> i32 {
+        self.api.priority
+    }
+
+    fn options(&self) -> &[OptionSpec] {
+        &self.options
+    }
+
+    fn start(&self, start: &Start<'_>) -> Result<(), MethodError> {
+        self.with_options(self.api.start, start.options())
+    }
+
+    fn check_options(&self, options: &Options) -> Result<(), MethodError> {
+        self.with_options(self.api.check_options, options)
+    }
+
+    fn wants(&self, method: &Candidate<'_>) -> Interest {
+        let Some(wants) = self.api.wants else {
+            return Interest::No;
+        };
+        // SAFETY: the library's function, with its state and a handle lent for the call.
+        let answer = lend_candidate(method, |handle| unsafe { wants(self.api.this, handle) });
+        match answer {
+            WANT_EDIT => Interest::Edit,
+            _ => Interest::No,
+        }
+    }
+
+    fn edit(
+        &self,
+        body: &mut MethodBody,
+        method: &mut MethodEdit<'_, '_>,
+    ) -> crate::error::Result<bool> {
+        let Some(edit) = self.api.edit else {
+            return Ok(false);
+        };
+        let mut changed = 0i32;
+        let mut message = Message::new();
+        let status = lend_edit(body, method, |handle| {
+            // SAFETY: the library's function, with its state, a handle lent for the
+            // call, and an out-parameter and buffer valid for it.
+            unsafe { edit(self.api.this, handle, &mut changed, &mut message.buffer) }
+        });
+        match status {
+            OK => Ok(changed != 0),
+            _ => Err(crate::error::Error::Foreign {
+                library: self.name.clone(),
+                status,
+                message: message.text(),
+            }),
+        }
+    }
+}

@@ -1,0 +1,134 @@
+/*
+ * offset_c: an ilrewrite instrumentation method in C (tests/components). It adds its
+ * option `addend` (1 by default) to the int32 result of every method whose name
+ * contains its option `filter`, before each `ret`.
+ *
+ * Test switches (options): `fail_start = true` makes `start` fail with a message;
+ * `stale = true` keeps the handle of each edit and, at the next edit, calls the host
+ * with the old one, logging the status it got ("offset_c: stale handle status -1").
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ilrewrite_method.h"
+
+static const ilr_host *host;
+
+typedef struct state {
+    int64_t addend;
+    const char *filter; /* copied at start */
+    char filter_copy[256];
+    int stale;
+    ilr_edit kept; /* the previous edit's handle, with `stale` */
+} state;
+
+static state the_state;
+
+static const ilr_option_spec options[] = {
+    {"filter", ILR_OPTION_STRING},
+    {"addend", ILR_OPTION_INTEGER},
+    {"fail_start", ILR_OPTION_BOOLEAN},
+    {"stale", ILR_OPTION_BOOLEAN},
+};
+
+static void say(ilr_error *error, const char *text) {
+    size_t n = strlen(text);
+    if (n > error->capacity)
+        n = error->capacity;
+    memcpy(error->data, text, n);
+    error->length = n;
+}
+
+static void log_line(const char *text) { host->log(text, strlen(text)); }
+
+static ilr_status start(void *self, ilr_options opts, ilr_error *error) {
+    state *s = self;
+    int32_t fail = 0;
+    if (host->option_boolean(opts, "fail_start", &fail) == ILR_OK && fail) {
+        say(error, "offset_c refuses to start (fail_start)");
+        return ILR_E_FAILED;
+    }
+    int64_t addend = 1;
+    if (host->option_integer(opts, "addend", &addend) == ILR_OK)
+        s->addend = addend;
+    else
+        s->addend = 1;
+    ilr_str filter;
+    if (host->option_string(opts, "filter", &filter) == ILR_OK && filter.length < sizeof s->filter_copy) {
+        memcpy(s->filter_copy, filter.data, filter.length);
+        s->filter_copy[filter.length] = 0;
+        s->filter = s->filter_copy;
+    }
+    int32_t stale = 0;
+    if (host->option_boolean(opts, "stale", &stale) == ILR_OK)
+        s->stale = stale;
+    return ILR_OK;
+}
+
+static int contains(ilr_str name, const char *part) {
+    size_t n = strlen(part);
+    if (n == 0 || n > name.length)
+        return 0;
+    for (size_t i = 0; i + n <= name.length; i++)
+        if (memcmp(name.data + i, part, n) == 0)
+            return 1;
+    return 0;
+}
+
+static int32_t wants(void *self, ilr_candidate candidate) {
+    state *s = self;
+    ilr_str name;
+    if (!s->filter || host->candidate_name(candidate, &name) != ILR_OK)
+        return ILR_WANT_NO;
+    return contains(name, s->filter) ? ILR_WANT_EDIT : ILR_WANT_NO;
+}
+
+static ilr_status edit(void *self, ilr_edit e, int32_t *changed, ilr_error *error) {
+    state *s = self;
+    *changed = 0;
+    if (s->stale) {
+        if (s->kept) {
+            uint32_t first = 0;
+            ilr_status old = host->body_first(s->kept, &first);
+            char line[64];
+            snprintf(line, sizeof line, "offset_c: stale handle status %d", (int)old);
+            log_line(line);
+        }
+        s->kept = e;
+    }
+    uint8_t ret = 0;
+    ilr_status st = host->edit_return_type(e, &ret);
+    if (st != ILR_OK) {
+        say(error, "edit_return_type failed");
+        return st;
+    }
+    if (ret != 0x08) /* ELEMENT_TYPE_I4 */
+        return ILR_OK;
+    ilr_instruction code[2] = {
+        {0, 0x20 /* ldc.i4 */, ILR_OPERAND_INT, s->addend},
+        {0, 0x58 /* add */, ILR_OPERAND_NONE, 0},
+    };
+    st = host->body_insert_before_returns(e, code, 2);
+    if (st != ILR_OK) {
+        say(error, "body_insert_before_returns failed");
+        return st;
+    }
+    *changed = 1;
+    return ILR_OK;
+}
+
+const uint32_t ilrewrite_abi_version = ILR_ABI_VERSION;
+
+ilr_status ilrewrite_method_create(const ilr_host *h, ilr_method *m, ilr_error *error) {
+    (void)error;
+    host = h;
+    m->self = &the_state;
+    m->name = "offset_c";
+    m->priority = 10;
+    m->options = options;
+    m->option_count = sizeof options / sizeof options[0];
+    m->start = start;
+    m->wants = wants;
+    m->edit = edit;
+    return ILR_OK;
+}
