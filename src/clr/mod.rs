@@ -34,12 +34,16 @@
 //!    the ReJIT driver, [`ReJitControl`] and the dial adapter. It makes each method's
 //!    plan and hands it to the engine; nothing crosses from it to the engine but that
 //!    plan and the target.
+//! 6. Above the host, instrumentation methods the crate ships: `calltarget`
+//!    ([`CallTargetMethod`], managed begin/end hooks) and `component` ([`LibraryMethod`]:
+//!    one in a shared library of its own, through the C ABI of
+//!    `include/ilrewrite_method.h`).
 //!
 //! [`log`], where the layer reports what it cannot return (panics, failed starts), and
 //! the one place panics are contained, may be used by every floor and uses none.
-//! `unsafe` is allowed floor by floor (in `sys`, `com`, `runtime`, `profiler` and item
-//! by item in `hooks`), not for the whole of `clr`; `rejit`, `rewrite`, `dial` and `host`
-//! forbid it. This module only declares the floors and re-exports what a profiler uses,
+//! `unsafe` is allowed floor by floor (in `sys`, `com`, `runtime`, `profiler`,
+//! `component` and item by item in `hooks`), not for the whole of `clr`; `rejit`,
+//! `rewrite`, `dial`, `host` and `calltarget` forbid it. This module only declares the floors and re-exports what a profiler uses,
 //! each name at one path.
 //!
 //! `tests/clr_bindings.rs` compares every vtable's slots, IID and parameter count, and
