@@ -151,7 +151,7 @@ fn c_id(id: InstrId) -> u32 {
 }
 
 /// `instr` (with id `id`) as the ABI gives it.
-fn c_instruction(id: InstrId, instr: Instruction, body: &MethodBody) -> InstructionC {
+fn c_instruction(id: InstrId, instr: Instruction) -> InstructionC {
     let (operand_kind, operand) = match instr.operand {
         Operand::None => (OPERAND_NONE, 0),
         Operand::Int(v) => (OPERAND_INT, i64::from(v)),
@@ -163,7 +163,6 @@ fn c_instruction(id: InstrId, instr: Instruction, body: &MethodBody) -> Instruct
         Operand::Target(to) => (OPERAND_TARGET, i64::from(c_id(to))),
         Operand::Switch(targets) => (OPERAND_SWITCH, targets.len() as i64),
     };
-    let _ = body;
     InstructionC {
         id: c_id(id),
         opcode: instr.opcode.code(),
@@ -325,7 +324,7 @@ unsafe extern "C" fn body_get(edit: Handle, id: u32, instruction: *mut Instructi
     guarded("ilr_host.body_get", || {
         let got = with_edit(edit, |body, _, _| {
             let at = instr_id(body, id).ok_or(E_INVALID_ARGUMENT)?;
-            Ok::<InstructionC, Status>(c_instruction(at, body.instrs.get(at), body))
+            Ok::<InstructionC, Status>(c_instruction(at, body.instrs.get(at)))
         })??;
         // SAFETY: null (refused) or writable.
         unsafe { put(instruction, got) }
