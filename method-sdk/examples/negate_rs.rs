@@ -22,7 +22,7 @@ use ilrewrite_method::{
 /// The options it takes.
 const OPTIONS: &[OptionSpec] = &[OptionSpec::new("filter", OptionKind::String)];
 
-/// The method: the filter, read once at `start`.
+/// The method: the configured filter, read once at `start` (for `wants`).
 #[derive(Debug, Default)]
 struct NegateRs {
     filter: OnceLock<String>,
@@ -33,11 +33,9 @@ impl NegateRs {
         NegateRs::default()
     }
 
-    /// Whether `name` is one of the methods to edit.
-    fn selects(&self, name: &str) -> bool {
-        self.filter
-            .get()
-            .is_some_and(|filter| !filter.is_empty() && name.contains(filter.as_str()))
+    /// Whether `name` is one of the methods `filter` selects (none when it is empty).
+    fn selects(filter: &str, name: &str) -> bool {
+        !filter.is_empty() && name.contains(filter)
     }
 }
 
@@ -64,13 +62,17 @@ impl Method for NegateRs {
     }
 
     fn wants(&self, candidate: &Candidate<'_>) -> bool {
-        candidate.name().is_ok_and(|name| self.selects(name))
+        let filter = self.filter.get().map_or("", String::as_str);
+        candidate
+            .name()
+            .is_ok_and(|name| NegateRs::selects(filter, name))
     }
 
     fn edit(&self, edit: &mut Edit<'_>) -> Result<bool, Error> {
-        // `wants` said yes for the configured options; a live request may bring others.
+        // The options of this edit: the configured ones, or a live request's.
+        let filter = edit.options()?.string("filter")?.unwrap_or_default();
         let name = edit.name()?;
-        if !self.selects(name) || edit.return_type()? != element_type::I4 {
+        if !NegateRs::selects(filter, name) || edit.return_type()? != element_type::I4 {
             return Ok(false);
         }
         edit.insert_before_returns(&[Instruction::new(opcode::NEG)])
