@@ -185,6 +185,10 @@ pub(super) const OWN_EVENTS: CorPrfMonitor = CorPrfMonitor::MONITOR_JIT_COMPILAT
     .union(CorPrfMonitor::MONITOR_ASSEMBLY_LOADS)
     .union(CorPrfMonitor::MONITOR_APPDOMAIN_LOADS);
 
+/// Makes the instrumentation method in the shared library at a path, or says why not
+/// ([`Manager::configured_with_loader`]; `LibraryMethod::loader` for the C ABI).
+pub type LibraryLoader = dyn Fn(&std::path::Path) -> Result<Arc<dyn InstrumentationMethod>, String>;
+
 impl Manager {
     /// A manager without instrumentation methods.
     pub fn new() -> Manager {
@@ -268,14 +272,10 @@ impl Manager {
     /// Those of [`Manager::configured`]; a library `load` refuses (its reason, at the
     /// entry's place), or one whose instrumentation method has another name. Then no
     /// instrumentation method runs.
-    #[allow(
-        clippy::type_complexity,
-        reason = "the loader's whole type reads best in the signature"
-    )]
     pub fn configured_with_loader(
         configuration: &Configuration,
         available: &[Arc<dyn InstrumentationMethod>],
-        load: &dyn Fn(&std::path::Path) -> Result<Arc<dyn InstrumentationMethod>, String>,
+        load: &LibraryLoader,
     ) -> Result<Manager, ConfigError> {
         let mut manager = Manager::new();
         manager.ready_to_run = configuration.ready_to_run();

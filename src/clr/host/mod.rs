@@ -27,7 +27,7 @@ pub use config::{
     ConfigError, Configuration, MethodEntry, OptionKind, OptionSpec, Options, Position,
 };
 pub use events::{Events, EventsHandle};
-pub use manager::Manager;
+pub use manager::{LibraryLoader, Manager};
 pub use method::{
     Candidate, InstrumentationMethod, Interest, MethodEdit, MethodError, ModuleLoad, Start,
 };
