@@ -6,7 +6,12 @@
  * Test switches (options): `fail_start = true` makes `start` fail with a message;
  * `stale = true` keeps the handle of each edit and, at the next edit, calls the host
  * with the old one, logging the status it got ("offset_c: stale handle status -1").
+ *
+ * Added for tests/clr_components.rs: `concurrency = true` counts the calls of `wants`
+ * and `edit` in flight at once (C11 atomics: the calls are free-threaded) and logs each
+ * new highest count ("offset_c: calls at once 2"), so a test sees calls overlap.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,6 +25,9 @@ typedef struct state {
     char filter_copy[256];
     int stale;
     ilr_edit kept; /* the previous edit's handle, with `stale` */
+    int concurrency;
+    atomic_int in_flight; /* calls of wants and edit now, with `concurrency` */
+    atomic_int most;      /* the highest in_flight seen */
 } state;
 
 static state the_state;
@@ -29,6 +37,7 @@ static const ilr_option_spec options[] = {
     {"addend", ILR_OPTION_INTEGER},
     {"fail_start", ILR_OPTION_BOOLEAN},
     {"stale", ILR_OPTION_BOOLEAN},
+    {"concurrency", ILR_OPTION_BOOLEAN},
 };
 
 static void say(ilr_error *error, const char *text) {
@@ -40,6 +49,27 @@ static void say(ilr_error *error, const char *text) {
 }
 
 static void log_line(const char *text) { host->log(text, strlen(text)); }
+
+/* With `concurrency`: one more call in flight; logs a new highest count. */
+static void enter(state *s) {
+    if (!s->concurrency)
+        return;
+    int now = atomic_fetch_add(&s->in_flight, 1) + 1;
+    int most = atomic_load(&s->most);
+    while (now > most) {
+        if (atomic_compare_exchange_weak(&s->most, &most, now)) {
+            char line[64];
+            snprintf(line, sizeof line, "offset_c: calls at once %d", now);
+            log_line(line);
+            break;
+        }
+    }
+}
+
+static void leave(state *s) {
+    if (s->concurrency)
+        atomic_fetch_sub(&s->in_flight, 1);
+}
 
 static ilr_status start(void *self, ilr_options opts, ilr_error *error) {
     state *s = self;
@@ -62,6 +92,9 @@ static ilr_status start(void *self, ilr_options opts, ilr_error *error) {
     int32_t stale = 0;
     if (host->option_boolean(opts, "stale", &stale) == ILR_OK)
         s->stale = stale;
+    int32_t concurrency = 0;
+    if (host->option_boolean(opts, "concurrency", &concurrency) == ILR_OK)
+        s->concurrency = concurrency;
     return ILR_OK;
 }
 
@@ -78,13 +111,15 @@ static int contains(ilr_str name, const char *part) {
 static int32_t wants(void *self, ilr_candidate candidate) {
     state *s = self;
     ilr_str name;
-    if (!s->filter || host->candidate_name(candidate, &name) != ILR_OK)
-        return ILR_WANT_NO;
-    return contains(name, s->filter) ? ILR_WANT_EDIT : ILR_WANT_NO;
+    enter(s);
+    int32_t answer = ILR_WANT_NO;
+    if (s->filter && host->candidate_name(candidate, &name) == ILR_OK && contains(name, s->filter))
+        answer = ILR_WANT_EDIT;
+    leave(s);
+    return answer;
 }
 
-static ilr_status edit(void *self, ilr_edit e, int32_t *changed, ilr_error *error) {
-    state *s = self;
+static ilr_status edit_body(state *s, ilr_edit e, int32_t *changed, ilr_error *error) {
     *changed = 0;
     if (s->stale) {
         if (s->kept) {
@@ -115,6 +150,14 @@ static ilr_status edit(void *self, ilr_edit e, int32_t *changed, ilr_error *erro
     }
     *changed = 1;
     return ILR_OK;
+}
+
+static ilr_status edit(void *self, ilr_edit e, int32_t *changed, ilr_error *error) {
+    state *s = self;
+    enter(s);
+    ilr_status st = edit_body(s, e, changed, error);
+    leave(s);
+    return st;
 }
 
 const uint32_t ilrewrite_abi_version = ILR_ABI_VERSION;

@@ -44,6 +44,12 @@ pub const OPERAND_SWITCH: u16 = 8;
 pub const REDIRECT: u32 = 1;
 pub const KEEP: u32 = 0;
 
+/// `ILR_WANT_NO`.
+#[allow(
+    dead_code,
+    reason = "the header's; `wants` takes any answer but ILR_WANT_EDIT as no (compared by layout_tests)"
+)]
+pub const WANT_NO: i32 = 0;
 /// `ILR_WANT_EDIT`.
 pub const WANT_EDIT: i32 = 1;
 

@@ -340,6 +340,7 @@ impl InstrumentationMethod for LibraryMethod {
         };
         // SAFETY: the library's function, with its state and a handle lent for the call.
         let answer = lend_candidate(method, |handle| unsafe { wants(self.api.this, handle) });
+        // ILR_WANT_NO, and any other answer: no.
         match answer {
             WANT_EDIT => Interest::Edit,
             _ => Interest::No,

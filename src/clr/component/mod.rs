@@ -16,6 +16,8 @@
 pub(crate) mod abi;
 mod context;
 mod host_fns;
+#[cfg(test)]
+mod layout_tests;
 mod library;
 
 pub use library::{LibraryMethod, LoadError};
