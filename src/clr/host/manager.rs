@@ -272,10 +272,6 @@ impl Manager {
     /// Those of [`Manager::configured`]; a library `load` refuses (its reason, at the
     /// entry's place), or one whose instrumentation method has another name. Then no
     /// instrumentation method runs.
-    #[allow(
-        clippy::type_complexity,
-        reason = "the loader's signature is spelled out where it is taken: LibraryMethod::loader's"
-    )]
     pub fn configured_with_loader(
         configuration: &Configuration,
         available: &[Arc<dyn InstrumentationMethod>],
