@@ -129,7 +129,8 @@ typedef struct ilr_host {
     uint32_t size;
     uint32_t abi_version;
 
-    /* A line in the profiler's log (prefixed with the library's name). */
+    /* A line in the profiler's log, as given (the host cannot tell which library calls:
+     * name your method in the line). */
     void (*log)(const char *message, size_t length);
 
     /* An option's value; ILR_E_NOT_FOUND when the configuration does not give it. */
@@ -174,6 +175,13 @@ typedef struct ilr_host {
                                        uint32_t *ids);
     ilr_status (*body_insert_before_returns)(ilr_edit edit, const ilr_instruction *code,
                                              size_t count);
+
+    /* Item `index` (from 0) of a strings or selectors option (a selector as written);
+     * ILR_E_NOT_FOUND when the option is not given or has no such item. */
+    ilr_status (*option_string_at)(ilr_options options, const char *name, uint32_t index,
+                                   ilr_str *value);
+    /* Whether the candidate is one of the library's `targets` (1 or 0). */
+    ilr_status (*candidate_is_target)(ilr_candidate candidate, int32_t *is_target);
 } ilr_host;
 
 /* ---- what the library gives -------------------------------------------------------- */
@@ -207,8 +215,22 @@ typedef struct ilr_method {
      * changed something. An error (or a body the host cannot verify afterwards) rolls
      * back this library's edits alone: the others' stand. */
     ilr_status (*edit)(void *self, ilr_edit edit, int32_t *changed, ilr_error *error);
-    /* Last: the profiler is done with it (at shutdown). Null: nothing to free. */
+    /* Last: the profiler is done with it. Called when the profiler releases its
+     * instrumentation methods; a runtime that ends the process without releasing the
+     * profiler (.NET 8 does) never calls it: free memory here, never flush data that
+     * must not be lost. Null: nothing to free. */
     void (*destroy)(void *self);
+
+    /* After `start`, once: the methods it edits, by name, as selectors
+     * (`Namespace.Type::Method`, `Namespace.Type::*`, nested types `Outer/Inner`, an
+     * overload by its parameters `Type::Method(int32,string)`), in an array of
+     * `*count` NUL-terminated strings valid until `destroy`. The host finds them as
+     * modules load and asks `wants` only of them (`wants` null: it edits them all);
+     * precompiled (ReadyToRun) ones are compiled again with the edits. A selector the
+     * host cannot read stops the start. Null, or *count 0: no targets; `wants` is asked
+     * of every method the JIT compiles (precompiled code is not seen). */
+    ilr_status (*targets)(void *self, const char *const **selectors, uint32_t *count,
+                          ilr_error *error);
 } ilr_method;
 
 /* The library's exports. */

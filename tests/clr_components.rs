@@ -260,6 +260,49 @@ fn refused(name: &str, config: &str, env: &[(&str, &str)], says: &[&str]) {
     });
 }
 
+/// Proves that a library's `targets` reach precompiled code with ReadyToRun kept: the
+/// selectors `offset_c` returns after `start` (from its `targets` option, read item by
+/// item through `option_string_at`) make the manager turn ReJIT on, and the library's
+/// `edit` is called for `StringBuilder::ToString()` (ReadyToRun code of CoreLib,
+/// compiled again) and for the program's own `Serve` (JIT-compiled), once each, with
+/// `candidate_is_target` answering its `wants`; `addend = 0` changes nothing the program
+/// prints.
+#[test]
+fn a_librarys_targets_reach_precompiled_code_with_ready_to_run_kept() {
+    let targets =
+        "\"System.Text.StringBuilder::ToString()\", \"CallTargetFramework.Program::Serve\"";
+    let config = entry(
+        "offset_c",
+        &library("offset"),
+        &format!("targets = [{targets}], addend = 0, verbose = true"),
+    );
+    for_each_runtime(|rt| {
+        let out = run(rt, "CallTargetFramework", "targets", &config, &[]);
+        let err = &out.stderr;
+        assert_attached(&out);
+        assert_unchanged(rt, "CallTargetFramework", &out);
+        assert!(
+            err.contains(
+                "instrumentation method offset_c has targets and ReadyToRun code is kept: ReJIT is on"
+            ),
+            "{err}"
+        );
+        let mut edits: Vec<&str> = err
+            .lines()
+            .filter_map(|l| l.strip_prefix("ilrewrite: offset_c: edit "))
+            .collect();
+        edits.sort_unstable();
+        assert_eq!(
+            edits,
+            [
+                "CallTargetFramework.Program::Serve",
+                "System.Text.StringBuilder::ToString"
+            ],
+            "{err}"
+        );
+    });
+}
+
 /// `offset_c`'s entry with `path` and `options` (TOML inline table content), named
 /// `name`.
 fn entry(name: &str, path: &Path, options: &str) -> String {
@@ -548,7 +591,15 @@ fn load_answers_each_library_for_what_it_is() {
     let options: Vec<&str> = offset.options().iter().map(|o| o.name).collect();
     assert_eq!(
         options,
-        ["filter", "addend", "fail_start", "stale", "concurrency"]
+        [
+            "filter",
+            "addend",
+            "fail_start",
+            "stale",
+            "concurrency",
+            "targets",
+            "verbose"
+        ]
     );
 }
 

@@ -224,6 +224,16 @@ pub struct ilr_host {
         code: *const ilr_instruction,
         count: usize,
     ) -> ilr_status,
+    /// Item `index` of a strings or selectors option.
+    pub option_string_at: unsafe extern "C" fn(
+        options: ilr_options,
+        name: *const c_char,
+        index: u32,
+        value: *mut ilr_str,
+    ) -> ilr_status,
+    /// Whether the candidate is one of the library's targets.
+    pub candidate_is_target:
+        unsafe extern "C" fn(candidate: ilr_candidate, is_target: *mut i32) -> ilr_status,
 }
 
 /// `ILR_WANT_NO`: `wants`' answer: it does not edit this method.
@@ -277,8 +287,18 @@ pub struct ilr_method {
             error: *mut ilr_error,
         ) -> ilr_status,
     >,
-    /// Last: the profiler is done with it.
+    /// Last: the profiler is done with it (not called when the runtime ends the
+    /// process without releasing the profiler).
     pub destroy: Option<unsafe extern "C" fn(this: *mut c_void)>,
+    /// After `start`, once: the methods it edits, as selectors.
+    pub targets: Option<
+        unsafe extern "C" fn(
+            this: *mut c_void,
+            selectors: *mut *const *const c_char,
+            count: *mut u32,
+            error: *mut ilr_error,
+        ) -> ilr_status,
+    >,
 }
 
 /// `ilr_method_create_fn`: the type of the exported `ilrewrite_method_create`.
@@ -424,6 +444,8 @@ mod layout {
             "offsetof(ilr_host, body_insert_after)" => offset_of!(ilr_host, body_insert_after),
             "offsetof(ilr_host, body_insert_at_entry)" => offset_of!(ilr_host, body_insert_at_entry),
             "offsetof(ilr_host, body_insert_before_returns)" => offset_of!(ilr_host, body_insert_before_returns),
+            "offsetof(ilr_host, option_string_at)" => offset_of!(ilr_host, option_string_at),
+            "offsetof(ilr_host, candidate_is_target)" => offset_of!(ilr_host, candidate_is_target),
             "sizeof(ilr_method)" => size_of::<ilr_method>(),
             "_Alignof(ilr_method)" => align_of::<ilr_method>(),
             "offsetof(ilr_method, size)" => offset_of!(ilr_method, size),
@@ -437,6 +459,7 @@ mod layout {
             "offsetof(ilr_method, wants)" => offset_of!(ilr_method, wants),
             "offsetof(ilr_method, edit)" => offset_of!(ilr_method, edit),
             "offsetof(ilr_method, destroy)" => offset_of!(ilr_method, destroy),
+            "offsetof(ilr_method, targets)" => offset_of!(ilr_method, targets),
             "sizeof(ilr_method_create_fn)" => size_of::<ilr_method_create_fn>(),
         ];
         let mut program = String::from(

@@ -209,6 +209,18 @@ unsafe extern "C" fn body_insert_before_returns(
     sys::ILR_OK
 }
 
+unsafe extern "C" fn option_string_at(
+    _: u64,
+    _: *const core::ffi::c_char,
+    _: u32,
+    _: *mut sys::ilr_str,
+) -> sys::ilr_status {
+    sys::ILR_E_NOT_FOUND
+}
+unsafe extern "C" fn candidate_is_target(_: u64, _: *mut i32) -> sys::ilr_status {
+    sys::ILR_E_INVALID_HANDLE
+}
+
 static HOST: ilr_host = ilr_host {
     size: size_of::<ilr_host>() as u32,
     abi_version: sys::ILR_ABI_VERSION,
@@ -229,6 +241,8 @@ static HOST: ilr_host = ilr_host {
     body_insert_after,
     body_insert_at_entry,
     body_insert_before_returns,
+    option_string_at,
+    candidate_is_target,
 };
 
 /// A zeroed `ilr_method` with its size set, as the host passes it.
@@ -245,6 +259,7 @@ fn empty_table() -> ilr_method {
         wants: None,
         edit: None,
         destroy: None,
+        targets: None,
     }
 }
 

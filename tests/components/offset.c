@@ -10,6 +10,11 @@
  * Added for tests/clr_components.rs: `concurrency = true` counts the calls of `wants`
  * and `edit` in flight at once (C11 atomics: the calls are free-threaded) and logs each
  * new highest count ("offset_c: calls at once 2"), so a test sees calls overlap.
+ *
+ * Targets by name: `targets = ["Ns.Type::Method", ...]` (at most 8) are returned by its
+ * `targets` function after `start`; then `wants` asks the host whether the candidate is
+ * one of them (instead of comparing names with `filter`). `verbose = true` logs each
+ * edit: "offset_c: edit NAME".
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -28,6 +33,10 @@ typedef struct state {
     int concurrency;
     atomic_int in_flight; /* calls of wants and edit now, with `concurrency` */
     atomic_int most;      /* the highest in_flight seen */
+    char target_text[8][256];
+    const char *targets[8];
+    uint32_t target_count;
+    int verbose;
 } state;
 
 static state the_state;
@@ -38,6 +47,8 @@ static const ilr_option_spec options[] = {
     {"fail_start", ILR_OPTION_BOOLEAN},
     {"stale", ILR_OPTION_BOOLEAN},
     {"concurrency", ILR_OPTION_BOOLEAN},
+    {"targets", ILR_OPTION_SELECTORS},
+    {"verbose", ILR_OPTION_BOOLEAN},
 };
 
 static void say(ilr_error *error, const char *text) {
@@ -95,6 +106,31 @@ static ilr_status start(void *self, ilr_options opts, ilr_error *error) {
     int32_t concurrency = 0;
     if (host->option_boolean(opts, "concurrency", &concurrency) == ILR_OK)
         s->concurrency = concurrency;
+    int32_t verbose = 0;
+    if (host->option_boolean(opts, "verbose", &verbose) == ILR_OK)
+        s->verbose = verbose;
+    ilr_str target;
+    s->target_count = 0;
+    while (s->target_count < 8 &&
+           host->option_string_at(opts, "targets", s->target_count, &target) == ILR_OK) {
+        if (target.length >= sizeof s->target_text[0]) {
+            say(error, "offset_c: a target longer than 255 bytes");
+            return ILR_E_FAILED;
+        }
+        memcpy(s->target_text[s->target_count], target.data, target.length);
+        s->target_text[s->target_count][target.length] = 0;
+        s->targets[s->target_count] = s->target_text[s->target_count];
+        s->target_count++;
+    }
+    return ILR_OK;
+}
+
+static ilr_status targets(void *self, const char *const **selectors, uint32_t *count,
+                          ilr_error *error) {
+    state *s = self;
+    (void)error;
+    *selectors = s->targets;
+    *count = s->target_count;
     return ILR_OK;
 }
 
@@ -113,14 +149,28 @@ static int32_t wants(void *self, ilr_candidate candidate) {
     ilr_str name;
     enter(s);
     int32_t answer = ILR_WANT_NO;
-    if (s->filter && host->candidate_name(candidate, &name) == ILR_OK && contains(name, s->filter))
+    int32_t is_target = 0;
+    if (s->target_count > 0) {
+        if (host->candidate_is_target(candidate, &is_target) == ILR_OK && is_target)
+            answer = ILR_WANT_EDIT;
+    } else if (s->filter && host->candidate_name(candidate, &name) == ILR_OK &&
+               contains(name, s->filter)) {
         answer = ILR_WANT_EDIT;
+    }
     leave(s);
     return answer;
 }
 
 static ilr_status edit_body(state *s, ilr_edit e, int32_t *changed, ilr_error *error) {
     *changed = 0;
+    if (s->verbose) {
+        ilr_str name;
+        if (host->edit_name(e, &name) == ILR_OK) {
+            char line[320];
+            snprintf(line, sizeof line, "offset_c: edit %.*s", (int)name.length, name.data);
+            log_line(line);
+        }
+    }
     if (s->stale) {
         if (s->kept) {
             uint32_t first = 0;
@@ -173,5 +223,6 @@ ilr_status ilrewrite_method_create(const ilr_host *h, ilr_method *m, ilr_error *
     m->start = start;
     m->wants = wants;
     m->edit = edit;
+    m->targets = targets;
     return ILR_OK;
 }

@@ -118,6 +118,8 @@ pub struct HostApi {
         unsafe extern "C" fn(Handle, *const InstructionC, usize, *mut u32) -> Status,
     pub body_insert_before_returns:
         unsafe extern "C" fn(Handle, *const InstructionC, usize) -> Status,
+    pub option_string_at: unsafe extern "C" fn(Handle, *const c_char, u32, *mut Str) -> Status,
+    pub candidate_is_target: unsafe extern "C" fn(Handle, *mut i32) -> Status,
 }
 
 /// `ilr_method`: what a library gives the crate. Every function pointer may be null
@@ -138,6 +140,14 @@ pub struct MethodApi {
     pub edit:
         Option<unsafe extern "C" fn(*mut c_void, Handle, *mut i32, *mut ErrorBuffer) -> Status>,
     pub destroy: Option<unsafe extern "C" fn(*mut c_void)>,
+    pub targets: Option<
+        unsafe extern "C" fn(
+            *mut c_void,
+            *mut *const *const c_char,
+            *mut u32,
+            *mut ErrorBuffer,
+        ) -> Status,
+    >,
 }
 
 /// `ilrewrite_method_create`.

@@ -17,7 +17,7 @@ use crate::body::MethodBody;
 use crate::clr::log;
 use crate::graph::{Incoming, InstrId, Instruction, Operand};
 use crate::opcode::{OpCode, OperandKind};
-use crate::sig::MethodSig;
+use crate::sig::{MethodSig, TypeSig};
 
 /// The host's function table, one for the process.
 pub(super) fn host_api() -> &'static HostApi {
@@ -42,6 +42,8 @@ pub(super) fn host_api() -> &'static HostApi {
         body_insert_after,
         body_insert_at_entry,
         body_insert_before_returns,
+        option_string_at,
+        candidate_is_target,
     })
 }
 
@@ -239,6 +241,37 @@ unsafe extern "C" fn option_string(
     })
 }
 
+unsafe extern "C" fn option_string_at(
+    options: Handle,
+    name: *const c_char,
+    index: u32,
+    value: *mut Str,
+) -> Status {
+    guarded("ilr_host.option_string_at", || {
+        // SAFETY: as in `option_integer`.
+        let name = unsafe { name_of(name) }?;
+        let found = with_options(options, |o| {
+            let at = index as usize;
+            match (o.strings(name), o.selectors(name)) {
+                (Some(items), _) => items.get(at).cloned(),
+                (_, Some(selectors)) => selectors.get(at).map(ToString::to_string),
+                _ => None,
+            }
+        })?;
+        let text = keep_string(options, found.ok_or(E_NOT_FOUND)?)?;
+        // SAFETY: as in `option_integer`.
+        unsafe { put(value, text) }
+    })
+}
+
+unsafe extern "C" fn candidate_is_target(candidate: Handle, is_target: *mut i32) -> Status {
+    guarded("ilr_host.candidate_is_target", || {
+        let target = with_candidate(candidate, |c| c.is_target())?;
+        // SAFETY: null (refused) or writable.
+        unsafe { put(is_target, i32::from(target)) }
+    })
+}
+
 unsafe extern "C" fn candidate_method(
     candidate: Handle,
     module: *mut u64,
@@ -292,8 +325,13 @@ unsafe extern "C" fn edit_return_type(edit: Handle, element_type: *mut u8) -> St
     guarded("ilr_host.edit_return_type", || {
         let first = with_edit(edit, |_, method, _| {
             let sig = MethodSig::parse(method.method().signature().ok()?).ok()?;
+            // The element type under any custom modifiers.
+            let mut ret = &sig.return_type;
+            while let TypeSig::Modified { inner, .. } = ret {
+                ret = inner;
+            }
             let mut bytes = Vec::new();
-            sig.return_type.encode(&mut bytes).ok()?;
+            ret.encode(&mut bytes).ok()?;
             bytes.first().copied()
         })?;
         // SAFETY: null (refused) or writable.

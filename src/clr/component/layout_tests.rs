@@ -59,10 +59,11 @@ fn fields() -> Vec<Field> {
             candidate_method, candidate_name, edit_method, edit_name, edit_options,
             edit_return_type, body_first, body_next, body_get, body_insert_before,
             body_insert_after, body_insert_at_entry, body_insert_before_returns,
+            option_string_at, candidate_is_target,
         }
         "ilr_method" => MethodApi {
             size, this = "self", name, priority, options, option_count, start,
-            check_options, wants, edit, destroy,
+            check_options, wants, edit, destroy, targets,
         }
     }
 }

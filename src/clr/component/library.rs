@@ -4,7 +4,7 @@
 
 use core::ffi::{CStr, c_char, c_void};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::abi::{
     ABI_VERSION, CREATE_SYMBOL, CreateFn, ErrorBuffer, MethodApi, OK, OPTION_BOOLEAN,
@@ -19,6 +19,7 @@ use crate::clr::host::{
     Options, Start,
 };
 use crate::clr::profiler::Profiler;
+use crate::selector::Selector;
 
 /// Why a library could not be loaded as an instrumentation method: nothing of it ran
 /// but what the reason says.
@@ -73,6 +74,8 @@ pub struct LibraryMethod {
     name: String,
     path: PathBuf,
     options: Vec<OptionSpec>,
+    /// What its `targets` gave after `start`.
+    targets: OnceLock<Vec<Selector>>,
     api: MethodApi,
     /// Kept loaded while `api`'s functions may be called; dropped last.
     _library: libloading::Library,
@@ -191,6 +194,7 @@ impl LibraryMethod {
             wants: None,
             edit: None,
             destroy: None,
+            targets: None,
         };
         let mut message = Message::new();
         // SAFETY: the host table is 'static; `api` and the buffer are valid for the
@@ -211,6 +215,7 @@ impl LibraryMethod {
             name: String::new(),
             path: path.clone(),
             options: Vec::new(),
+            targets: OnceLock::new(),
             api,
             _library: library,
         };
@@ -301,6 +306,51 @@ impl LibraryMethod {
     }
 }
 
+impl LibraryMethod {
+    /// Its targets, from the library's `targets` (none when it has no such function),
+    /// each read by [`Selector::parse`].
+    fn read_targets(&self) -> Result<Vec<Selector>, MethodError> {
+        let Some(targets) = self.api.targets else {
+            return Ok(Vec::new());
+        };
+        let mut selectors: *const *const c_char = core::ptr::null();
+        let mut count = 0u32;
+        let mut message = Message::new();
+        // SAFETY: the library's function with its state and out-parameters and a buffer
+        // valid for the call.
+        let status = unsafe {
+            targets(
+                self.api.this,
+                &mut selectors,
+                &mut count,
+                &mut message.buffer,
+            )
+        };
+        if status != OK {
+            return Err(self.error(status, &message));
+        }
+        if count > 0 && selectors.is_null() {
+            return Err(format!("{}: {count} targets, and no array of them", self.name).into());
+        }
+        let items: &[*const c_char] = match count {
+            0 => &[],
+            // SAFETY: non-null, `count` entries valid until `destroy` (the ABI).
+            _ => unsafe { core::slice::from_raw_parts(selectors, count as usize) },
+        };
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, &text)| {
+                // SAFETY: each a NUL-terminated string valid until `destroy` (the ABI).
+                let text = unsafe { library_str(text, "target") }
+                    .map_err(|why| format!("{}: target {i}: {why}", self.name))?;
+                Selector::parse(text)
+                    .map_err(|e| format!("{}: target {i} ({text:?}): {e}", self.name).into())
+            })
+            .collect()
+    }
+}
+
 impl Drop for LibraryMethod {
     fn drop(&mut self) {
         if let Some(destroy) = self.api.destroy {
@@ -327,7 +377,14 @@ impl InstrumentationMethod for LibraryMethod {
     }
 
     fn start(&self, start: &Start<'_>) -> Result<(), MethodError> {
-        self.with_options(self.api.start, start.options())
+        self.with_options(self.api.start, start.options())?;
+        let targets = self.read_targets()?;
+        let _ = self.targets.set(targets);
+        Ok(())
+    }
+
+    fn targets(&self) -> Vec<Selector> {
+        self.targets.get().cloned().unwrap_or_default()
     }
 
     fn check_options(&self, options: &Options) -> Result<(), MethodError> {
@@ -336,7 +393,11 @@ impl InstrumentationMethod for LibraryMethod {
 
     fn wants(&self, method: &Candidate<'_>) -> Interest {
         let Some(wants) = self.api.wants else {
-            return Interest::No;
+            // With targets and no `wants`: it edits them all.
+            return match method.is_target() {
+                true => Interest::Edit,
+                false => Interest::No,
+            };
         };
         // SAFETY: the library's function, with its state and a handle lent for the call.
         let answer = lend_candidate(method, |handle| unsafe { wants(self.api.this, handle) });
