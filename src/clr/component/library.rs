@@ -99,29 +99,40 @@ impl core::fmt::Debug for LibraryMethod {
     }
 }
 
-/// A message buffer for the library to fill.
+/// A message buffer for the library to fill: on the stack, so that a call costs no
+/// allocation (the text is read only when the call failed).
 struct Message {
-    bytes: Vec<u8>,
-    buffer: ErrorBuffer,
+    bytes: [u8; 1024],
+    length: usize,
 }
 
 impl Message {
     fn new() -> Message {
-        let mut bytes = vec![0u8; 1024];
-        let buffer = ErrorBuffer {
-            data: bytes.as_mut_ptr().cast(),
-            capacity: bytes.len(),
+        Message {
+            bytes: [0; 1024],
             length: 0,
-        };
-        Message { bytes, buffer }
+        }
+    }
+
+    /// The `ilr_error` the library writes to, valid while `self` is borrowed.
+    fn buffer(&mut self) -> ErrorBuffer {
+        ErrorBuffer {
+            data: self.bytes.as_mut_ptr().cast(),
+            capacity: self.bytes.len(),
+            length: 0,
+        }
+    }
+
+    /// Keeps the length the library set in `buffer`.
+    fn written(&mut self, buffer: &ErrorBuffer) {
+        self.length = buffer.length.min(self.bytes.len());
     }
 
     /// What the library wrote (at most the capacity, lossily UTF-8).
     fn text(&self) -> String {
-        let length = self.buffer.length.min(self.bytes.len());
-        match length {
+        match self.length {
             0 => "no message".to_owned(),
-            _ => String::from_utf8_lossy(&self.bytes[..length]).into_owned(),
+            n => String::from_utf8_lossy(&self.bytes[..n]).into_owned(),
         }
     }
 }
@@ -197,9 +208,11 @@ impl LibraryMethod {
             targets: None,
         };
         let mut message = Message::new();
+        let mut buffer = message.buffer();
         // SAFETY: the host table is 'static; `api` and the buffer are valid for the
         // call; the library fills `api` as the header says.
-        let status = unsafe { create(host_api(), &mut api, &mut message.buffer) };
+        let status = unsafe { create(host_api(), &mut api, &mut buffer) };
+        message.written(&buffer);
         let failed = |reason: String| LoadError::Create {
             path: path.clone(),
             reason,
@@ -294,11 +307,13 @@ impl LibraryMethod {
             return Ok(());
         };
         let mut message = Message::new();
+        let mut buffer = message.buffer();
         let status = lend_options(options, |handle| {
             // SAFETY: the library's function, with its state, a handle lent for this
             // call, and a buffer valid for it.
-            unsafe { function(self.api.this, handle, &mut message.buffer) }
+            unsafe { function(self.api.this, handle, &mut buffer) }
         });
+        message.written(&buffer);
         match status {
             OK => Ok(()),
             _ => Err(self.error(status, &message)),
@@ -316,16 +331,11 @@ impl LibraryMethod {
         let mut selectors: *const *const c_char = core::ptr::null();
         let mut count = 0u32;
         let mut message = Message::new();
+        let mut buffer = message.buffer();
         // SAFETY: the library's function with its state and out-parameters and a buffer
         // valid for the call.
-        let status = unsafe {
-            targets(
-                self.api.this,
-                &mut selectors,
-                &mut count,
-                &mut message.buffer,
-            )
-        };
+        let status = unsafe { targets(self.api.this, &mut selectors, &mut count, &mut buffer) };
+        message.written(&buffer);
         if status != OK {
             return Err(self.error(status, &message));
         }
@@ -418,11 +428,13 @@ impl InstrumentationMethod for LibraryMethod {
         };
         let mut changed = 0i32;
         let mut message = Message::new();
+        let mut buffer = message.buffer();
         let status = lend_edit(body, method, |handle| {
             // SAFETY: the library's function, with its state, a handle lent for the
             // call, and an out-parameter and buffer valid for it.
-            unsafe { edit(self.api.this, handle, &mut changed, &mut message.buffer) }
+            unsafe { edit(self.api.this, handle, &mut changed, &mut buffer) }
         });
+        message.written(&buffer);
         match status {
             OK => Ok(changed != 0),
             _ => Err(crate::error::Error::Foreign {
