@@ -21,7 +21,11 @@
 //! option it does not declare, a `start` that fails) is one line on stderr, and then
 //! nothing runs. With `ENGINE_TIMING` set, it times the rewrites and prints at
 //! shutdown `engine: compilations N rewritten N callback-ns N edit-ns N` (the time in
-//! `JITCompilationStarted`, and in the instrumentation methods' edits). No `unsafe`.
+//! `JITCompilationStarted`, and in the instrumentation methods' edits). With
+//! `ENGINE_DIAL` naming a Unix socket, it listens there for the live dial (ReJIT on),
+//! whose `add SELECTOR LIBRARY PRIORITY [KEY=VALUE ...]` loads and adds a library's
+//! instrumentation method while the program runs and `remove METHOD` takes it out. No
+//! `unsafe`.
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, OnceLock};
 
@@ -140,6 +144,11 @@ fn profiler() -> Manager {
             eprintln!("engine: {error}; nothing runs");
             Manager::new()
         });
+    let manager = manager.with_library_loader(Arc::new(LibraryMethod::loader));
+    let manager = match std::env::var_os("ENGINE_DIAL") {
+        Some(socket) if !socket.is_empty() => manager.with_dial(socket),
+        _ => manager,
+    };
     match std::env::var_os("ENGINE_TIMING") {
         Some(_) => manager.with_timings().with_report(report_timing),
         None => manager,

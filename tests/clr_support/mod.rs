@@ -16,11 +16,14 @@
 //!   shutdown; the format is documented on [`Summary`].
 //! * [`components`]: the C instrumentation-method libraries of `tests/components/`
 //!   and runs under `examples/engine.rs` configured with them.
+//! * [`dial`]: a client of a profiler's live dial (Unix).
 //! * [`sample_profiler`] builds the sample profiler (`examples/profiler/`, a cdylib)
 //!   for the profile the test binary was built with and returns its path.
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 
 pub mod components;
+#[cfg(unix)]
+pub mod dial;
 
 pub use ilrewrite_corpus::Runtime;
 use std::io::Read;

@@ -46,6 +46,26 @@ pub enum Command {
         /// The flags.
         flags: CodegenFlags,
     },
+    /// `add SELECTOR LIBRARY PRIORITY [KEY=VALUE ...]`: loads the instrumentation method
+    /// of the shared library at path LIBRARY (one word), starts it with these options,
+    /// and has it edit, with this priority, every method it wants from its next
+    /// compilation; the selected methods are compiled again now.
+    Add {
+        /// The methods compiled again now.
+        selector: Selector,
+        /// The library's path.
+        library: String,
+        /// Its priority among the instrumentation methods.
+        priority: i32,
+        /// Its options, as written (`key`, `value`), in order.
+        options: Vec<(String, String)>,
+    },
+    /// `remove METHOD`: an instrumentation method added with `add` edits nothing from
+    /// now on; the methods it changed are compiled again without it.
+    Remove {
+        /// Its name.
+        method: String,
+    },
     /// `state`: one line per method the dial or the runtime has a record of.
     State,
     /// `help`: the commands.
@@ -53,27 +73,30 @@ pub enum Command {
 }
 
 impl Command {
-    /// The command's first word (`instrument`, `revert`, `original`, `flags`, `state`,
-    /// `help`).
+    /// The command's first word (`instrument`, `revert`, `original`, `flags`, `add`,
+    /// `remove`, `state`, `help`).
     pub fn verb(&self) -> &'static str {
         match self {
             Command::Instrument { .. } => "instrument",
             Command::Revert { .. } => "revert",
             Command::Original { .. } => "original",
             Command::Flags { .. } => "flags",
+            Command::Add { .. } => "add",
+            Command::Remove { .. } => "remove",
             Command::State => "state",
             Command::Help => "help",
         }
     }
 
-    /// The methods it names; `None` for `state` and `help`.
+    /// The methods it names; `None` for `remove`, `state` and `help`.
     pub fn selector(&self) -> Option<&Selector> {
         match self {
             Command::Instrument { selector, .. }
             | Command::Revert { selector }
             | Command::Original { selector }
-            | Command::Flags { selector, .. } => Some(selector),
-            Command::State | Command::Help => None,
+            | Command::Flags { selector, .. }
+            | Command::Add { selector, .. } => Some(selector),
+            Command::Remove { .. } | Command::State | Command::Help => None,
         }
     }
 }
@@ -103,6 +126,19 @@ impl fmt::Display for Command {
                 Ok(())
             }
             Command::Flags { flags, .. } => write!(f, " {flags}"),
+            Command::Add {
+                library,
+                priority,
+                options,
+                ..
+            } => {
+                write!(f, " {library} {priority}")?;
+                for (key, value) in options {
+                    write!(f, " {key}={value}")?;
+                }
+                Ok(())
+            }
+            Command::Remove { method } => write!(f, " {method}"),
             Command::Revert { .. } | Command::Original { .. } | Command::State | Command::Help => {
                 Ok(())
             }

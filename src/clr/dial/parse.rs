@@ -11,12 +11,14 @@ use super::command::Command;
 pub const MAX_LINE: usize = 4096;
 
 /// The commands, for error messages.
-const COMMANDS: &str = "instrument, revert, original, flags, state, help";
+const COMMANDS: &str = "instrument, revert, original, flags, add, remove, state, help";
 
 const INSTRUMENT: &str = "instrument SELECTOR METHOD [KEY=VALUE ...]";
 const REVERT: &str = "revert SELECTOR";
 const ORIGINAL: &str = "original SELECTOR";
 const FLAGS: &str = "flags SELECTOR FLAGS";
+const ADD: &str = "add SELECTOR LIBRARY PRIORITY [KEY=VALUE ...]";
+const REMOVE: &str = "remove METHOD";
 const STATE: &str = "state";
 const HELP: &str = "help";
 
@@ -90,6 +92,9 @@ pub enum ParseError {
     /// A key given twice (`flags` included).
     #[error("option key {0:?} given twice")]
     DuplicateKey(String),
+    /// A priority that is not a 32-bit integer.
+    #[error("priority {0:?}: a 32-bit integer")]
+    BadPriority(String),
     /// Code-generation flags that do not parse.
     #[error("flags {value:?}: {source}")]
     BadFlags {
@@ -112,6 +117,9 @@ pub enum ParseError {
 /// * `revert SELECTOR`, `original SELECTOR`.
 /// * `flags SELECTOR FLAGS`: FLAGS is `none`, or `no-inlining`, `no-optimizations`
 ///   joined by commas.
+/// * `add SELECTOR LIBRARY PRIORITY [KEY=VALUE ...]`: LIBRARY a path (one word),
+///   PRIORITY a 32-bit integer, the options as for `instrument` (no `flags`).
+/// * `remove METHOD`: METHOD as for `instrument`.
 /// * `state`, `help`.
 ///
 /// A SELECTOR is read by [`Selector::parse`]: `TYPE::METHOD`, `TYPE::*` (every method)
@@ -181,6 +189,39 @@ pub fn parse(line: &str) -> Result<Command, ParseError> {
                 flags: flags(value)?,
             }
         }
+        "add" => {
+            let selector = selector(&mut words, "add", ADD)?;
+            let library = next(&mut words, "add", "a library's path", ADD)?;
+            let priority = next(&mut words, "add", "a priority", ADD)?;
+            let priority = priority
+                .parse::<i32>()
+                .map_err(|_| ParseError::BadPriority(priority.to_string()))?;
+            let (options, flags) = options(words)?;
+            if flags != CodegenFlags::NONE {
+                return Err(ParseError::BadOption {
+                    word: format!("flags={flags}"),
+                    why: "`add` takes no code-generation flags",
+                });
+            }
+            return Ok(Command::Add {
+                selector,
+                library: library.to_string(),
+                priority,
+                options,
+            });
+        }
+        "remove" => {
+            let method = next(&mut words, "remove", "an instrumentation method", REMOVE)?;
+            if !method
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            {
+                return Err(ParseError::BadMethodName(method.to_string()));
+            }
+            Command::Remove {
+                method: method.to_string(),
+            }
+        }
         "state" => Command::State,
         "help" => Command::Help,
         other => return Err(ParseError::UnknownCommand(other.to_string())),
@@ -203,6 +244,8 @@ pub fn help_lines() -> Vec<String> {
         "revert SELECTOR  back to what the first JIT gives (the configured instrumentation, no flags)",
         "original SELECTOR  the file's own IL, without any instrumentation",
         "flags SELECTOR FLAGS  what runs now, compiled with FLAGS: none, or no-inlining and no-optimizations joined by a comma",
+        "add SELECTOR LIBRARY PRIORITY [KEY=VALUE ...]  load the instrumentation method of the library at LIBRARY, start it with these options and let it edit, at PRIORITY, every method it wants; SELECTOR's methods are compiled again now",
+        "remove METHOD  an instrumentation method added with add edits nothing from now on; the methods it changed are compiled again",
         "state  one line per method the dial or the runtime has a record of",
         "help  this text",
         "SELECTOR is Namespace.Type::Method (every overload), Namespace.Type::Method(P1,P2) (the overload with exactly these parameter types, as listings write them: string, int32&, !0, System.Collections.Generic.List`1<string>; spaces after commas are fine) or Namespace.Type::* (every method); nested types are Namespace.Outer/Inner",
@@ -281,6 +324,8 @@ fn usage(command: &Command) -> &'static str {
         Command::Revert { .. } => REVERT,
         Command::Original { .. } => ORIGINAL,
         Command::Flags { .. } => FLAGS,
+        Command::Add { .. } => ADD,
+        Command::Remove { .. } => REMOVE,
         Command::State => STATE,
         Command::Help => HELP,
     }

@@ -185,6 +185,17 @@ fn valid_command() -> BoxedStrategy<(Vec<String>, Command)> {
             vec!["flags".to_string(), word, text],
             Command::Flags { selector: s, flags }
         )),
+        1 => (selector(), "[A-Za-z0-9_./-]{1,20}", any::<i32>(), options()).prop_map(
+            |((word, s), library, priority, options)| {
+                let mut words = vec!["add".to_string(), word, library.clone(), priority.to_string()];
+                words.extend(options.iter().map(|(k, v)| format!("{k}={v}")));
+                (words, Command::Add { selector: s, library, priority, options })
+            }
+        ),
+        1 => "[A-Za-z0-9_-]{1,10}".prop_map(|method| (
+            vec!["remove".to_string(), method.clone()],
+            Command::Remove { method }
+        )),
         1 => Just((vec!["state".to_string()], Command::State)),
         1 => Just((vec!["help".to_string()], Command::Help)),
     ]
@@ -528,6 +539,27 @@ fn check_accepted(line: &str, command: &Command) {
             assert_eq!(words[2].parse::<CodegenFlags>().as_ref(), Ok(flags));
         }
         Command::Revert { .. } | Command::Original { .. } => assert_eq!(words.len(), 2),
+        Command::Add {
+            library,
+            priority,
+            options,
+            ..
+        } => {
+            assert_eq!(&words[2], library, "{line:?}");
+            assert_eq!(words[3].parse::<i32>().as_ref(), Ok(priority), "{line:?}");
+            let given: Vec<(String, String)> = words[4..]
+                .iter()
+                .map(|w| {
+                    let (k, v) = w.split_once('=').expect("KEY=VALUE");
+                    (k.to_string(), v.to_string())
+                })
+                .collect();
+            assert_eq!(&given, options, "{line:?}");
+        }
+        Command::Remove { method } => {
+            assert_eq!(words.len(), 2);
+            assert_eq!(&words[1], method);
+        }
         Command::State | Command::Help => assert_eq!(words.len(), 1),
     }
     // The command's own line reads back as it, with any separators around it.

@@ -89,7 +89,7 @@ impl Manager {
                     .into_inner()
                     .unwrap_or_else(PoisonError::into_inner);
                 if !recompile.is_empty() {
-                    rejit.renew(recompile);
+                    let _ = rejit.renew(recompile);
                 }
             }
         }

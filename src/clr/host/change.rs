@@ -78,4 +78,23 @@ pub enum ChangeError {
     /// later).
     #[error("the runtime calls were not made within {0} s")]
     NotMadeInTime(u64),
+    /// An instrumentation method of this name runs already (configured or added).
+    #[error("an instrumentation method {0:?} runs already; nothing was changed")]
+    NameTaken(String),
+    /// No instrumentation method of this name was added while the program runs (a
+    /// configured one cannot be removed).
+    #[error("no instrumentation method {0:?} was added; nothing was changed")]
+    NotAdded(String),
+    /// The instrumentation method to add did not start (or its library did not load).
+    #[error("{name} did not start: {why}; nothing was changed")]
+    DidNotStart {
+        /// Its name (or its library's path).
+        name: String,
+        /// Why.
+        why: String,
+    },
+    /// This profiler loads no instrumentation method libraries
+    /// ([`Manager::with_library_loader`](super::Manager::with_library_loader)).
+    #[error("this profiler loads no instrumentation method libraries; nothing was changed")]
+    NoLoader,
 }

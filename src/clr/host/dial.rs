@@ -33,6 +33,24 @@ impl Dial for ReJitControl {
                 };
             }
             Command::Help => return Ok(crate::clr::dial::help_lines()),
+            Command::Add {
+                selector,
+                library,
+                priority,
+                options,
+            } => {
+                let path = std::path::Path::new(library);
+                return self
+                    .add_library(path, *priority, options, selector)
+                    .map(|count| vec![format!("added; compiled again {count} method(s)")])
+                    .map_err(|why| why.to_string());
+            }
+            Command::Remove { method } => {
+                return self
+                    .remove_method(method)
+                    .map(|count| vec![format!("removed; compiled again {count} method(s)")])
+                    .map_err(|why| why.to_string());
+            }
             Command::Instrument {
                 selector,
                 method,

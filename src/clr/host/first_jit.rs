@@ -56,9 +56,10 @@ impl Manager {
         };
         let rejit = running.rejit.as_ref();
         let wish = rejit.and_then(|r| r.first_jit_target(key));
+        let added = hosting.added();
         let outcome = {
             let plan = match &wish {
-                None => hosting.plan(&method.module, method.token, Wish::Configured),
+                None => hosting.plan(&method.module, method.token, Wish::Configured, &added),
                 Some(IlTarget::File) => {
                     if let Some(rejit) = rejit {
                         rejit.first_jit_done(key, IlTarget::File);
@@ -66,7 +67,7 @@ impl Manager {
                     return RewriteOutcome::NotSelected;
                 }
                 Some(IlTarget::Plan(plan)) => {
-                    hosting.plan(&method.module, method.token, Wish::Plan(plan))
+                    hosting.plan(&method.module, method.token, Wish::Plan(plan), &added)
                 }
             };
             match plan {

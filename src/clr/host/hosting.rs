@@ -3,10 +3,10 @@
 //! one function that makes a method's plan for both paths ([`Hosting::plan`]); and
 //! [`merge`], how a ReJIT request's edit joins the configured ones.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use smallvec::SmallVec;
 
@@ -17,6 +17,7 @@ use super::report::{ManagerCounts, guarded, log_rollback};
 use crate::body::MethodBody;
 use crate::clr::log;
 use crate::clr::profiler::Callback;
+use crate::clr::rejit::MethodKey;
 use crate::clr::rewrite::MethodRewrite;
 use crate::clr::rewrite::edits::{EditStep, MethodPlan};
 use crate::clr::rewrite::engine::{Engine, Located, Target};
@@ -43,6 +44,28 @@ pub(crate) struct Hosting {
     /// Each one's [`targets`](InstrumentationMethod::targets) (empty: it has none),
     /// with how many methods each selected so far.
     pub(crate) targets: Box<[Box<[NamedTarget]>]>,
+    /// Each one's priority (descending: the editing order).
+    pub(crate) priorities: Box<[i32]>,
+    /// The instrumentation methods added while the program runs
+    /// ([`Manager::add_method`](super::Manager::add_method)), replaced as a whole on
+    /// each change: a plan keeps the list it was made with.
+    pub(crate) added: RwLock<Arc<[Arc<Added>]>>,
+    /// Makes the instrumentation method of a library named by a request (the dial's
+    /// `add`), when the profiler loads libraries.
+    pub(crate) loader: Option<Arc<super::manager::LibraryLoader>>,
+}
+
+/// An instrumentation method added while the program runs: it edits in priority order
+/// with the configured ones, has no targets, events, callbacks or data items of its
+/// own, and the methods it changed are compiled again when it is removed.
+pub(crate) struct Added {
+    pub(crate) method: Arc<dyn InstrumentationMethod>,
+    pub(crate) options: Options,
+    pub(crate) priority: i32,
+    /// Its place among the data items' owners: past every hosted one (it has none).
+    pub(crate) owner: usize,
+    /// The methods its edit changed.
+    pub(crate) edited: Mutex<HashSet<MethodKey>>,
 }
 
 /// One of an instrumentation method's targets, and how many methods it selected in the
@@ -72,6 +95,10 @@ pub(crate) struct HostedEdit<'a, M = ModuleMetadata> {
     /// Whether it is a ReJIT request's edit (not a configured one).
     pub(crate) requested: bool,
     pub(crate) containers: &'a Containers,
+    /// For a method added while the program runs: where the methods it changes go.
+    pub(crate) edited: Option<&'a Mutex<HashSet<MethodKey>>>,
+    /// Its instrumentation method's priority.
+    pub(crate) priority: i32,
 }
 
 impl<M: MetadataSource + 'static> EditStep<M> for HostedEdit<'_, M> {
@@ -85,6 +112,10 @@ impl<M: MetadataSource + 'static> EditStep<M> for HostedEdit<'_, M> {
         rewrite: &mut MethodRewrite<'_, M>,
         single_ret: Option<SingleRet>,
     ) -> crate::error::Result<bool> {
+        let key = self.edited.map(|_| MethodKey {
+            module: rewrite.module.id(),
+            token: rewrite.token,
+        });
         let mut edit = MethodEdit {
             rewrite,
             owner: self.owner,
@@ -92,7 +123,14 @@ impl<M: MetadataSource + 'static> EditStep<M> for HostedEdit<'_, M> {
             containers: self.containers,
             options: self.options,
         };
-        self.method.edit(body, &mut edit)
+        let changed = self.method.edit(body, &mut edit)?;
+        if let (true, Some(edited), Some(key)) = (changed, self.edited, key) {
+            edited
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(key);
+        }
+        Ok(changed)
     }
 }
 
@@ -220,9 +258,52 @@ impl Hosting {
             .collect()
     }
 
+    /// The instrumentation methods added while the program runs, now.
+    pub(crate) fn added(&self) -> Arc<[Arc<Added>]> {
+        self.added
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The added instrumentation methods of `added` that want MethodDef `token` of
+    /// `module` (a panic counts as no interest), with their interest.
+    fn added_wanting<'a>(
+        &'a self,
+        added: &'a [Arc<Added>],
+        module: &'a ModuleState,
+        token: mdToken,
+        callback: Callback,
+    ) -> impl Iterator<Item = (&'a Added, Interest)> + 'a {
+        added.iter().filter_map(move |a| {
+            let candidate = Candidate {
+                module,
+                token,
+                compiling: callback == Callback::JITCompilationStarted,
+                targeted: false,
+                owner: Owner {
+                    index: a.owner,
+                    count: self.methods.len(),
+                },
+                containers: &self.containers,
+            };
+            let interest = guarded(&*a.method, callback, || a.method.wants(&candidate))
+                .unwrap_or(Interest::No);
+            (interest != Interest::No).then_some((&**a, interest))
+        })
+    }
+
     /// Whether any instrumentation method wants MethodDef `token` of `module` (asked as
     /// for inlining: nothing is being compiled).
     pub(crate) fn wanted_by_any(&self, module: &ModuleState, token: mdToken) -> bool {
+        let added = self.added();
+        if self
+            .added_wanting(&added, module, token, Callback::JITInlining)
+            .next()
+            .is_some()
+        {
+            return true;
+        }
         self.methods.iter().enumerate().any(|(index, method)| {
             if !self.asks(module, token, index) {
                 return false;
@@ -241,27 +322,37 @@ impl Hosting {
     /// when nothing wants the method at all (it need not even be decoded). A request
     /// whose instrumentation method [`refuses`](InstrumentationMethod::refuses) the
     /// method is left out; the configured edits stay.
+    /// `added` are the instrumentation methods added while the program runs, as the
+    /// caller took them ([`Hosting::added`]): they join the configured ones that want
+    /// the method, in priority order (after configured ones of the same priority).
     pub(crate) fn plan<'a>(
         &'a self,
-        module: &ModuleState,
+        module: &'a ModuleState,
         token: mdToken,
         wish: Wish<'a>,
+        added: &'a [Arc<Added>],
     ) -> Option<MethodPlan<HostedEdit<'a>>> {
-        let (configured, request) = match wish {
-            Wish::Configured => (self.wanting(module, token, true), None),
+        let (configured, request, with_added) = match wish {
+            Wish::Configured => (self.wanting(module, token, true), None, true),
             Wish::Plan(plan) => {
                 let configured = match plan.configured {
                     true => self.wanting(module, token, true),
                     false => SmallVec::new(),
                 };
-                (configured, plan.request.as_deref())
+                (configured, plan.request.as_deref(), plan.configured)
             }
         };
-        if configured.is_empty() && request.is_none() {
+        let added: SmallVec<[(&Added, Interest); 2]> = match with_added && !added.is_empty() {
+            true => self
+                .added_wanting(added, module, token, Callback::JITCompilationStarted)
+                .collect(),
+            false => SmallVec::new(),
+        };
+        if configured.is_empty() && request.is_none() && added.is_empty() {
             return None;
         }
         let request = request.filter(|r| !self.refuses(module, token, r.index));
-        let steps = merge(&self.options, &configured, request)
+        let mut steps: SmallVec<[HostedEdit<'a>; 4]> = merge(&self.options, &configured, request)
             .into_iter()
             .map(|wanted| HostedEdit {
                 method: &*self.methods[wanted.index],
@@ -273,8 +364,32 @@ impl Hosting {
                 options: wanted.options,
                 requested: wanted.requested,
                 containers: &self.containers,
+                edited: None,
+                priority: self.priorities.get(wanted.index).copied().unwrap_or(0),
             })
             .collect();
+        for (a, interest) in added {
+            let at = steps
+                .iter()
+                .position(|s| s.priority < a.priority)
+                .unwrap_or(steps.len());
+            steps.insert(
+                at,
+                HostedEdit {
+                    method: &*a.method,
+                    owner: Owner {
+                        index: a.owner,
+                        count: self.methods.len(),
+                    },
+                    interest,
+                    options: &a.options,
+                    requested: false,
+                    containers: &self.containers,
+                    edited: Some(&a.edited),
+                    priority: a.priority,
+                },
+            );
+        }
         Some(MethodPlan { steps })
     }
 

@@ -283,6 +283,9 @@ impl Manager {
             engine,
             counts: self.counts.clone(),
             targets,
+            priorities: self.pending.iter().map(|h| h.priority).collect(),
+            added: std::sync::RwLock::new(Arc::from(Vec::new())),
+            loader: self.loader.clone(),
         }
     }
 

@@ -159,6 +159,8 @@ pub struct Manager {
     pub(super) ready_to_run: Option<ReadyToRun>,
     /// The methods whose IL handed over is logged.
     pub(super) show_il: Vec<Selector>,
+    /// Loads the instrumentation methods of libraries named while the program runs.
+    pub(super) loader: Option<Arc<LibraryLoader>>,
 }
 
 impl Default for Manager {
@@ -187,7 +189,8 @@ pub(super) const OWN_EVENTS: CorPrfMonitor = CorPrfMonitor::MONITOR_JIT_COMPILAT
 
 /// Makes the instrumentation method in the shared library at a path, or says why not
 /// ([`Manager::configured_with_loader`]; `LibraryMethod::loader` for the C ABI).
-pub type LibraryLoader = dyn Fn(&std::path::Path) -> Result<Arc<dyn InstrumentationMethod>, String>;
+pub type LibraryLoader =
+    dyn Fn(&std::path::Path) -> Result<Arc<dyn InstrumentationMethod>, String> + Send + Sync;
 
 impl Manager {
     /// A manager without instrumentation methods.
@@ -206,6 +209,7 @@ impl Manager {
             hook_path: HookPath::Fast,
             ready_to_run: None,
             show_il: Vec::new(),
+            loader: None,
         }
     }
 
@@ -377,6 +381,14 @@ impl Manager {
     /// selected rewrite (`[manager] show_il = [...]` in a configuration).
     pub fn with_show_il(mut self, selectors: Vec<Selector>) -> Manager {
         self.show_il = selectors;
+        self
+    }
+
+    /// Loads instrumentation methods from libraries named while the program runs (the
+    /// dial's `add`, [`ReJitControl::add_library`]) with `loader`
+    /// (`LibraryMethod::loader` for the C ABI). Without it such requests are refused.
+    pub fn with_library_loader(mut self, loader: Arc<LibraryLoader>) -> Manager {
+        self.loader = Some(loader);
         self
     }
 

@@ -4,6 +4,7 @@
 //! [`Configuration`] file.
 #![forbid(unsafe_code)]
 
+mod added;
 mod callbacks;
 mod change;
 mod config;

@@ -380,8 +380,9 @@ impl ReJitController {
 
     /// `keys` are to be compiled anew with what is wanted of them (the configured plan
     /// for those the machine has no record of): the driver asks for a new version of
-    /// each, in a loaded module, not waited for ([`ReJitMachine::renew`]).
-    pub(crate) fn renew(&self, keys: Vec<MethodKey>) {
+    /// each, in a loaded module, not waited for ([`ReJitMachine::renew`]); the ask to wait
+    /// for.
+    pub(crate) fn renew(&self, keys: Vec<MethodKey>) -> u64 {
         self.counts.renewed.fetch_add(keys.len() as u64, Relaxed);
         {
             let mut machine = self.machine();
@@ -391,7 +392,7 @@ impl ReJitController {
             }
             self.active.store(!machine.is_empty(), Relaxed);
         }
-        self.ask();
+        self.ask()
     }
 
     /// The current wanted target of `key`, if the machine has a record of it.
@@ -551,8 +552,9 @@ impl ReJitController {
             IlTarget::File => (None, CodegenFlags::NONE),
             IlTarget::Plan(plan) => (Some(Wish::Plan(plan)), plan.flags),
         };
+        let added = hosting.added();
         let plan = wish
-            .and_then(|wish| hosting.plan(&method.module, token, wish))
+            .and_then(|wish| hosting.plan(&method.module, token, wish, &added))
             .unwrap_or(MethodPlan {
                 steps: SmallVec::new(),
             });

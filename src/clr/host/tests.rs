@@ -166,6 +166,8 @@ fn compose_on(program: &str, name: &str, methods: &[&Test]) -> Composed {
                 options: &options,
                 requested: false,
                 containers: &containers,
+                edited: None,
+                priority: 0,
             })
             .collect(),
     };
