@@ -19,171 +19,14 @@
 
 mod clr_support;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::OnceLock;
+use std::path::PathBuf;
 
-use clr_support::{
-    Runtime, build_example_cdylib, config_file, exit_code, expected_stdout, for_each_runtime,
-    profile_dir, run_profiled, run_unprofiled,
+use clr_support::components::{
+    assert_attached, assert_unchanged, components, entry, library, library_file, refused, run,
+    toml_str,
 };
+use clr_support::{exit_code, expected_stdout, for_each_runtime};
 use ilrewrite::clr::{InstrumentationMethod, LibraryMethod, LoadError};
-
-/// `examples/engine.rs`'s CLSID.
-const ENGINE: &str = "{5B0E6A3C-8D21-4F7A-B6C9-2E1D4A7F3C85}";
-
-fn features() -> Vec<&'static str> {
-    let mut f = vec!["clr"];
-    if cfg!(feature = "pe") {
-        f.push("pe");
-    }
-    f
-}
-
-/// The engine profiler, built once per test binary.
-fn engine() -> &'static Path {
-    static ENGINE_SO: OnceLock<PathBuf> = OnceLock::new();
-    ENGINE_SO.get_or_init(|| build_example_cdylib("engine", &features()))
-}
-
-// ---------------------------------------------------------------------------------------
-// The C libraries
-// ---------------------------------------------------------------------------------------
-
-/// The C compiler: `$CC`, else `cc`.
-fn c_compiler() -> String {
-    std::env::var("CC")
-        .ok()
-        .filter(|cc| !cc.trim().is_empty())
-        .unwrap_or_else(|| "cc".to_owned())
-}
-
-/// `tests/components/*.c`, each compiled (`-shared -fPIC -O2 -Wall -Wextra -Werror -I
-/// include`) into `<profile dir>/components/lib<stem>.so`, once per test binary;
-/// returns that directory.
-///
-/// # Panics
-///
-/// Without a C compiler (saying so), or when one does not compile (with its output).
-fn components() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let out = profile_dir().join("components");
-        std::fs::create_dir_all(&out).expect("the components directory is created");
-        let cc = c_compiler();
-        let mut sources: Vec<PathBuf> = std::fs::read_dir(root.join("tests/components"))
-            .expect("tests/components is readable")
-            .map(|e| e.expect("a directory entry").path())
-            .filter(|p| p.extension().is_some_and(|e| e == "c"))
-            .collect();
-        sources.sort();
-        assert!(!sources.is_empty(), "no C sources in tests/components");
-        for source in &sources {
-            let stem = source
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .expect("a UTF-8 name");
-            let target = out.join(library_file(stem));
-            // Written under a name of this process, then renamed: another test binary
-            // compiling the same library at once never sees half a file.
-            let partial = out.join(format!(
-                "{}.{}.partial",
-                library_file(stem),
-                std::process::id()
-            ));
-            let mut cmd = Command::new(&cc);
-            cmd.args([
-                "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror", "-I",
-            ])
-            .arg(root.join("include"))
-            .arg(source)
-            .arg("-o")
-            .arg(&partial);
-            let done = cmd.output().unwrap_or_else(|e| {
-                panic!(
-                    "these tests compile tests/components/*.c with the system C compiler, and \
-                     {cc:?} cannot be run ({e}): install one (cc, gcc or clang) or name it in $CC"
-                )
-            });
-            assert!(
-                done.status.success(),
-                "{cmd:?} failed ({}):\n{}{}",
-                done.status,
-                String::from_utf8_lossy(&done.stdout),
-                String::from_utf8_lossy(&done.stderr)
-            );
-            std::fs::rename(&partial, &target).expect("the library is moved into place");
-        }
-        out
-    })
-}
-
-/// The file name of the library compiled from `tests/components/<stem>.c`.
-fn library_file(stem: &str) -> String {
-    format!(
-        "{}{stem}{}",
-        std::env::consts::DLL_PREFIX,
-        std::env::consts::DLL_SUFFIX
-    )
-}
-
-/// The library compiled from `tests/components/<stem>.c`.
-fn library(stem: &str) -> PathBuf {
-    components().join(library_file(stem))
-}
-
-/// `path` as a TOML basic string.
-fn toml_str(path: &Path) -> String {
-    let text = path.to_str().expect("a UTF-8 path");
-    format!("{text:?}")
-}
-
-// ---------------------------------------------------------------------------------------
-// Runs
-// ---------------------------------------------------------------------------------------
-
-/// Test program `program` on `rt` under the engine, configured by `config` (written to
-/// a file named after `name` and the runtime), with `env` added.
-fn run(
-    rt: &Runtime,
-    program: &str,
-    name: &str,
-    config: &str,
-    env: &[(&str, &str)],
-) -> clr_support::Output {
-    let engine = engine();
-    let runtime: String = rt
-        .to_string()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    let config = config_file(&format!("components-{name}{runtime}"), config);
-    let config = config.to_str().expect("a UTF-8 path");
-    let mut vars = vec![("ENGINE_CONFIG", config)];
-    vars.extend_from_slice(env);
-    run_profiled(rt, program, engine, ENGINE, &vars)
-}
-
-/// The manager's line at initialization: the profiler was loaded and attached.
-fn assert_attached(out: &clr_support::Output) {
-    assert!(
-        out.stderr
-            .lines()
-            .any(|l| l.starts_with("ilrewrite: runtime ")),
-        "the profiler did not attach:\n{}",
-        out.stderr
-    );
-}
-
-/// `out` is exactly what `program` does unprofiled: stdout and exit code.
-fn assert_unchanged(rt: &Runtime, program: &str, out: &clr_support::Output) {
-    let err = &out.stderr;
-    assert_eq!(out.stdout, expected_stdout(program), "{err}");
-    assert_eq!(out.code(), exit_code(program), "{err}");
-    let plain = run_unprofiled(rt, program);
-    assert_eq!(out.stdout, plain.stdout, "{err}");
-}
 
 // ---------------------------------------------------------------------------------------
 // Composition
@@ -240,26 +83,6 @@ fn a_c_method_and_a_built_in_one_compose_in_priority_order() {
 // Fail closed
 // ---------------------------------------------------------------------------------------
 
-/// `config` must be refused: exactly one stderr line contains every one of `says` (the
-/// library and the reason; written by the profiler, so it was loaded), and `Answer.exe`
-/// runs as unprofiled (`answer 41`, exit 41).
-fn refused(name: &str, config: &str, env: &[(&str, &str)], says: &[&str]) {
-    for_each_runtime(|rt| {
-        let out = run(rt, "Answer", name, config, env);
-        let err = &out.stderr;
-        assert_unchanged(rt, "Answer", &out);
-        let lines: Vec<&str> = err
-            .lines()
-            .filter(|l| says.iter().all(|s| l.contains(s)))
-            .collect();
-        assert_eq!(
-            lines.len(),
-            1,
-            "one line saying all of {says:?} expected:\n{err}"
-        );
-    });
-}
-
 /// Proves that a library's `targets` reach precompiled code with ReadyToRun kept: the
 /// selectors `offset_c` returns after `start` (from its `targets` option, read item by
 /// item through `option_string_at`) make the manager turn ReJIT on, and the library's
@@ -301,15 +124,6 @@ fn a_librarys_targets_reach_precompiled_code_with_ready_to_run_kept() {
             "{err}"
         );
     });
-}
-
-/// `offset_c`'s entry with `path` and `options` (TOML inline table content), named
-/// `name`.
-fn entry(name: &str, path: &Path, options: &str) -> String {
-    format!(
-        "[[method]]\nname = \"{name}\"\nlibrary = {}\noptions = {{ {options} }}\n",
-        toml_str(path)
-    )
 }
 
 /// Proves that a library path that names no file is refused with the loader's reason,

@@ -14,9 +14,13 @@
 //!   [`Output`]. A run that outlives [`timeout`] is killed and the test panics.
 //! * [`Summary::parse`] reads the summary the sample profiler prints on stderr at
 //!   shutdown; the format is documented on [`Summary`].
+//! * [`components`]: the C instrumentation-method libraries of `tests/components/`
+//!   and runs under `examples/engine.rs` configured with them.
 //! * [`sample_profiler`] builds the sample profiler (`examples/profiler/`, a cdylib)
 //!   for the profile the test binary was built with and returns its path.
 #![allow(dead_code, reason = "each test binary uses a different subset")]
+
+pub mod components;
 
 pub use ilrewrite_corpus::Runtime;
 use std::io::Read;
