@@ -2,24 +2,30 @@
 //! through the C ABI of `include/ilrewrite_method.h`, and hosted by the manager as any
 //! other.
 
+use core::cell::RefCell;
 use core::ffi::{CStr, c_char, c_void};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use super::abi::{
-    ABI_VERSION, CREATE_SYMBOL, CreateFn, ErrorBuffer, MethodApi, OK, OPTION_BOOLEAN,
+    ABI_VERSION, CREATE_SYMBOL, CreateFn, E_REFUSED, ErrorBuffer, MethodApi, OK, OPTION_BOOLEAN,
     OPTION_INTEGER, OPTION_SELECTORS, OPTION_STRING, OPTION_STRINGS, OptionSpecC, Status,
     VERSION_SYMBOL, WANT_EDIT,
 };
 use super::context::{lend_candidate, lend_edit, lend_options};
 use super::host_fns::host_api;
-use crate::body::MethodBody;
+use crate::analysis::{MaxStackMode, ReturnKind, StackAnalyzer};
+use crate::body::{ClauseKind, MethodBody};
 use crate::clr::host::{
     Candidate, InstrumentationMethod, Interest, MethodEdit, MethodError, OptionKind, OptionSpec,
     Options, Start,
 };
 use crate::clr::profiler::Profiler;
+use crate::clr::rewrite::pipeline::tail_calls_return;
+use crate::graph::InstrId;
+use crate::opcode::OpCode;
 use crate::selector::Selector;
+use crate::sig::summarize_method_sig;
 
 /// Why a library could not be loaded as an instrumentation method: nothing of it ran
 /// but what the reason says.
@@ -262,6 +268,9 @@ impl LibraryMethod {
                 OPTION_SELECTORS => OptionKind::Selectors,
                 other => return Err(format!("option `{name}` of unknown kind {other}")),
             };
+            if self.options.iter().any(|o| o.name == name) {
+                return Err(format!("option `{name}` declared twice"));
+            }
             // Option names are `&'static str` in the crate: one per option of a loaded
             // library, once per process (a library is loaded once).
             let name: &'static str = Box::leak(name.to_owned().into_boxed_str());
@@ -429,19 +438,96 @@ impl InstrumentationMethod for LibraryMethod {
         let mut changed = 0i32;
         let mut message = Message::new();
         let mut buffer = message.buffer();
+        // The host's functions only insert: the body was touched when it has more
+        // instructions than before the call.
+        let before = body.instrs.len();
         let status = lend_edit(body, method, |handle| {
             // SAFETY: the library's function, with its state, a handle lent for the
             // call, and an out-parameter and buffer valid for it.
             unsafe { edit(self.api.this, handle, &mut changed, &mut buffer) }
         });
         message.written(&buffer);
-        match status {
-            OK => Ok(changed != 0),
-            _ => Err(crate::error::Error::Foreign {
+        if status != OK {
+            return Err(crate::error::Error::Foreign {
                 library: self.name.clone(),
                 status,
                 message: message.text(),
-            }),
+            });
+        }
+        // What the library left is verified now, whatever it says it changed, so that
+        // an edit the host cannot verify is rolled back alone (the pipeline verifies
+        // only the result of every method's edits, and would drop them all).
+        let touched = body.instrs.len() != before;
+        if touched {
+            verify(body, method).map_err(|e| crate::error::Error::Foreign {
+                library: self.name.clone(),
+                status: E_REFUSED,
+                message: format!("its edit does not verify: {e}"),
+            })?;
+        }
+        Ok(changed != 0 || touched)
+    }
+}
+
+/// Verifies `body` as the pipeline does before it hands a body over: its stack (the
+/// exact max stack set), its clauses, its tail calls. The stack is then marked
+/// verified for `method`, so that the pipeline does not analyse it again unless a
+/// later edit follows.
+fn verify(body: &mut MethodBody, method: &mut MethodEdit<'_, '_>) -> crate::error::Result<()> {
+    thread_local! {
+        static ANALYZER: RefCell<StackAnalyzer> = RefCell::new(StackAnalyzer::new());
+    }
+    let rewrite = method.rewrite();
+    let sig = summarize_method_sig(rewrite.signature()?)?;
+    let returns = ReturnKind::value_if(sig.returns_value);
+    let resolver = rewrite.module.resolver();
+    let analyze = |analyzer: &mut StackAnalyzer, body: &mut MethodBody| {
+        analyzer
+            .apply_max_stack(body, resolver, MaxStackMode::Compute, returns)
+            .map(drop)
+    };
+    ANALYZER
+        .try_with(|a| match a.try_borrow_mut() {
+            Ok(mut analyzer) => analyze(&mut analyzer, body),
+            Err(_) => analyze(&mut StackAnalyzer::new(), body),
+        })
+        .unwrap_or_else(|_| analyze(&mut StackAnalyzer::new(), body))?;
+    body.validate_clauses()?;
+    tail_calls_return(body)?;
+    rethrow_in_catch(body)?;
+    rewrite.stack_verified();
+    Ok(())
+}
+
+/// Every `rethrow` of `body` inside the handler of a catch or filter clause, as the JIT
+/// requires (the stack analysis takes it as a `throw`).
+fn rethrow_in_catch(body: &MethodBody) -> crate::error::Result<()> {
+    if !body.instrs.opcodes().any(|(_, op)| op == OpCode::Rethrow) {
+        return Ok(());
+    }
+    let position: std::collections::HashMap<InstrId, usize> = body
+        .instrs
+        .ids()
+        .enumerate()
+        .map(|(p, id)| (id, p))
+        .collect();
+    let at = |id: InstrId| position.get(&id).copied();
+    for (id, op) in body.instrs.opcodes() {
+        if op != OpCode::Rethrow {
+            continue;
+        }
+        let p = at(id);
+        let inside = body.clauses.iter().any(|c| {
+            matches!(c.kind, ClauseKind::Catch(_) | ClauseKind::Filter(_))
+                && p.is_some()
+                && at(c.handler_start) <= p
+                && p <= at(c.handler_last)
+        });
+        if !inside {
+            return Err(crate::error::Error::Unsupported {
+                what: "rethrow outside a catch handler",
+            });
         }
     }
+    Ok(())
 }
