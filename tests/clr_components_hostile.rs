@@ -21,7 +21,7 @@ mod clr_support;
 use clr_support::components::{
     assert_attached, assert_unchanged, entry, library, library_file, run, toml_str,
 };
-use clr_support::{Runtime, for_each_runtime};
+use clr_support::{Runtime, expected_stdout, for_each_runtime};
 
 /// `hostile` on `Answer::Get` with `options` (TOML inline-table content) added to its
 /// filter, alone or after `scale` (factor 2, priority 20) when `scale_priority` is
@@ -407,5 +407,88 @@ fn the_checks_take_a_rethrow_inside_its_handler() {
         );
         assert!(!err.contains("does not verify"), "{err}");
         assert!(!err.contains("original IL is kept"), "{err}");
+    });
+}
+
+/// `hostile` alone on `EdgeCases.Program::Fault` (an int32 method with a try/fault
+/// nested in a try/catch) with `options` added.
+fn on_fault(options: &str) -> String {
+    format!(
+        "[[method]]\nname = \"hostile\"\nlibrary = {}\n\
+         options = {{ filter = \"EdgeCases.Program::Fault\", {options} }}\n",
+        toml_str(&library("hostile_edit"))
+    )
+}
+
+/// Proves that a branch the JIT would reject because of the exception regions never
+/// reaches it: a `br` inserted at the entry of `EdgeCases.Program::Fault` to an
+/// instruction in the middle of its inner and outer protected blocks (positions 3 and
+/// 6), to the start and the middle of its fault handler (9, 10) and to the start and
+/// the middle of its catch handler (12, 14) is rolled back (the method runs its
+/// original IL, the program prints what it prints unprofiled). Before the host checked
+/// regions, 3, 6, 9 and 14 made the runtime throw `InvalidProgramException`. The
+/// control: a `br` to the instruction after the regions (17, `ldloc.0` before `ret`) is
+/// a valid edit and stands (`Fault` returns 0: the output changes).
+#[test]
+fn a_branch_into_a_region_never_reaches_the_runtime() {
+    for_each_runtime(|rt| {
+        for case in [3, 6, 9, 10, 12, 14] {
+            let config = on_fault(&format!("trick = \"branch_to\", case = {case}"));
+            let out = run(rt, "EdgeCases", &format!("branch-{case}"), &config, &[]);
+            let err = &out.stderr;
+            assert_attached(&out);
+            assert_unchanged(rt, "EdgeCases", &out);
+            assert!(
+                err.contains(&format!("hostile: branch_to {case} status 0"))
+                    && err.lines().any(|l| l.contains("EdgeCases.Program::Fault")
+                        && l.contains("hostile: its edit does not verify")
+                        && l.contains("its original IL is kept")),
+                "case {case}:\n{err}"
+            );
+        }
+        let config = on_fault("trick = \"branch_to\", case = 17");
+        let out = run(rt, "EdgeCases", "branch-17", &config, &[]);
+        let err = &out.stderr;
+        assert_attached(&out);
+        assert_ne!(out.stdout, expected_stdout("EdgeCases"), "{err}");
+        assert!(!err.contains("does not verify"), "{err}");
+    });
+}
+
+/// The control of the checks above on the code of real programs: `offset_c` with
+/// `addend = 0` edits every int32 method the JIT compiles in `EdgeCases`, `Features`
+/// and `CallTree` (nested and sibling try blocks, catch, filter, finally and fault
+/// handlers, `leave` out of them, loops, async state machines, `rethrow`); every edited
+/// body passes the checks (nothing is rolled back but the edits that would break a
+/// `tail.` call) and each program prints what it prints unprofiled. `edit_return_type`
+/// answers for every method, `void` ones included (it failed for them before).
+#[test]
+fn the_checks_take_the_code_of_real_programs() {
+    let config = entry(
+        "offset_c",
+        &library("offset"),
+        r#"filter = "::", addend = 0"#,
+    );
+    for_each_runtime(|rt| {
+        for program in ["EdgeCases", "Features", "CallTree"] {
+            let out = run(rt, program, &format!("all-{program}"), &config, &[]);
+            let err = &out.stderr;
+            assert_attached(&out);
+            assert_unchanged(rt, program, &out);
+            // The only edits refused are those before the `ret` of a `tail.` call,
+            // which `offset_c` would break (its `add` between the call and `ret`).
+            let refused: Vec<&str> = err
+                .lines()
+                .filter(|l| l.contains("does not verify") || l.contains("original IL is kept"))
+                .filter(|l| {
+                    !l.contains("tail. is not followed by call, callvirt or calli and then ret")
+                })
+                .collect();
+            assert!(refused.is_empty(), "{program}:\n{err}");
+            assert!(
+                !err.contains("edit_return_type failed"),
+                "{program}:\n{err}"
+            );
+        }
     });
 }

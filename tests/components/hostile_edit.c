@@ -24,7 +24,9 @@
  *                 keeps the stack's height but the JIT rejects: `tail.` or `volatile.`
  *                 before `nop`, `endfinally`, `rethrow` outside a handler, `arglist` in
  *                 a method without varargs, `endfilter`, `volatile.` last in the code;
- *                 logs "hostile: bad_code K status S".
+ *                 logs "hostile: bad_code K status S";
+ *   branch_to     inserts at the entry `br` to the instruction at position `case`
+ *                 (from 1) of the body, logging "hostile: branch_to K status S".
  * Other edits:
  *   bad_args      calls every host function with null pointers, unknown ids, huge
  *                 counts with null code, unknown opcodes, operands of the wrong kind or
@@ -491,6 +493,20 @@ static ilr_status edit(void *self, ilr_edit e, int32_t *changed, ilr_error *erro
         ilr_status st = host->body_insert_at_entry(e, cases[k].code, cases[k].count, NULL);
         char line[96];
         snprintf(line, sizeof line, "hostile: bad_code %d status %d", (int)k, (int)st);
+        log_line(line);
+        *changed = st == ILR_OK;
+        return ILR_OK;
+    }
+    if (strcmp(trick, "branch_to") == 0) {
+        /* `br` at the entry to the instruction at position `case` (from 1). */
+        uint32_t id = 0;
+        host->body_first(e, &id);
+        for (int64_t k = 1; k < which && id != 0; k++)
+            host->body_next(e, id, &id);
+        ilr_instruction br = I(0x38 /* br */, ILR_OPERAND_TARGET, id);
+        ilr_status st = host->body_insert_at_entry(e, &br, 1, NULL);
+        char line[96];
+        snprintf(line, sizeof line, "hostile: branch_to %d status %d", (int)which, (int)st);
         log_line(line);
         *changed = st == ILR_OK;
         return ILR_OK;

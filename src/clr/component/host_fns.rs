@@ -19,7 +19,7 @@ use crate::clr::log;
 use crate::graph::{Incoming, InstrId, Instruction, Operand};
 use crate::metadata::token_table;
 use crate::opcode::{OpCode, OperandKind};
-use crate::sig::{CallingConvention, LocalVarSig, MethodSig, TypeSig, summarize_method_sig};
+use crate::sig::{CallingConvention, LocalVarSig, MethodSig, summarize_method_sig};
 
 /// The host's function table, one for the process.
 pub(super) fn host_api() -> &'static HostApi {
@@ -529,14 +529,9 @@ unsafe extern "C" fn edit_return_type(edit: Handle, element_type: *mut u8) -> St
     guarded("ilr_host.edit_return_type", || {
         let first = with_edit(edit, |_, method, _| {
             let sig = MethodSig::parse(method.method().signature().ok()?).ok()?;
-            // The element type under any custom modifiers.
-            let mut ret = &sig.return_type;
-            while let TypeSig::Modified { inner, .. } = ret {
-                ret = inner;
-            }
-            let mut bytes = Vec::new();
-            ret.encode(&mut bytes).ok()?;
-            bytes.first().copied()
+            // The element type under any custom modifiers (not by encoding the type
+            // alone: `void` encodes only in a signature's return position).
+            Some(sig.return_type.strip_modifiers().element_type())
         })?;
         // SAFETY: null (refused) or writable.
         unsafe { put(element_type, first.ok_or(E_FAILED)?) }

@@ -22,8 +22,8 @@ use crate::clr::host::{
 };
 use crate::clr::profiler::Profiler;
 use crate::clr::rewrite::pipeline::tail_calls_return;
-use crate::graph::InstrId;
-use crate::opcode::OpCode;
+use crate::graph::{InstrId, Operand};
+use crate::opcode::{Flow, OpCode};
 use crate::selector::Selector;
 use crate::sig::summarize_method_sig;
 
@@ -495,7 +495,89 @@ fn verify(body: &mut MethodBody, method: &mut MethodEdit<'_, '_>) -> crate::erro
     body.validate_clauses()?;
     tail_calls_return(body)?;
     rethrow_in_catch(body)?;
+    regions_entered_at_their_start(body)?;
     rewrite.stack_verified();
+    Ok(())
+}
+
+/// Every transfer of control in `body` (a branch, a `switch` target, a `leave`, a
+/// fall-through) enters a protected block only at its first instruction, enters no
+/// handler or filter (only an exception does), and leaves a region only by `leave`
+/// (out of a protected block or a catch handler), as the JIT requires: the stack
+/// analysis checks the entries of catch handlers and filters, not these.
+fn regions_entered_at_their_start(body: &MethodBody) -> crate::error::Result<()> {
+    if body.clauses.is_empty() {
+        return Ok(());
+    }
+    let order: Vec<InstrId> = body.instrs.ids().collect();
+    let position: std::collections::HashMap<InstrId, usize> =
+        order.iter().enumerate().map(|(p, &id)| (id, p)).collect();
+    let at = |id: InstrId| position.get(&id).copied().unwrap_or(usize::MAX);
+    /// A region: its first and last positions, whether it is a protected block, and
+    /// whether `leave` may exit it.
+    struct Region {
+        first: usize,
+        last: usize,
+        is_try: bool,
+        leave_exits: bool,
+    }
+    let mut regions = Vec::new();
+    for c in &body.clauses {
+        regions.push(Region {
+            first: at(c.try_start),
+            last: at(c.try_last),
+            is_try: true,
+            leave_exits: true,
+        });
+        regions.push(Region {
+            first: at(c.handler_start),
+            last: at(c.handler_last),
+            is_try: false,
+            leave_exits: matches!(c.kind, ClauseKind::Catch(_) | ClauseKind::Filter(_)),
+        });
+        if let ClauseKind::Filter(start) = c.kind {
+            regions.push(Region {
+                first: at(start),
+                last: at(c.handler_start).saturating_sub(1),
+                is_try: false,
+                leave_exits: false,
+            });
+        }
+    }
+    let illegal = |what: &'static str| crate::error::Error::Unsupported { what };
+    let mut targets: Vec<usize> = Vec::new();
+    for (from, &id) in order.iter().enumerate() {
+        let instruction = body.instrs.get(id);
+        let flow = instruction.opcode.flow();
+        targets.clear();
+        match instruction.operand {
+            Operand::Target(to) => targets.push(at(to)),
+            Operand::Switch(table) => {
+                targets.extend(body.instrs.switch_targets(table).iter().map(|&to| at(to)))
+            }
+            _ => {}
+        }
+        if flow.falls_through() && from + 1 < order.len() {
+            targets.push(from + 1);
+        }
+        let leave = flow == Flow::Leave;
+        for &to in &targets {
+            for r in &regions {
+                let has_from = (r.first..=r.last).contains(&from);
+                let has_to = (r.first..=r.last).contains(&to);
+                if has_to && !has_from && !(r.is_try && to == r.first) {
+                    return Err(illegal(
+                        "a transfer of control into a protected block past its first instruction, or into a handler or filter",
+                    ));
+                }
+                if has_from && !has_to && !(leave && r.leave_exits) {
+                    return Err(illegal(
+                        "a transfer of control out of a protected block, handler or filter other than by leave",
+                    ));
+                }
+            }
+        }
+    }
     Ok(())
 }
 
