@@ -5,6 +5,11 @@
 //!   a branch to a `ret` with an empty stack), returned as `ILR_OK` with `changed = 1`,
 //!   or with `changed` left 0, is rolled back alone: the program runs the other
 //!   methods' edits, or its original IL, and the rollback is logged;
+//! * code that keeps the stack's height but that the JIT would reject never reaches
+//!   it: operands that do not fit the method or module (an argument or local it does
+//!   not have, a token of another table or past its table), a dangling prefix,
+//!   `arglist` without varargs (refused at once), `rethrow` outside a catch, a branch
+//!   into or out of an exception region, `localloc` in a handler (rolled back alone);
 //! * every bad argument of every host function is `ILR_E_INVALID_ARGUMENT` and changes
 //!   nothing; every handle used outside its call, of the wrong kind, made up or on
 //!   another thread is `ILR_E_INVALID_HANDLE`; one valid edit afterwards is exactly
@@ -489,6 +494,33 @@ fn the_checks_take_the_code_of_real_programs() {
                 !err.contains("edit_return_type failed"),
                 "{program}:\n{err}"
             );
+        }
+    });
+}
+
+/// Proves that `localloc` inserted in a handler never reaches the JIT (which rejects
+/// it there): `ldc.i4.4; localloc; pop` before an instruction of the fault handler
+/// (position 10) or of the catch handler (13) of `EdgeCases.Program::Fault` is rolled
+/// back and the method runs its original IL; in the protected block (3) or after the
+/// regions (17) it is a valid edit and stands. Before the host checked it, 10 and 13
+/// made the runtime throw `InvalidProgramException`.
+#[test]
+fn localloc_in_a_handler_never_reaches_the_runtime() {
+    for_each_runtime(|rt| {
+        for (case, stands) in [(3, true), (10, false), (13, false), (17, true)] {
+            let config = on_fault(&format!("trick = \"localloc_at\", case = {case}"));
+            let out = run(rt, "EdgeCases", &format!("localloc-{case}"), &config, &[]);
+            let err = &out.stderr;
+            assert_attached(&out);
+            assert_unchanged(rt, "EdgeCases", &out);
+            assert!(
+                err.contains(&format!("hostile: localloc_at {case} status 0")),
+                "{err}"
+            );
+            let rolled_back = err
+                .lines()
+                .any(|l| l.contains("localloc in a handler or filter") && l.contains("Fault"));
+            assert_eq!(rolled_back, !stands, "case {case}:\n{err}");
         }
     });
 }

@@ -26,7 +26,9 @@
  *                 a method without varargs, `endfilter`, `volatile.` last in the code;
  *                 logs "hostile: bad_code K status S";
  *   branch_to     inserts at the entry `br` to the instruction at position `case`
- *                 (from 1) of the body, logging "hostile: branch_to K status S".
+ *                 (from 1) of the body, logging "hostile: branch_to K status S";
+ *   localloc_at   inserts `ldc.i4.4; localloc; pop` before the instruction at
+ *                 position `case`, logging "hostile: localloc_at K status S".
  * Other edits:
  *   bad_args      calls every host function with null pointers, unknown ids, huge
  *                 counts with null code, unknown opcodes, operands of the wrong kind or
@@ -507,6 +509,22 @@ static ilr_status edit(void *self, ilr_edit e, int32_t *changed, ilr_error *erro
         ilr_status st = host->body_insert_at_entry(e, &br, 1, NULL);
         char line[96];
         snprintf(line, sizeof line, "hostile: branch_to %d status %d", (int)which, (int)st);
+        log_line(line);
+        *changed = st == ILR_OK;
+        return ILR_OK;
+    }
+    if (strcmp(trick, "localloc_at") == 0) {
+        /* `ldc.i4.4; localloc; pop` before the instruction at position `case`. */
+        uint32_t id = 0;
+        host->body_first(e, &id);
+        for (int64_t k = 1; k < which && id != 0; k++)
+            host->body_next(e, id, &id);
+        ilr_instruction code[3] = {I(0x1A /* ldc.i4.4 */, ILR_OPERAND_NONE, 0),
+                                   I(0xFE0F /* localloc */, ILR_OPERAND_NONE, 0),
+                                   I(0x26 /* pop */, ILR_OPERAND_NONE, 0)};
+        ilr_status st = host->body_insert_before(e, id, ILR_KEEP, code, 3, NULL);
+        char line[96];
+        snprintf(line, sizeof line, "hostile: localloc_at %d status %d", (int)which, (int)st);
         log_line(line);
         *changed = st == ILR_OK;
         return ILR_OK;

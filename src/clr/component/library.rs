@@ -495,7 +495,7 @@ fn verify(body: &mut MethodBody, method: &mut MethodEdit<'_, '_>) -> crate::erro
     body.validate_clauses()?;
     tail_calls_return(body)?;
     rethrow_in_catch(body)?;
-    regions_entered_at_their_start(body)?;
+    exception_regions_respected(body)?;
     rewrite.stack_verified();
     Ok(())
 }
@@ -503,9 +503,10 @@ fn verify(body: &mut MethodBody, method: &mut MethodEdit<'_, '_>) -> crate::erro
 /// Every transfer of control in `body` (a branch, a `switch` target, a `leave`, a
 /// fall-through) enters a protected block only at its first instruction, enters no
 /// handler or filter (only an exception does), and leaves a region only by `leave`
-/// (out of a protected block or a catch handler), as the JIT requires: the stack
-/// analysis checks the entries of catch handlers and filters, not these.
-fn regions_entered_at_their_start(body: &MethodBody) -> crate::error::Result<()> {
+/// (out of a protected block or a catch handler); no `localloc` is in a handler or
+/// filter. As the JIT requires: the stack analysis checks the entries of catch
+/// handlers and filters, not these.
+fn exception_regions_respected(body: &MethodBody) -> crate::error::Result<()> {
     if body.clauses.is_empty() {
         return Ok(());
     }
@@ -559,6 +560,13 @@ fn regions_entered_at_their_start(body: &MethodBody) -> crate::error::Result<()>
         }
         if flow.falls_through() && from + 1 < order.len() {
             targets.push(from + 1);
+        }
+        if instruction.opcode == OpCode::Localloc
+            && regions
+                .iter()
+                .any(|r| !r.is_try && (r.first..=r.last).contains(&from))
+        {
+            return Err(illegal("localloc in a handler or filter"));
         }
         let leave = flow == Flow::Leave;
         for &to in &targets {
