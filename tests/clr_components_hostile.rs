@@ -524,3 +524,23 @@ fn localloc_in_a_handler_never_reaches_the_runtime() {
         }
     });
 }
+
+/// Proves that the host's verification holds at the limit of the stack: 65,535
+/// `ldc.i4.0` then as many `pop` at the entry of `Answer::Get` verify and stand, one more
+/// is rolled back alone (a max stack past 65,535 cannot be encoded); `scale`'s edit
+/// stands (`answer 82`) both times.
+#[test]
+fn a_stack_deeper_than_a_body_can_declare_is_rolled_back() {
+    for_each_runtime(|rt| {
+        for (depth, stands) in [(65_535, true), (65_536, false)] {
+            let options = format!("trick = \"deep_stack\", case = {depth}");
+            let config = hostile(&options, Some(20));
+            let err = answers(rt, &format!("deep-{depth}"), &config, 82);
+            assert!(
+                err.contains(&format!("hostile: deep_stack {depth} status 0")),
+                "{err}"
+            );
+            assert_eq!(rolled_back_alone(&err), !stands, "depth {depth}:\n{err}");
+        }
+    });
+}

@@ -28,7 +28,9 @@
  *   branch_to     inserts at the entry `br` to the instruction at position `case`
  *                 (from 1) of the body, logging "hostile: branch_to K status S";
  *   localloc_at   inserts `ldc.i4.4; localloc; pop` before the instruction at
- *                 position `case`, logging "hostile: localloc_at K status S".
+ *                 position `case`, logging "hostile: localloc_at K status S";
+ *   deep_stack    inserts at the entry `case` times `ldc.i4.0` then as many `pop`
+ *                 (the stack `case` deep), logging "hostile: deep_stack N status S".
  * Other edits:
  *   bad_args      calls every host function with null pointers, unknown ids, huge
  *                 counts with null code, unknown opcodes, operands of the wrong kind or
@@ -525,6 +527,21 @@ static ilr_status edit(void *self, ilr_edit e, int32_t *changed, ilr_error *erro
         ilr_status st = host->body_insert_before(e, id, ILR_KEEP, code, 3, NULL);
         char line[96];
         snprintf(line, sizeof line, "hostile: localloc_at %d status %d", (int)which, (int)st);
+        log_line(line);
+        *changed = st == ILR_OK;
+        return ILR_OK;
+    }
+    if (strcmp(trick, "deep_stack") == 0) {
+        /* `case` times `ldc.i4.0`, then as many `pop`, at the entry (at most 100000). */
+        static ilr_instruction code[200000];
+        size_t n = which > 0 && which <= 100000 ? (size_t)which : 1;
+        for (size_t k = 0; k < n; k++) {
+            code[k] = (ilr_instruction)I(0x16 /* ldc.i4.0 */, ILR_OPERAND_NONE, 0);
+            code[n + k] = (ilr_instruction)I(0x26 /* pop */, ILR_OPERAND_NONE, 0);
+        }
+        ilr_status st = host->body_insert_at_entry(e, code, 2 * n, NULL);
+        char line[96];
+        snprintf(line, sizeof line, "hostile: deep_stack %d status %d", (int)n, (int)st);
         log_line(line);
         *changed = st == ILR_OK;
         return ILR_OK;
