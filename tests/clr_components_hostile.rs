@@ -327,8 +327,12 @@ fn the_usable_declaration_runs() {
 /// `ldloc.0` in `Answer::Get` (no arguments, no locals), `ldstr` of a MethodDef token or
 /// past the string heap, `ldtoken`, `call` and `box` of tokens past their tables are
 /// each refused at once (`ILR_E_INVALID_ARGUMENT`), and `scale`'s edit stands
-/// (`answer 82`); `ldtoken` of the method's own token is taken. Before the host checked them, the first three and `ldtoken` made the
-/// runtime throw `InvalidProgramException` or `TypeLoadException` from `Answer::Get`.
+/// (`answer 82`), and so are `newobj` and `callvirt` of a static method (the method
+/// itself); `ldtoken` and `ldftn` of the method's own token, and `newobj` of an instance
+/// constructor, are taken. Before the host checked them, the first three and `ldtoken` made the
+/// runtime throw `InvalidProgramException` or `TypeLoadException` from `Answer::Get`,
+/// `newobj` of it `InvalidProgramException` and `callvirt` of it
+/// `MissingMethodException`.
 #[test]
 fn operands_that_do_not_fit_the_method_never_reach_the_runtime() {
     for_each_runtime(|rt| {
@@ -341,11 +345,23 @@ fn operands_that_do_not_fit_the_method_never_reach_the_runtime() {
                 "case {case}:\n{err}"
             );
         }
-        // The control: `ldtoken` of `Answer::Get`'s own token fits, and stands.
-        let config = hostile("trick = \"bad_operand\", case = 10", Some(20));
-        let err = answers(rt, "operand-control", &config, 82);
-        assert!(err.contains("hostile: bad_operand 10 status 0"), "{err}");
-        assert!(!err.contains("rolled back"), "{err}");
+        // `newobj` and `callvirt` of `Answer::Get` (static, no constructor) are
+        // refused; the controls fit and stand: `ldtoken` and `ldftn` of it, `newobj`
+        // of an instance constructor of a MemberRef.
+        for (case, status) in [(10, 0), (11, -2), (12, -2), (13, 0), (14, 0)] {
+            let options = format!("trick = \"bad_operand\", case = {case}");
+            let err = answers(
+                rt,
+                &format!("operand-{case}"),
+                &hostile(&options, Some(20)),
+                82,
+            );
+            assert!(
+                err.contains(&format!("hostile: bad_operand {case} status {status}")),
+                "case {case}:\n{err}"
+            );
+            assert!(!err.contains("rolled back"), "{err}");
+        }
     });
 }
 

@@ -19,7 +19,10 @@
  *                 table, `call` of a MemberRef past the table, `ldarg.3`, `ldloc.0`,
  *                 `box` of a TypeRef past the table) and `pop` or `nop`, logging
  *                 "hostile: bad_operand K status S"; case 10 is the control:
- *                 `ldtoken` of the method's own token, and `pop` (it fits);
+ *                 `ldtoken` of the method's own token, and `pop` (it fits); 11 and 12
+ *                 `newobj` and `callvirt` of the method's own (static) token; 13 `ldftn`
+ *                 of it (fits); 14 `newobj` of the first MemberRef the host takes (an
+ *                 instance constructor: fits);
  *   bad_code      inserts at the entry the code its option `case` (0-6) names, which
  *                 keeps the stack's height but the JIT rejects: `tail.` or `volatile.`
  *                 before `nop`, `endfinally`, `rethrow` outside a handler, `arglist` in
@@ -464,12 +467,26 @@ static ilr_status edit(void *self, ilr_edit e, int32_t *changed, ilr_error *erro
         ilr_status st;
         if (k < sizeof cases / sizeof cases[0]) {
             st = host->body_insert_at_entry(e, cases[k], 2, NULL);
+        } else if (k == 14) {
+            /* The control of `newobj`: the first MemberRef the host takes for it (the
+             * module's `object::.ctor`), each other one refused. */
+            st = ILR_E_NOT_FOUND;
+            for (uint32_t row = 1; row <= 32 && st != ILR_OK; row++) {
+                ilr_instruction obj[2] = {I(0x73, ILR_OPERAND_TOKEN, 0x0A000000u | row),
+                                          I(0x26, ILR_OPERAND_NONE, 0)};
+                st = host->body_insert_at_entry(e, obj, 2, NULL);
+                if (st != ILR_OK && st != ILR_E_INVALID_ARGUMENT)
+                    break;
+            }
         } else {
-            /* The control: `ldtoken` of the method's own MethodDef token fits. */
+            /* Case 10, the control: `ldtoken` of the method's own MethodDef token fits;
+             * 11: `newobj` of it, 12: `callvirt` of it (a static method), 13: `ldftn`
+             * of it then `pop`. */
+            static const uint16_t ops[] = {0xD0, 0x73, 0x6F, 0xFE06};
             uint64_t module = 0;
             uint32_t token = 0;
             host->edit_method(e, &module, &token);
-            ilr_instruction own[2] = {I(0xD0, ILR_OPERAND_TOKEN, token),
+            ilr_instruction own[2] = {I(ops[(k - 10) % 4], ILR_OPERAND_TOKEN, token),
                                       I(0x26, ILR_OPERAND_NONE, 0)};
             st = host->body_insert_at_entry(e, own, 2, NULL);
         }

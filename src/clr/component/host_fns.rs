@@ -17,7 +17,7 @@ use crate::body::MethodBody;
 use crate::clr::host::MethodEdit;
 use crate::clr::log;
 use crate::graph::{Incoming, InstrId, Instruction, Operand};
-use crate::metadata::token_table;
+use crate::metadata::{MetadataSource, token_table};
 use crate::opcode::{OpCode, OperandKind};
 use crate::sig::{CallingConvention, LocalVarSig, MethodSig, summarize_method_sig};
 
@@ -156,7 +156,8 @@ fn instruction_of(body: &MethodBody, c: &InstructionC) -> Result<Instruction, St
 /// as the JIT requires (else `InvalidProgramException`, or a `TypeLoadException`, at
 /// run time, which the stack analysis does not see): an argument or local index the
 /// method has (`ldarg.3`, `ldloc 1000` in a method with fewer are refused), a token of
-/// a table the opcode takes that names a row of the module, each prefix followed in
+/// a table the opcode takes that names a row of the module (for `newobj` an instance
+/// constructor, for `callvirt` an instance method), each prefix followed in
 /// `code` by an instruction it may prefix, `arglist` only in a method with varargs.
 fn fits(
     body: &MethodBody,
@@ -199,8 +200,10 @@ fn fits(
             (Some((Var::Argument, index)), _) => u32::from(index) < args,
             (Some((Var::Local, index)), _) => u32::from(index) < locals,
             (None, Operand::Token(token)) => {
+                let metadata = rewrite.module.metadata();
                 token_fits(instruction.opcode.operand(), token)
-                    && rewrite.module.metadata().is_valid_token(token)
+                    && metadata.is_valid_token(token)
+                    && callee_fits(metadata, instruction.opcode, token)
             }
             _ => true,
         };
@@ -209,6 +212,31 @@ fn fits(
         }
     }
     Ok(())
+}
+
+/// Whether the method `token` names may be the operand of `opcode`: `newobj` takes an
+/// instance constructor (`.ctor`, a MethodDef or MemberRef), `callvirt` an instance
+/// method (else the JIT throws `InvalidProgramException` or `MissingMethodException`).
+fn callee_fits(metadata: &impl MetadataSource, opcode: OpCode, token: u32) -> bool {
+    let instance = || {
+        metadata
+            .call_site_signature(token)
+            .and_then(summarize_method_sig)
+            .is_ok_and(|sig| sig.has_this)
+    };
+    match opcode {
+        OpCode::Callvirt => instance(),
+        OpCode::Newobj => {
+            matches!(
+                token_table(token),
+                crate::metadata::table::METHOD_DEF | crate::metadata::table::MEMBER_REF
+            ) && instance()
+                && metadata
+                    .member_name(token)
+                    .is_ok_and(|member| member.name == ".ctor")
+        }
+        _ => true,
+    }
 }
 
 /// Whether prefix `prefix` may come right before `next` (ECMA-335 III.2; `unaligned.`
