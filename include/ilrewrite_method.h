@@ -53,7 +53,8 @@ typedef int32_t ilr_status;
 #define ILR_E_INVALID_HANDLE (-1)
 /* An argument the host cannot take: a null pointer, an unknown id, an operand that does
  * not fit its opcode or the method (an argument or local it does not have, a token of
- * another table or of no row of the module), a prefix without the instruction it
+ * another table or of no row of the module, `newobj` of anything but an instance
+ * constructor, `callvirt` of a static method), a prefix without the instruction it
  * prefixes after it in the same code, a name that is not UTF-8. Nothing was changed. */
 #define ILR_E_INVALID_ARGUMENT (-2)
 /* What was asked for is not there (an option not given). */
