@@ -52,7 +52,10 @@ typedef int32_t ilr_status;
 /* A handle used outside the call that received it (or on another thread). */
 #define ILR_E_INVALID_HANDLE (-1)
 /* An argument the host cannot take: a null pointer, an unknown id, an operand that does
- * not fit its opcode, a name that is not UTF-8. Nothing was changed. */
+ * not fit its opcode or the method (an argument or local it does not have, a token of
+ * another table or of no row of the module, `newobj` of anything but an instance
+ * constructor, `callvirt` of a static method), a prefix without the instruction it
+ * prefixes after it in the same code, a name that is not UTF-8. Nothing was changed. */
 #define ILR_E_INVALID_ARGUMENT (-2)
 /* What was asked for is not there (an option not given). */
 #define ILR_E_NOT_FOUND (-3)
@@ -208,12 +211,14 @@ typedef struct ilr_method {
     /* Options of a live request (already checked against `options`); an error refuses
      * the request. Null: every such request is accepted. */
     ilr_status (*check_options)(void *self, ilr_options options, ilr_error *error);
-    /* Whether it edits this method: ILR_WANT_EDIT or ILR_WANT_NO. Cheap: called at
+    /* Whether it edits this method: ILR_WANT_EDIT or ILR_WANT_NO (any other answer is
+     * taken as ILR_WANT_NO). Cheap: called at
      * every method's first JIT. */
     int32_t (*wants)(void *self, ilr_candidate candidate);
     /* Edits the body through the host's body_* functions; sets *changed to 1 when it
      * changed something. An error (or a body the host cannot verify afterwards) rolls
-     * back this library's edits alone: the others' stand. */
+     * back this library's edits alone: the others' stand. The host verifies the body
+     * right after the call whenever it was changed, whatever *changed says. */
     ilr_status (*edit)(void *self, ilr_edit edit, int32_t *changed, ilr_error *error);
     /* Last: the profiler is done with it. Called when the profiler releases its
      * instrumentation methods; a runtime that ends the process without releasing the

@@ -26,8 +26,10 @@ pub const ILR_OK: ilr_status = 0;
 /// another thread).
 pub const ILR_E_INVALID_HANDLE: ilr_status = -1;
 /// `ILR_E_INVALID_ARGUMENT`: an argument the host cannot take (a null pointer, an
-/// unknown id, an operand that does not fit its opcode, a name that is not UTF-8);
-/// nothing was changed.
+/// unknown id, an operand that does not fit its opcode or the method: an argument or
+/// local it does not have, a token of another table or of no row of the module; a
+/// prefix without the instruction it prefixes after it in the same code; a name that is
+/// not UTF-8); nothing was changed.
 pub const ILR_E_INVALID_ARGUMENT: ilr_status = -2;
 /// `ILR_E_NOT_FOUND`: what was asked for is not there (an option not given).
 pub const ILR_E_NOT_FOUND: ilr_status = -3;
@@ -276,7 +278,8 @@ pub struct ilr_method {
             error: *mut ilr_error,
         ) -> ilr_status,
     >,
-    /// Whether it edits this method: [`ILR_WANT_EDIT`] or [`ILR_WANT_NO`].
+    /// Whether it edits this method: [`ILR_WANT_EDIT`] or [`ILR_WANT_NO`] (any other
+    /// answer is taken as no).
     pub wants: Option<unsafe extern "C" fn(this: *mut c_void, candidate: ilr_candidate) -> i32>,
     /// Edits the body; sets `*changed` to 1 when it changed something.
     pub edit: Option<

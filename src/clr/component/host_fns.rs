@@ -14,10 +14,12 @@ use super::abi::{
 };
 use super::context::{keep_string, with_candidate, with_edit, with_options};
 use crate::body::MethodBody;
+use crate::clr::host::MethodEdit;
 use crate::clr::log;
 use crate::graph::{Incoming, InstrId, Instruction, Operand};
+use crate::metadata::{MetadataSource, token_table};
 use crate::opcode::{OpCode, OperandKind};
-use crate::sig::{MethodSig, TypeSig};
+use crate::sig::{CallingConvention, LocalVarSig, MethodSig, summarize_method_sig};
 
 /// The host's function table, one for the process.
 pub(super) fn host_api() -> &'static HostApi {
@@ -83,6 +85,16 @@ unsafe fn put<T>(out: *mut T, value: T) -> Result<(), Status> {
     Ok(())
 }
 
+/// [`E_INVALID_ARGUMENT`] when `out` is null: checked before anything is looked up or
+/// written, so that a null out-pointer is always that status (not the option's absence)
+/// and no other out-parameter of the call is written.
+fn not_null<T>(out: *mut T) -> Result<(), Status> {
+    match out.is_null() {
+        true => Err(E_INVALID_ARGUMENT),
+        false => Ok(()),
+    }
+}
+
 /// `count` instructions at `code`, as the crate's.
 ///
 /// # Safety
@@ -138,6 +150,218 @@ fn instruction_of(body: &MethodBody, c: &InstructionC) -> Result<Instruction, St
         _ => return Err(E_INVALID_ARGUMENT),
     };
     Ok(Instruction::new(opcode, operand))
+}
+
+/// Whether `code` fits the edited method and its module beyond what each opcode takes,
+/// as the JIT requires (else `InvalidProgramException`, or a `TypeLoadException`, at
+/// run time, which the stack analysis does not see): an argument or local index the
+/// method has (`ldarg.3`, `ldloc 1000` in a method with fewer are refused), a token of
+/// a table the opcode takes that names a row of the module (for `newobj` an instance
+/// constructor, for `callvirt` an instance method), each prefix followed in
+/// `code` by an instruction it may prefix, `arglist` only in a method with varargs.
+fn fits(
+    body: &MethodBody,
+    method: &MethodEdit<'_, '_>,
+    code: &[Instruction],
+) -> Result<(), Status> {
+    // A prefix comes with the instruction it prefixes, in the same code.
+    for (i, instruction) in code.iter().enumerate() {
+        if instruction.opcode.is_prefix()
+            && !code
+                .get(i + 1)
+                .is_some_and(|next| may_prefix(instruction.opcode, next.opcode))
+        {
+            return Err(E_INVALID_ARGUMENT);
+        }
+    }
+    let needs = |i: &Instruction| {
+        matches!(i.operand, Operand::Token(_)) || var_of(i).is_some() || i.opcode == OpCode::Arglist
+    };
+    if !code.iter().any(needs) {
+        return Ok(());
+    }
+    let rewrite = method.method();
+    let sig = rewrite
+        .signature()
+        .and_then(summarize_method_sig)
+        .map_err(|_| E_FAILED)?;
+    let args = sig.param_count + u32::from(sig.has_this && !sig.explicit_this);
+    let locals = match rewrite.context(body).map_err(|_| E_FAILED)?.locals {
+        None => 0,
+        Some(blob) => LocalVarSig::parse(blob).map_err(|_| E_FAILED)?.len() as u32,
+    };
+    for instruction in code {
+        if instruction.opcode == OpCode::Arglist
+            && sig.calling_convention != CallingConvention::VarArg
+        {
+            return Err(E_INVALID_ARGUMENT);
+        }
+        let fit = match (var_of(instruction), instruction.operand) {
+            (Some((Var::Argument, index)), _) => u32::from(index) < args,
+            (Some((Var::Local, index)), _) => u32::from(index) < locals,
+            (None, Operand::Token(token)) => {
+                let metadata = rewrite.module.metadata();
+                token_fits(instruction.opcode.operand(), token)
+                    && metadata.is_valid_token(token)
+                    && callee_fits(metadata, instruction.opcode, token)
+            }
+            _ => true,
+        };
+        if !fit {
+            return Err(E_INVALID_ARGUMENT);
+        }
+    }
+    Ok(())
+}
+
+/// Whether the method `token` names may be the operand of `opcode`: `newobj` takes an
+/// instance constructor (`.ctor`, a MethodDef or MemberRef), `callvirt` an instance
+/// method (else the JIT throws `InvalidProgramException` or `MissingMethodException`).
+fn callee_fits(metadata: &impl MetadataSource, opcode: OpCode, token: u32) -> bool {
+    let instance = || {
+        metadata
+            .call_site_signature(token)
+            .and_then(summarize_method_sig)
+            .is_ok_and(|sig| sig.has_this)
+    };
+    match opcode {
+        OpCode::Callvirt => instance(),
+        OpCode::Newobj => {
+            matches!(
+                token_table(token),
+                crate::metadata::table::METHOD_DEF | crate::metadata::table::MEMBER_REF
+            ) && instance()
+                && metadata
+                    .member_name(token)
+                    .is_ok_and(|member| member.name == ".ctor")
+        }
+        _ => true,
+    }
+}
+
+/// Whether prefix `prefix` may come right before `next` (ECMA-335 III.2; `unaligned.`
+/// and `volatile.` may also prefix each other).
+fn may_prefix(prefix: OpCode, next: OpCode) -> bool {
+    use OpCode::*;
+    let memory = matches!(
+        next,
+        LdindI1
+            | LdindU1
+            | LdindI2
+            | LdindU2
+            | LdindI4
+            | LdindU4
+            | LdindI8
+            | LdindI
+            | LdindR4
+            | LdindR8
+            | LdindRef
+            | StindRef
+            | StindI1
+            | StindI2
+            | StindI4
+            | StindI8
+            | StindR4
+            | StindR8
+            | StindI
+            | Ldfld
+            | Stfld
+            | Ldobj
+            | Stobj
+            | Initblk
+            | Cpblk
+    );
+    match prefix {
+        Tail => matches!(next, Call | Callvirt | Calli),
+        Constrained => matches!(next, Callvirt | Call | Ldftn),
+        Readonly => matches!(next, Ldelema | Call),
+        Unaligned => memory || next == Volatile,
+        Volatile => memory || matches!(next, Ldsfld | Stsfld | Unaligned),
+        No => matches!(
+            next,
+            Castclass
+                | Unbox
+                | UnboxAny
+                | Ldelema
+                | LdelemI1
+                | LdelemU1
+                | LdelemI2
+                | LdelemU2
+                | LdelemI4
+                | LdelemU4
+                | LdelemI8
+                | LdelemI
+                | LdelemR4
+                | LdelemR8
+                | LdelemRef
+                | Ldelem
+                | StelemI
+                | StelemI1
+                | StelemI2
+                | StelemI4
+                | StelemI8
+                | StelemR4
+                | StelemR8
+                | StelemRef
+                | Stelem
+                | Ldfld
+                | Stfld
+                | Callvirt
+                | Ldvirtftn
+        ),
+        _ => false,
+    }
+}
+
+/// An argument or a local.
+enum Var {
+    Argument,
+    Local,
+}
+
+/// The argument or local `instruction` names, if any.
+fn var_of(instruction: &Instruction) -> Option<(Var, u16)> {
+    use OpCode::*;
+    let operand = match instruction.operand {
+        Operand::Var(v) => v,
+        _ => 0,
+    };
+    Some(match instruction.opcode {
+        Ldarg0 => (Var::Argument, 0),
+        Ldarg1 => (Var::Argument, 1),
+        Ldarg2 => (Var::Argument, 2),
+        Ldarg3 => (Var::Argument, 3),
+        Ldloc0 | Stloc0 => (Var::Local, 0),
+        Ldloc1 | Stloc1 => (Var::Local, 1),
+        Ldloc2 | Stloc2 => (Var::Local, 2),
+        Ldloc3 | Stloc3 => (Var::Local, 3),
+        LdargS | LdargaS | StargS | Ldarg | Ldarga | Starg => (Var::Argument, operand),
+        LdlocS | LdlocaS | StlocS | Ldloc | Ldloca | Stloc => (Var::Local, operand),
+        _ => return None,
+    })
+}
+
+/// Whether `token`'s table is one an operand of `kind` takes (and its row is not 0).
+fn token_fits(kind: OperandKind, token: u32) -> bool {
+    use crate::metadata::table::*;
+    let tables: &[u8] = match kind {
+        OperandKind::Method => &[METHOD_DEF, MEMBER_REF, METHOD_SPEC],
+        OperandKind::Field => &[FIELD, MEMBER_REF],
+        OperandKind::Type => &[TYPE_DEF, TYPE_REF, TYPE_SPEC],
+        OperandKind::String => &[USER_STRING],
+        OperandKind::Sig => &[STANDALONE_SIG],
+        OperandKind::Tok => &[
+            TYPE_DEF,
+            TYPE_REF,
+            TYPE_SPEC,
+            METHOD_DEF,
+            MEMBER_REF,
+            METHOD_SPEC,
+            FIELD,
+        ],
+        _ => return false,
+    };
+    tables.contains(&token_table(token)) && token & 0x00FF_FFFF != 0
 }
 
 /// The instruction of `body` a C id (1 or more) names.
@@ -204,6 +428,7 @@ unsafe extern "C" fn option_integer(
     value: *mut i64,
 ) -> Status {
     guarded("ilr_host.option_integer", || {
+        not_null(value)?;
         // SAFETY: the library passes a NUL-terminated name (or null, refused).
         let name = unsafe { name_of(name) }?;
         let found = with_options(options, |o| o.integer(name))?;
@@ -218,6 +443,7 @@ unsafe extern "C" fn option_boolean(
     value: *mut i32,
 ) -> Status {
     guarded("ilr_host.option_boolean", || {
+        not_null(value)?;
         // SAFETY: as in `option_integer`.
         let name = unsafe { name_of(name) }?;
         let found = with_options(options, |o| o.boolean(name))?;
@@ -232,6 +458,7 @@ unsafe extern "C" fn option_string(
     value: *mut Str,
 ) -> Status {
     guarded("ilr_host.option_string", || {
+        not_null(value)?;
         // SAFETY: as in `option_integer`.
         let name = unsafe { name_of(name) }?;
         let found = with_options(options, |o| o.string(name).map(str::to_owned))?;
@@ -248,6 +475,7 @@ unsafe extern "C" fn option_string_at(
     value: *mut Str,
 ) -> Status {
     guarded("ilr_host.option_string_at", || {
+        not_null(value)?;
         // SAFETY: as in `option_integer`.
         let name = unsafe { name_of(name) }?;
         let found = with_options(options, |o| {
@@ -278,6 +506,8 @@ unsafe extern "C" fn candidate_method(
     token: *mut u32,
 ) -> Status {
     guarded("ilr_host.candidate_method", || {
+        not_null(module)?;
+        not_null(token)?;
         let (m, t) = with_candidate(candidate, |c| (c.module().id() as u64, c.token()))?;
         // SAFETY: null (refused) or writable, by the library's contract.
         unsafe { put(module, m).and_then(|()| put(token, t)) }
@@ -295,6 +525,8 @@ unsafe extern "C" fn candidate_name(candidate: Handle, name: *mut Str) -> Status
 
 unsafe extern "C" fn edit_method(edit: Handle, module: *mut u64, token: *mut u32) -> Status {
     guarded("ilr_host.edit_method", || {
+        not_null(module)?;
+        not_null(token)?;
         let (m, t) = with_edit(edit, |_, method, _| {
             let rewrite = method.method();
             (rewrite.module.id() as u64, rewrite.token)
@@ -325,14 +557,9 @@ unsafe extern "C" fn edit_return_type(edit: Handle, element_type: *mut u8) -> St
     guarded("ilr_host.edit_return_type", || {
         let first = with_edit(edit, |_, method, _| {
             let sig = MethodSig::parse(method.method().signature().ok()?).ok()?;
-            // The element type under any custom modifiers.
-            let mut ret = &sig.return_type;
-            while let TypeSig::Modified { inner, .. } = ret {
-                ret = inner;
-            }
-            let mut bytes = Vec::new();
-            ret.encode(&mut bytes).ok()?;
-            bytes.first().copied()
+            // The element type under any custom modifiers (not by encoding the type
+            // alone: `void` encodes only in a signature's return position).
+            Some(sig.return_type.strip_modifiers().element_type())
         })?;
         // SAFETY: null (refused) or writable.
         unsafe { put(element_type, first.ok_or(E_FAILED)?) }
@@ -393,10 +620,11 @@ unsafe extern "C" fn body_insert_before(
             KEEP => Incoming::Keep,
             _ => return Err(E_INVALID_ARGUMENT),
         };
-        with_edit(edit, |body, _, _| {
+        with_edit(edit, |body, method, _| {
             let at = instr_id(body, at).ok_or(E_INVALID_ARGUMENT)?;
             // SAFETY: `code` is valid for `count` reads by the library's contract.
             let code = unsafe { code_of(body, code, count) }?;
+            fits(body, method, &code)?;
             let new = body
                 .insert_all_before(at, &code, incoming)
                 .map_err(refused)?;
@@ -415,10 +643,11 @@ unsafe extern "C" fn body_insert_after(
     ids: *mut u32,
 ) -> Status {
     guarded("ilr_host.body_insert_after", || {
-        with_edit(edit, |body, _, _| {
+        with_edit(edit, |body, method, _| {
             let at = instr_id(body, at).ok_or(E_INVALID_ARGUMENT)?;
             // SAFETY: as in `body_insert_before`.
             let code = unsafe { code_of(body, code, count) }?;
+            fits(body, method, &code)?;
             let new = body.insert_all_after(at, &code).map_err(refused)?;
             // SAFETY: as in `body_insert_before`.
             unsafe { put_ids(ids, &new) };
@@ -434,10 +663,11 @@ unsafe extern "C" fn body_insert_at_entry(
     ids: *mut u32,
 ) -> Status {
     guarded("ilr_host.body_insert_at_entry", || {
-        with_edit(edit, |body, _, _| {
+        with_edit(edit, |body, method, _| {
             let first = body.instrs.first().ok_or(E_REFUSED)?;
             // SAFETY: as in `body_insert_before`.
             let code = unsafe { code_of(body, code, count) }?;
+            fits(body, method, &code)?;
             let new = body
                 .insert_all_before(first, &code, Incoming::Keep)
                 .map_err(refused)?;
@@ -454,9 +684,10 @@ unsafe extern "C" fn body_insert_before_returns(
     count: usize,
 ) -> Status {
     guarded("ilr_host.body_insert_before_returns", || {
-        with_edit(edit, |body, _, _| {
+        with_edit(edit, |body, method, _| {
             // SAFETY: as in `body_insert_before`.
             let code = unsafe { code_of(body, code, count) }?;
+            fits(body, method, &code)?;
             let rets: Vec<InstrId> = body
                 .instrs
                 .opcodes()

@@ -2,24 +2,30 @@
 //! through the C ABI of `include/ilrewrite_method.h`, and hosted by the manager as any
 //! other.
 
+use core::cell::RefCell;
 use core::ffi::{CStr, c_char, c_void};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use super::abi::{
-    ABI_VERSION, CREATE_SYMBOL, CreateFn, ErrorBuffer, MethodApi, OK, OPTION_BOOLEAN,
+    ABI_VERSION, CREATE_SYMBOL, CreateFn, E_REFUSED, ErrorBuffer, MethodApi, OK, OPTION_BOOLEAN,
     OPTION_INTEGER, OPTION_SELECTORS, OPTION_STRING, OPTION_STRINGS, OptionSpecC, Status,
     VERSION_SYMBOL, WANT_EDIT,
 };
 use super::context::{lend_candidate, lend_edit, lend_options};
 use super::host_fns::host_api;
-use crate::body::MethodBody;
+use crate::analysis::{MaxStackMode, ReturnKind, StackAnalyzer};
+use crate::body::{ClauseKind, MethodBody};
 use crate::clr::host::{
     Candidate, InstrumentationMethod, Interest, MethodEdit, MethodError, OptionKind, OptionSpec,
     Options, Start,
 };
 use crate::clr::profiler::Profiler;
+use crate::clr::rewrite::pipeline::tail_calls_return;
+use crate::graph::{InstrId, Operand};
+use crate::opcode::{Flow, OpCode};
 use crate::selector::Selector;
+use crate::sig::summarize_method_sig;
 
 /// Why a library could not be loaded as an instrumentation method: nothing of it ran
 /// but what the reason says.
@@ -262,6 +268,9 @@ impl LibraryMethod {
                 OPTION_SELECTORS => OptionKind::Selectors,
                 other => return Err(format!("option `{name}` of unknown kind {other}")),
             };
+            if self.options.iter().any(|o| o.name == name) {
+                return Err(format!("option `{name}` declared twice"));
+            }
             // Option names are `&'static str` in the crate: one per option of a loaded
             // library, once per process (a library is loaded once).
             let name: &'static str = Box::leak(name.to_owned().into_boxed_str());
@@ -429,19 +438,186 @@ impl InstrumentationMethod for LibraryMethod {
         let mut changed = 0i32;
         let mut message = Message::new();
         let mut buffer = message.buffer();
+        // The host's functions only insert: the body was touched when it has more
+        // instructions than before the call.
+        let before = body.instrs.len();
         let status = lend_edit(body, method, |handle| {
             // SAFETY: the library's function, with its state, a handle lent for the
             // call, and an out-parameter and buffer valid for it.
             unsafe { edit(self.api.this, handle, &mut changed, &mut buffer) }
         });
         message.written(&buffer);
-        match status {
-            OK => Ok(changed != 0),
-            _ => Err(crate::error::Error::Foreign {
+        if status != OK {
+            return Err(crate::error::Error::Foreign {
                 library: self.name.clone(),
                 status,
                 message: message.text(),
-            }),
+            });
+        }
+        // What the library left is verified now, whatever it says it changed, so that
+        // an edit the host cannot verify is rolled back alone (the pipeline verifies
+        // only the result of every method's edits, and would drop them all).
+        let touched = body.instrs.len() != before;
+        if touched {
+            verify(body, method).map_err(|e| crate::error::Error::Foreign {
+                library: self.name.clone(),
+                status: E_REFUSED,
+                message: format!("its edit does not verify: {e}"),
+            })?;
+        }
+        Ok(changed != 0 || touched)
+    }
+}
+
+/// Verifies `body` as the pipeline does before it hands a body over: its stack (the
+/// exact max stack set), its clauses, its tail calls. The stack is then marked
+/// verified for `method`, so that the pipeline does not analyse it again unless a
+/// later edit follows.
+fn verify(body: &mut MethodBody, method: &mut MethodEdit<'_, '_>) -> crate::error::Result<()> {
+    thread_local! {
+        static ANALYZER: RefCell<StackAnalyzer> = RefCell::new(StackAnalyzer::new());
+    }
+    let rewrite = method.rewrite();
+    let sig = summarize_method_sig(rewrite.signature()?)?;
+    let returns = ReturnKind::value_if(sig.returns_value);
+    let resolver = rewrite.module.resolver();
+    let analyze = |analyzer: &mut StackAnalyzer, body: &mut MethodBody| {
+        analyzer
+            .apply_max_stack(body, resolver, MaxStackMode::Compute, returns)
+            .map(drop)
+    };
+    ANALYZER
+        .try_with(|a| match a.try_borrow_mut() {
+            Ok(mut analyzer) => analyze(&mut analyzer, body),
+            Err(_) => analyze(&mut StackAnalyzer::new(), body),
+        })
+        .unwrap_or_else(|_| analyze(&mut StackAnalyzer::new(), body))?;
+    body.validate_clauses()?;
+    tail_calls_return(body)?;
+    rethrow_in_catch(body)?;
+    exception_regions_respected(body)?;
+    rewrite.stack_verified();
+    Ok(())
+}
+
+/// Every transfer of control in `body` (a branch, a `switch` target, a `leave`, a
+/// fall-through) enters a protected block only at its first instruction, enters no
+/// handler or filter (only an exception does), and leaves a region only by `leave`
+/// (out of a protected block or a catch handler); no `localloc` is in a handler or
+/// filter. As the JIT requires: the stack analysis checks the entries of catch
+/// handlers and filters, not these.
+fn exception_regions_respected(body: &MethodBody) -> crate::error::Result<()> {
+    if body.clauses.is_empty() {
+        return Ok(());
+    }
+    let order: Vec<InstrId> = body.instrs.ids().collect();
+    let position: std::collections::HashMap<InstrId, usize> =
+        order.iter().enumerate().map(|(p, &id)| (id, p)).collect();
+    let at = |id: InstrId| position.get(&id).copied().unwrap_or(usize::MAX);
+    /// A region: its first and last positions, whether it is a protected block, and
+    /// whether `leave` may exit it.
+    struct Region {
+        first: usize,
+        last: usize,
+        is_try: bool,
+        leave_exits: bool,
+    }
+    let mut regions = Vec::new();
+    for c in &body.clauses {
+        regions.push(Region {
+            first: at(c.try_start),
+            last: at(c.try_last),
+            is_try: true,
+            leave_exits: true,
+        });
+        regions.push(Region {
+            first: at(c.handler_start),
+            last: at(c.handler_last),
+            is_try: false,
+            leave_exits: matches!(c.kind, ClauseKind::Catch(_) | ClauseKind::Filter(_)),
+        });
+        if let ClauseKind::Filter(start) = c.kind {
+            regions.push(Region {
+                first: at(start),
+                last: at(c.handler_start).saturating_sub(1),
+                is_try: false,
+                leave_exits: false,
+            });
         }
     }
+    let illegal = |what: &'static str| crate::error::Error::Unsupported { what };
+    let mut targets: Vec<usize> = Vec::new();
+    for (from, &id) in order.iter().enumerate() {
+        let instruction = body.instrs.get(id);
+        let flow = instruction.opcode.flow();
+        targets.clear();
+        match instruction.operand {
+            Operand::Target(to) => targets.push(at(to)),
+            Operand::Switch(table) => {
+                targets.extend(body.instrs.switch_targets(table).iter().map(|&to| at(to)))
+            }
+            _ => {}
+        }
+        if flow.falls_through() && from + 1 < order.len() {
+            targets.push(from + 1);
+        }
+        if instruction.opcode == OpCode::Localloc
+            && regions
+                .iter()
+                .any(|r| !r.is_try && (r.first..=r.last).contains(&from))
+        {
+            return Err(illegal("localloc in a handler or filter"));
+        }
+        let leave = flow == Flow::Leave;
+        for &to in &targets {
+            for r in &regions {
+                let has_from = (r.first..=r.last).contains(&from);
+                let has_to = (r.first..=r.last).contains(&to);
+                if has_to && !has_from && !(r.is_try && to == r.first) {
+                    return Err(illegal(
+                        "a transfer of control into a protected block past its first instruction, or into a handler or filter",
+                    ));
+                }
+                if has_from && !has_to && !(leave && r.leave_exits) {
+                    return Err(illegal(
+                        "a transfer of control out of a protected block, handler or filter other than by leave",
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every `rethrow` of `body` inside the handler of a catch or filter clause, as the JIT
+/// requires (the stack analysis takes it as a `throw`).
+fn rethrow_in_catch(body: &MethodBody) -> crate::error::Result<()> {
+    if !body.instrs.opcodes().any(|(_, op)| op == OpCode::Rethrow) {
+        return Ok(());
+    }
+    let position: std::collections::HashMap<InstrId, usize> = body
+        .instrs
+        .ids()
+        .enumerate()
+        .map(|(p, id)| (id, p))
+        .collect();
+    let at = |id: InstrId| position.get(&id).copied();
+    for (id, op) in body.instrs.opcodes() {
+        if op != OpCode::Rethrow {
+            continue;
+        }
+        let p = at(id);
+        let inside = body.clauses.iter().any(|c| {
+            matches!(c.kind, ClauseKind::Catch(_) | ClauseKind::Filter(_))
+                && p.is_some()
+                && at(c.handler_start) <= p
+                && p <= at(c.handler_last)
+        });
+        if !inside {
+            return Err(crate::error::Error::Unsupported {
+                what: "rethrow outside a catch handler",
+            });
+        }
+    }
+    Ok(())
 }

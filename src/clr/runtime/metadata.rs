@@ -296,6 +296,16 @@ impl ModuleMetadata {
         Ok(token)
     }
 
+    /// Whether `token` names a row (or a string-heap entry) of this module's metadata
+    /// (`IMetaDataImport::IsValidToken`); false when the metadata cannot be read.
+    pub fn is_valid_token(&self, token: mdToken) -> bool {
+        let Ok((v, this, _call)) = self.import() else {
+            return false;
+        };
+        // SAFETY: a live IMetaDataImport2; the call takes a number and reads nothing else.
+        unsafe { (v.base.IsValidToken)(this, token) != 0 }
+    }
+
     /// The raw `IMetaDataImport2` reads go through, for what this wrapper does not cover.
     pub fn import_ptr(&self) -> &ComPtr<IMetaDataImport2Vtbl> {
         match self.0.write.get() {
