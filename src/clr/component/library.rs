@@ -56,7 +56,7 @@ pub enum LoadError {
         path: PathBuf,
         /// Its `ilrewrite_abi_version`.
         found: u32,
-        /// [`ABI_VERSION`].
+        /// The version this crate speaks (`ILR_ABI_VERSION` of `include/ilrewrite_method.h`).
         expected: u32,
     },
     /// `ilrewrite_method_create` failed, or what it gave is not usable (no name, an
