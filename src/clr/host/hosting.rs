@@ -52,7 +52,7 @@ pub(crate) struct Hosting {
     pub(crate) added: RwLock<Arc<[Arc<Added>]>>,
     /// Makes the instrumentation method of a library named by a request (the dial's
     /// `add`), when the profiler loads libraries.
-    pub(crate) loader: Option<Arc<super::manager::LibraryLoader>>,
+    pub(crate) loader: Option<Arc<super::method::LibraryLoader>>,
 }
 
 /// An instrumentation method added while the program runs: it edits in priority order

@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::config::{ConfigError, Configuration, Options};
 use super::hosting::Hosting;
-use super::method::InstrumentationMethod;
+use super::method::{InstrumentationMethod, LibraryLoader};
 use super::plan::InliningCallers;
 use super::ready_to_run::ReadyToRun;
 use super::rejit::ReJitController;
@@ -186,11 +186,6 @@ pub(super) const OWN_EVENTS: CorPrfMonitor = CorPrfMonitor::MONITOR_JIT_COMPILAT
     .union(CorPrfMonitor::MONITOR_MODULE_LOADS)
     .union(CorPrfMonitor::MONITOR_ASSEMBLY_LOADS)
     .union(CorPrfMonitor::MONITOR_APPDOMAIN_LOADS);
-
-/// Makes the instrumentation method in the shared library at a path, or says why not
-/// ([`Manager::configured_with_loader`]; `LibraryMethod::loader` for the C ABI).
-pub type LibraryLoader =
-    dyn Fn(&std::path::Path) -> Result<Arc<dyn InstrumentationMethod>, String> + Send + Sync;
 
 impl Manager {
     /// A manager without instrumentation methods.

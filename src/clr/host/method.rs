@@ -247,6 +247,12 @@ pub trait InstrumentationMethod<M = ModuleMetadata>: Profiler {
     }
 }
 
+/// Makes the instrumentation method in the shared library at a path, or says why not
+/// ([`Manager::configured_with_loader`](super::Manager::configured_with_loader);
+/// `LibraryMethod::loader` for the C ABI).
+pub type LibraryLoader =
+    dyn Fn(&std::path::Path) -> Result<Arc<dyn InstrumentationMethod>, String> + Send + Sync;
+
 /// What an instrumentation method gets at [`InstrumentationMethod::start`].
 #[derive(Debug)]
 pub struct Start<'a> {

@@ -28,9 +28,10 @@ pub use config::{
     ConfigError, Configuration, MethodEntry, OptionKind, OptionSpec, Options, Position,
 };
 pub use events::{Events, EventsHandle};
-pub use manager::{LibraryLoader, Manager};
+pub use manager::Manager;
 pub use method::{
-    Candidate, InstrumentationMethod, Interest, MethodEdit, MethodError, ModuleLoad, Start,
+    Candidate, InstrumentationMethod, Interest, LibraryLoader, MethodEdit, MethodError, ModuleLoad,
+    Start,
 };
 pub use plan::InliningCallers;
 pub use ready_to_run::ReadyToRun;
