@@ -237,3 +237,26 @@ fn an_unknown_option_of_the_rust_library_stops_everything() {
         );
     });
 }
+
+/// The Rust library's `targets` (its option `targets`, read item by item) reach the
+/// host: it is asked only about `Answer::Get` (`Candidate::is_target`) and negates it,
+/// with no filter; the manager turns ReJIT on for the targets (ReadyToRun kept).
+#[test]
+fn the_rust_librarys_targets_select_what_it_edits() {
+    let text = format!(
+        "[[method]]\nname = \"negate_rs\"\nlibrary = {}\noptions = {{ targets = [\"Answer::Get\"] }}\n",
+        literal(&negate_rs())
+    );
+    let config = config_file("sdk-targets", &text);
+    for_each_runtime(|rt| {
+        let stderr = answer(rt, &config, -41);
+        assert!(
+            stderr.contains(r#"negate_rs: targets ["Answer::Get"]"#),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("instrumentation method negate_rs has targets"),
+            "{stderr}"
+        );
+    });
+}

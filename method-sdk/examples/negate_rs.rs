@@ -11,7 +11,9 @@
 //! options = { filter = "Answer::Get" }
 //! ```
 //!
-//! Without `filter` (or with an empty one) it edits nothing. No `unsafe`.
+//! Without `filter` (or with an empty one) it edits nothing. With `targets` (selectors,
+//! `targets = ["Answer::Get"]`) it edits those methods instead, ReadyToRun code
+//! included: the host finds them by name. No `unsafe`.
 use std::sync::OnceLock;
 
 use ilrewrite_method::{
@@ -20,12 +22,17 @@ use ilrewrite_method::{
 };
 
 /// The options it takes.
-const OPTIONS: &[OptionSpec] = &[OptionSpec::new("filter", OptionKind::String)];
+const OPTIONS: &[OptionSpec] = &[
+    OptionSpec::new("filter", OptionKind::String),
+    OptionSpec::new("targets", OptionKind::Selectors),
+];
 
 /// The method: the configured filter, read once at `start` (for `wants`).
 #[derive(Debug, Default)]
 struct NegateRs {
     filter: OnceLock<String>,
+    /// The configured targets, read at `start`.
+    targets: OnceLock<Vec<String>>,
 }
 
 impl NegateRs {
@@ -58,10 +65,26 @@ impl Method for NegateRs {
             .set(filter.to_owned())
             .map_err(|_| Error::new("negate_rs: started twice"))?;
         options.log(&format!("negate_rs: filter {filter:?}"));
+        let targets: Vec<String> = options
+            .strings("targets")?
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        if !targets.is_empty() {
+            options.log(&format!("negate_rs: targets {targets:?}"));
+        }
+        let _ = self.targets.set(targets);
         Ok(())
     }
 
+    fn targets(&self) -> Result<Vec<String>, Error> {
+        Ok(self.targets.get().cloned().unwrap_or_default())
+    }
+
     fn wants(&self, candidate: &Candidate<'_>) -> bool {
+        if self.targets.get().is_some_and(|t| !t.is_empty()) {
+            return candidate.is_target().unwrap_or(false);
+        }
         let filter = self.filter.get().map_or("", String::as_str);
         candidate
             .name()
@@ -72,7 +95,9 @@ impl Method for NegateRs {
         // The options of this edit: the configured ones, or a live request's.
         let filter = edit.options()?.string("filter")?.unwrap_or_default();
         let name = edit.name()?;
-        if !NegateRs::selects(filter, name) || edit.return_type()? != element_type::I4 {
+        let targeted = self.targets.get().is_some_and(|t| !t.is_empty());
+        if !(targeted || NegateRs::selects(filter, name)) || edit.return_type()? != element_type::I4
+        {
             return Ok(false);
         }
         edit.insert_before_returns(&[Instruction::new(opcode::NEG)])

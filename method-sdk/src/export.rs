@@ -33,6 +33,9 @@ struct State<T> {
     _option_names: Vec<CString>,
     /// `ilr_method.options` points into it.
     _specs: Vec<sys::ilr_option_spec>,
+    /// What `targets` gave the host: the strings and the array of pointers to them,
+    /// kept until `destroy` (set once).
+    targets: std::sync::OnceLock<(Vec<CString>, Vec<*const c_char>)>,
 }
 
 /// A panic's message.
@@ -208,6 +211,7 @@ unsafe fn fill<T: Method, F: FnOnce() -> T>(
         _name: name,
         _option_names: option_names,
         _specs: specs,
+        targets: std::sync::OnceLock::new(),
     });
     // The Vec's and the CString's buffers stay where they are when the Box takes them.
     let (name, options) = (state._name.as_ptr(), state._specs.as_ptr());
@@ -224,6 +228,7 @@ unsafe fn fill<T: Method, F: FnOnce() -> T>(
         (*method).wants = Some(wants::<T>);
         (*method).edit = Some(edit::<T>);
         (*method).destroy = Some(destroy::<T>);
+        (*method).targets = Some(targets::<T>);
     }
     Ok(())
 }
@@ -251,6 +256,45 @@ unsafe extern "C" fn start<T: Method>(
         // SAFETY: the host passes back `ilr_method.self` before `destroy`.
         let (state, host) = unsafe { state::<T>(this) };
         state.method.start(&Options::new(host, options))
+    });
+    // SAFETY: the host's buffer.
+    unsafe { answer(result, error) }
+}
+
+/// `ilr_method.targets`.
+unsafe extern "C" fn targets<T: Method>(
+    this: *mut c_void,
+    selectors: *mut *const *const c_char,
+    count: *mut u32,
+    error: *mut sys::ilr_error,
+) -> sys::ilr_status {
+    let result = guarded("targets", || {
+        if selectors.is_null() || count.is_null() {
+            return Err(Error::new("targets: a null out-pointer"));
+        }
+        // SAFETY: as in `start`.
+        let (state, _) = unsafe { state::<T>(this) };
+        let kept = match state.targets.get() {
+            Some(kept) => kept,
+            None => {
+                let texts = state.method.targets()?;
+                let strings = texts
+                    .into_iter()
+                    .map(|t| CString::new(t).map_err(|_| Error::new("a target holds a NUL byte")))
+                    .collect::<Result<Vec<CString>, Error>>()?;
+                let pointers = strings.iter().map(|s| s.as_ptr()).collect();
+                // Set once; a second call (the host makes one) finds the first's.
+                state.targets.get_or_init(|| (strings, pointers))
+            }
+        };
+        let n = u32::try_from(kept.1.len()).map_err(|_| Error::new("too many targets"))?;
+        // SAFETY: non-null out-pointers of the host, valid for the call; the array and
+        // the strings live in the state until `destroy`.
+        unsafe {
+            selectors.write(kept.1.as_ptr());
+            count.write(n);
+        }
+        Ok(())
     });
     // SAFETY: the host's buffer.
     unsafe { answer(result, error) }

@@ -154,6 +154,34 @@ impl<'call> Options<'call> {
         }
     }
 
+    /// The items of a strings or selectors option (a selector as written), lent for
+    /// the current call; empty when the option is not given.
+    ///
+    /// # Errors
+    /// As [`Options::integer`].
+    pub fn strings(&self, name: &str) -> Result<Vec<&'call str>, Status> {
+        let name = c_name(name)?;
+        let mut items = Vec::new();
+        for index in 0u32.. {
+            let mut value = NO_STR;
+            // SAFETY: as in `integer`.
+            let status = unsafe {
+                (self.lent.host.option_string_at)(
+                    self.lent.handle,
+                    name.as_ptr(),
+                    index,
+                    &mut value,
+                )
+            };
+            match found(status, ())? {
+                // SAFETY: filled by the host with `ILR_OK` during this call ('call).
+                Some(()) => items.push(unsafe { lent_str(value) }?),
+                None => break,
+            }
+        }
+        Ok(items)
+    }
+
     /// Writes `message` as a line of the profiler's log.
     pub fn log(&self, message: &str) {
         self.lent.log(message);
@@ -196,6 +224,19 @@ impl<'call> Candidate<'call> {
         let status =
             unsafe { (self.lent.host.candidate_method)(self.lent.handle, &mut module, &mut token) };
         Status::check(status).map(|()| (module, token))
+    }
+
+    /// Whether it is one of the method's [`targets`](crate::Method::targets).
+    ///
+    /// # Errors
+    /// The host's status.
+    pub fn is_target(&self) -> Result<bool, Status> {
+        let mut is_target = 0i32;
+        // SAFETY: the host's function, with its handle and an out-pointer valid for the
+        // call.
+        let status =
+            unsafe { (self.lent.host.candidate_is_target)(self.lent.handle, &mut is_target) };
+        Status::check(status).map(|()| is_target != 0)
     }
 
     /// Its module id.

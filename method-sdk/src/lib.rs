@@ -154,6 +154,20 @@ pub trait Method: Send + Sync + 'static {
         Ok(())
     }
 
+    /// After [`start`](Method::start), once: the methods it edits, by name, as
+    /// selectors (`Namespace.Type::Method`, `Namespace.Type::*`, nested types
+    /// `Outer/Inner`, an overload `Type::Method(int32,string)`). The host then asks
+    /// [`wants`](Method::wants) only of them ([`Candidate::is_target`]) and has
+    /// precompiled (ReadyToRun) ones compiled again with the edits. Default: none
+    /// (`wants` is asked of every method the JIT compiles).
+    ///
+    /// # Errors
+    /// An error stops the profiler's start; so does a selector the host cannot read
+    /// or one holding a NUL byte.
+    fn targets(&self) -> Result<Vec<String>, Error> {
+        Ok(Vec::new())
+    }
+
     /// Whether it edits this method. Cheap: called at every method's first JIT
     /// compilation.
     fn wants(&self, candidate: &Candidate<'_>) -> bool;
