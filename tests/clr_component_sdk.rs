@@ -15,120 +15,30 @@
 mod clr_support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
+use clr_support::components::{ENGINE, engine, library, toml_str};
 use clr_support::{
-    Runtime, build_example_cdylib, config_file, for_each_runtime, profile_dir, run_profiled,
+    Runtime, build_package_example_cdylib, config_file, for_each_runtime, run_profiled,
 };
 
-/// `examples/engine.rs`'s CLSID.
-const ENGINE: &str = "{5B0E6A3C-8D21-4F7A-B6C9-2E1D4A7F3C85}";
-
-/// The profiler, `examples/engine.rs`, built once.
-fn engine() -> PathBuf {
-    static ENGINE_SO: OnceLock<PathBuf> = OnceLock::new();
-    ENGINE_SO
-        .get_or_init(|| {
-            let mut features = vec!["clr"];
-            if cfg!(feature = "pe") {
-                features.push("pe");
-            }
-            build_example_cdylib("engine", &features)
-        })
-        .clone()
-}
-
 /// `negate_rs`, the example cdylib of the `ilrewrite-method` workspace member, built
-/// once for this test binary's profile into its target directory (as
-/// `build_example_cdylib` does for this package's examples).
+/// once for this test binary's profile into its target directory.
 fn negate_rs() -> PathBuf {
     static NEGATE_SO: OnceLock<PathBuf> = OnceLock::new();
     NEGATE_SO
-        .get_or_init(|| {
-            let profile_dir = profile_dir();
-            let target_dir = profile_dir.parent().expect("the target directory");
-            let profile = profile_dir
-                .file_name()
-                .and_then(|n| n.to_str())
-                .expect("a UTF-8 profile directory name");
-            let mut cmd = Command::new(env!("CARGO"));
-            cmd.arg("build")
-                .arg("--manifest-path")
-                .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
-                .args(["-p", "ilrewrite-method", "--example", "negate_rs"])
-                .arg("--target-dir")
-                .arg(target_dir);
-            match profile {
-                "debug" => {}
-                "release" => {
-                    cmd.arg("--release");
-                }
-                other => {
-                    cmd.args(["--profile", other]);
-                }
-            }
-            let out = cmd
-                .output()
-                .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-            assert!(
-                out.status.success(),
-                "{cmd:?} failed ({}):\n{}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let lib = profile_dir.join("examples").join(format!(
-                "{}negate_rs{}",
-                std::env::consts::DLL_PREFIX,
-                std::env::consts::DLL_SUFFIX
-            ));
-            assert!(lib.is_file(), "{} was not built", lib.display());
-            lib
-        })
+        .get_or_init(|| build_package_example_cdylib("ilrewrite-method", "negate_rs"))
         .clone()
 }
 
-/// `offset_c`, `tests/components/offset.c` compiled by the system C compiler (`cc`, or
-/// `$CC`) against `include/`, once per test process.
+/// `offset_c`: `tests/components/offset.c`, compiled by the system C compiler.
 fn offset_c() -> PathBuf {
-    static OFFSET_SO: OnceLock<PathBuf> = OnceLock::new();
-    OFFSET_SO
-        .get_or_init(|| {
-            let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-            let lib = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
-                "{}offset_c-{}{}",
-                std::env::consts::DLL_PREFIX,
-                std::process::id(),
-                std::env::consts::DLL_SUFFIX
-            ));
-            let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
-            let mut cmd = Command::new(&cc);
-            cmd.args(["-shared", "-fPIC", "-Wall", "-Werror", "-I"])
-                .arg(root.join("include"))
-                .arg(root.join("tests/components/offset.c"))
-                .arg("-o")
-                .arg(&lib);
-            let out = cmd
-                .output()
-                .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-            assert!(
-                out.status.success(),
-                "{cmd:?} failed:\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            lib
-        })
-        .clone()
+    library("offset")
 }
 
-/// A path as a TOML literal string.
+/// A path as a TOML string.
 fn literal(path: &Path) -> String {
-    let text = path.to_str().expect("a UTF-8 path");
-    assert!(
-        !text.contains('\''),
-        "{text} cannot be a TOML literal string"
-    );
-    format!("'{text}'")
+    toml_str(path)
 }
 
 /// The engine's configuration: the three methods with these priorities, each on
@@ -164,13 +74,7 @@ options = {{ filter = "Answer::Get"{negate_extra} }}
 /// returns the stderr.
 fn answer(rt: &Runtime, config: &Path, expected: i32) -> String {
     let config = config.to_str().expect("a UTF-8 path");
-    let out = run_profiled(
-        rt,
-        "Answer",
-        &engine(),
-        ENGINE,
-        &[("ENGINE_CONFIG", config)],
-    );
+    let out = run_profiled(rt, "Answer", engine(), ENGINE, &[("ENGINE_CONFIG", config)]);
     assert_eq!(
         out.stdout.trim(),
         format!("answer {expected}"),

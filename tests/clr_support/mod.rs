@@ -755,7 +755,7 @@ pub fn profile_dir() -> PathBuf {
 ///
 /// As [`build_example_cdylib`].
 pub fn build_example(name: &str, features: &[&str]) -> PathBuf {
-    build_example_cdylib_or_bin(name, features, false)
+    build_example_cdylib_or_bin(None, name, features, false)
 }
 
 /// Builds the example `name` of this package, a cdylib, with `features`, into the
@@ -770,10 +770,21 @@ pub fn build_example(name: &str, features: &[&str]) -> PathBuf {
 ///
 /// If cargo fails (with its output) or the cdylib is not there afterwards.
 pub fn build_example_cdylib(name: &str, features: &[&str]) -> PathBuf {
-    build_example_cdylib_or_bin(name, features, true)
+    build_example_cdylib_or_bin(None, name, features, true)
 }
 
-fn build_example_cdylib_or_bin(name: &str, features: &[&str], cdylib: bool) -> PathBuf {
+/// [`build_example_cdylib`] for an example of the workspace member `package` (built
+/// with its default features).
+pub fn build_package_example_cdylib(package: &str, name: &str) -> PathBuf {
+    build_example_cdylib_or_bin(Some(package), name, &[], true)
+}
+
+fn build_example_cdylib_or_bin(
+    package: Option<&str>,
+    name: &str,
+    features: &[&str],
+    cdylib: bool,
+) -> PathBuf {
     let profile_dir = profile_dir();
     let target_dir = profile_dir.parent().expect("the target directory");
     let profile = profile_dir
@@ -785,9 +796,14 @@ fn build_example_cdylib_or_bin(name: &str, features: &[&str], cdylib: bool) -> P
         .arg("--manifest-path")
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
         .args(["--example", name])
-        .args(["--features", &features.join(",")])
         .arg("--target-dir")
         .arg(target_dir);
+    if let Some(package) = package {
+        cmd.args(["-p", package]);
+    }
+    if !features.is_empty() {
+        cmd.args(["--features", &features.join(",")]);
+    }
     match profile {
         "debug" => {}
         "release" => {
