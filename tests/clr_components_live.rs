@@ -109,3 +109,47 @@ fn a_library_added_while_the_program_runs_edits_from_the_next_call_and_removed_i
         }
     });
 }
+
+/// Proves that adding and removing a library while 32 threads call the methods it
+/// edits in a loop changes nothing but those methods' results, and only to what the
+/// library computes: every result the threads saw of `Plain` is 10 (before the add and
+/// after the removal) or 11 (while added), both are seen, `Caller` (not selected) is
+/// always 105, and the program ends normally. Both runtimes, tiering on (the loops'
+/// methods reach tier 1 while the library comes and goes).
+#[test]
+fn adding_and_removing_while_32_threads_call_changes_only_the_results() {
+    let offset = toml_str(&library("offset"));
+    let offset = offset.trim_matches('"').to_owned();
+    for_each_runtime(|rt| {
+        let socket = socket_in("threads");
+        let mut program = start(rt, "threads", &socket, "1");
+        let mut dial = DialClient::connect(&socket);
+        assert_eq!(program.answer("start 32"), ["started 32"]);
+        let add = format!("add Dial.Values::* {offset} 10 filter=Dial.Values:: addend=1");
+        dial.ask(&add)
+            .unwrap_or_else(|e| panic!("{e}\n{}", program.stderr_so_far()));
+        // Let the threads run with it a while (rounds are answered in between).
+        for _ in 0..20 {
+            let answer = program.answer("round");
+            assert_eq!(answer[0], "Plain 11", "{}", program.stderr_so_far());
+        }
+        dial.ok("remove offset_c");
+        for _ in 0..20 {
+            let answer = program.answer("round");
+            assert_eq!(answer[0], "Plain 10", "{}", program.stderr_so_far());
+        }
+        let stopped = program.answer("stop");
+        let seen: Vec<&String> = stopped.iter().filter(|l| l.starts_with("seen ")).collect();
+        let values = |name: &str| -> Vec<i64> {
+            seen.iter()
+                .filter_map(|l| l.strip_prefix(&format!("seen {name} ")))
+                .map(|rest| rest.split(' ').next().unwrap().parse().unwrap())
+                .collect()
+        };
+        assert_eq!(values("Plain"), [10, 11], "{stopped:?}");
+        assert_eq!(values("Caller"), [105], "{stopped:?}");
+        drop(dial);
+        let out = program.finish();
+        assert_eq!(out.code(), 29, "{}", out.stderr);
+    });
+}
