@@ -83,6 +83,7 @@ typedef struct ilr_str {
 typedef uint64_t ilr_options;   /* an instrumentation method's options */
 typedef uint64_t ilr_candidate; /* a method being asked about (wants) */
 typedef uint64_t ilr_edit;      /* a method body being edited */
+typedef uint64_t ilr_module;    /* a module that finished loading (module_loaded) */
 
 /* ---- options ----------------------------------------------------------------------- */
 
@@ -185,12 +186,15 @@ typedef struct ilr_host {
                                    ilr_str *value);
     /* Whether the candidate is one of the library's `targets` (1 or 0). */
     ilr_status (*candidate_is_target)(ilr_candidate candidate, int32_t *is_target);
+
 } ilr_host;
 
 /* ---- what the library gives -------------------------------------------------------- */
 
 #define ILR_WANT_NO 0
 #define ILR_WANT_EDIT 1
+/* Edit it after the host made it single-ret (ilr_host.edit_single_ret). */
+#define ILR_WANT_EDIT_SINGLE_RET 2
 
 typedef struct ilr_method {
     /* sizeof(ilr_method) as the host knows it (set by the host). */
@@ -236,6 +240,28 @@ typedef struct ilr_method {
      * of every method the JIT compiles (precompiled code is not seen). */
     ilr_status (*targets)(void *self, const char *const **selectors, uint32_t *count,
                           ilr_error *error);
+
+    /* A module finished loading: define the metadata later edits name (the
+     * ilr_host.module_* functions, valid during this call) and keep tokens in the
+     * module's data item. Called on many threads at once, for modules loaded before
+     * and after the library's start. An error is logged; the item stays as the call
+     * left it. Null: nothing to define. */
+    ilr_status (*module_loaded)(void *self, ilr_module module, ilr_error *error);
+
+    /* The runtime events it needs beyond those of its callbacks (COR_PRF_MONITOR and
+     * COR_PRF_HIGH_MONITOR flags). */
+    uint32_t events;
+    uint32_t events_high;
+    /* The callbacks it receives: bit ILR_CALLBACK_x of callbacks[x / 64]. The host asks
+     * the runtime for the events they need. */
+    uint64_t callbacks[2];
+    /* Each subscribed callback, on the runtime's thread: `id` ILR_CALLBACK_x, `args` the
+     * callback's arguments in order (IDs, tokens, HRESULTs as signed values, BOOLs 0/1,
+     * pointers as addresses), `count` of them. `*answer` is where a callback that
+     * answers (JITInlining, JITCachedFunctionSearchStarted) says no by writing 0; the
+     * answers combine (no if any says no). */
+    void (*callback)(void *self, uint32_t id, const uint64_t *args, uint32_t count,
+                     int32_t *answer);
 } ilr_method;
 
 /* The library's exports. */

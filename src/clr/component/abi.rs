@@ -52,8 +52,10 @@ pub const KEEP: u32 = 0;
 pub const WANT_NO: i32 = 0;
 /// `ILR_WANT_EDIT`.
 pub const WANT_EDIT: i32 = 1;
+/// `ILR_WANT_EDIT_SINGLE_RET`.
+pub const WANT_EDIT_SINGLE_RET: i32 = 2;
 
-/// `ilr_options`, `ilr_candidate`, `ilr_edit`: handle numbers.
+/// `ilr_options`, `ilr_candidate`, `ilr_edit`, `ilr_module`: handle numbers.
 pub type Handle = u64;
 
 /// `ilr_error`.
@@ -148,6 +150,12 @@ pub struct MethodApi {
             *mut ErrorBuffer,
         ) -> Status,
     >,
+    pub module_loaded:
+        Option<unsafe extern "C" fn(*mut c_void, Handle, *mut ErrorBuffer) -> Status>,
+    pub events: u32,
+    pub events_high: u32,
+    pub callbacks: [u64; 2],
+    pub callback: Option<unsafe extern "C" fn(*mut c_void, u32, *const u64, u32, *mut i32)>,
 }
 
 /// `ilrewrite_method_create`.

@@ -18,6 +18,7 @@ use super::abi::{
     OPERAND_TOKEN, OPERAND_VAR, OPTION_BOOLEAN, OPTION_INTEGER, OPTION_SELECTORS, OPTION_STRING,
     OPTION_STRINGS, OptionSpecC, REDIRECT, Status, Str, WANT_EDIT, WANT_NO,
 };
+use super::abi::WANT_EDIT_SINGLE_RET;
 
 /// One struct field: the C struct and field, the Rust offset and size.
 struct Field {
@@ -63,7 +64,8 @@ fn fields() -> Vec<Field> {
         }
         "ilr_method" => MethodApi {
             size, this = "self", name, priority, options, option_count, start,
-            check_options, wants, edit, destroy, targets,
+            check_options, wants, edit, destroy, targets, module_loaded, events,
+            events_high, callbacks, callback,
         }
     }
 }
@@ -80,6 +82,7 @@ fn types() -> Vec<(&'static str, usize, usize)> {
         "ilr_options" => Handle,
         "ilr_candidate" => Handle,
         "ilr_edit" => Handle,
+        "ilr_module" => Handle,
         "ilr_error" => ErrorBuffer,
         "ilr_str" => Str,
         "ilr_option_spec" => OptionSpecC,
@@ -118,6 +121,7 @@ fn constants() -> Vec<(&'static str, i64)> {
         ("ILR_KEEP", KEEP.into()),
         ("ILR_WANT_NO", WANT_NO.into()),
         ("ILR_WANT_EDIT", WANT_EDIT.into()),
+        ("ILR_WANT_EDIT_SINGLE_RET", WANT_EDIT_SINGLE_RET.into()),
     ]
 }
 

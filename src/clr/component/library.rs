@@ -212,6 +212,11 @@ impl LibraryMethod {
             edit: None,
             destroy: None,
             targets: None,
+            module_loaded: None,
+            events: 0,
+            events_high: 0,
+            callbacks: [0; 2],
+            callback: None,
         };
         let mut message = Message::new();
         let mut buffer = message.buffer();
