@@ -170,6 +170,16 @@ pub enum Error {
         /// What was wrong.
         what: &'static str,
     },
+    /// Malformed signature text ([`crate::sig::text`]): where, as a character offset
+    /// in the text, and what was expected there and found instead.
+    #[error("bad signature text at {at}: {why}")]
+    BadSignatureText {
+        /// Character offset in the text (0-based; the text is ASCII up to there, so it
+        /// is also the byte offset).
+        at: usize,
+        /// What was expected, and what was found.
+        why: String,
+    },
     /// A type nested deeper than the signature trees allow ([`crate::sig::MAX_NESTING`]):
     /// not malformed (the runtime may run it), but beyond what [`crate::sig::TypeSig`]
     /// and the signatures built from it parse or encode. The walks that skip types
@@ -177,8 +187,8 @@ pub enum Error {
     /// such limit.
     #[error("type nesting deeper than {limit} levels at {}", nesting_offset_text(.offset))]
     TooDeep {
-        /// Offset in the blob of the type that would be one level too deep; `None` when
-        /// encoding.
+        /// Offset in the blob of the type that would be one level too deep (the
+        /// character offset for [`crate::sig::text`]); `None` when encoding.
         offset: Option<usize>,
         /// The limit, [`crate::sig::MAX_NESTING`].
         limit: usize,

@@ -38,6 +38,7 @@ pub mod compressed;
 pub mod field;
 pub mod locals;
 pub mod method;
+pub mod text;
 pub mod types;
 
 pub use compressed::{
