@@ -111,6 +111,14 @@ typedef struct ilr_option_spec {
 #define ILR_OPERAND_TOKEN 6u   /* a metadata token */
 #define ILR_OPERAND_TARGET 7u  /* a branch: the id of the target instruction */
 #define ILR_OPERAND_SWITCH 8u  /* switch: the number of targets (read only) */
+/* Only in code the library inserts (insert_* and ilr_wrap): a branch to the
+ * instruction at this index (from 0) of the same code array, which must be in it. */
+#define ILR_OPERAND_CODE 13u
+/* Only in the code of an ilr_wrap (insert only): */
+#define ILR_OPERAND_STATE_LOCAL 9u  /* ldloc/ldloca/stloc of the wrap's state local */
+#define ILR_OPERAND_RETURN_LOCAL 10u /* ldloc/ldloca/stloc of the return-value local */
+#define ILR_OPERAND_METHOD_ID 11u   /* ldc.i4: the method's MethodDef token */
+#define ILR_OPERAND_MODULE_ID 12u   /* ldc.i8: the module's ModuleID */
 
 /* One instruction. `id` names an instruction of the body (ids are 1 or more, stable for
  * the edit call); 0 in new code. `opcode` is the ECMA-335 value: one byte, or
@@ -121,6 +129,39 @@ typedef struct ilr_instruction {
     uint16_t operand_kind;
     int64_t operand;
 } ilr_instruction;
+
+/* ---- module-load definitions and data items -------------------------------------- */
+
+/* An assembly a module's new references resolve in (culture neutral). */
+typedef struct ilr_assembly_ref {
+    const char *name;                /* simple name, UTF-8, NUL-terminated */
+    uint16_t version[4];             /* major, minor, build, revision */
+    const uint8_t *public_key_token; /* 8 bytes, or null for none */
+} ilr_assembly_ref;
+
+/* A data item's destructor: called once, on any thread, when the item is replaced or
+ * removed, or when what it belongs to goes (the module unloads, the profiler releases
+ * its instrumentation methods). It may run after `destroy`; the library stays loaded
+ * until the last item is destroyed. */
+typedef void (*ilr_item_destructor)(void *item);
+
+/* Code run around the whole body (ilr_host.edit_wrap): `entry` before it, `exit` in a
+ * finally on every way out (return, exception), `on_return` after `exit` on a normal
+ * return only. The code may use the ILR_OPERAND_STATE_LOCAL, _RETURN_LOCAL, _METHOD_ID
+ * and _MODULE_ID pseudo-operands; the state local exists when `state_local` names its
+ * type. */
+typedef struct ilr_wrap {
+    /* sizeof(ilr_wrap) as the library knows it. */
+    uint32_t size;
+    const ilr_instruction *entry;
+    size_t entry_count;
+    const ilr_instruction *exit;
+    size_t exit_count;
+    const ilr_instruction *on_return;
+    size_t on_return_count;
+    /* The state local's type as text (docs/components.md, "Types as text"), or null. */
+    const char *state_local;
+} ilr_wrap;
 
 /* ---- what the host gives ----------------------------------------------------------- */
 
@@ -187,6 +228,67 @@ typedef struct ilr_host {
     /* Whether the candidate is one of the library's `targets` (1 or 0). */
     ilr_status (*candidate_is_target)(ilr_candidate candidate, int32_t *is_target);
 
+    /* ---- during module_loaded: the module's metadata, by value ----
+     * Types and signatures are text (docs/components.md, "Types as text"):
+     * `int32`, `class 0x01000005<string>`, `!!0[]`; `instance void (int32, string&)`.
+     * Each definition answers the existing row when the module has one. */
+    /* The module's ModuleID, and the simple name of its assembly. */
+    ilr_status (*module_id)(ilr_module module, uint64_t *id);
+    ilr_status (*module_assembly_name)(ilr_module module, ilr_str *name);
+    /* An AssemblyRef (the existing one of that name, else a new row). */
+    ilr_status (*module_assembly_ref)(ilr_module module, const ilr_assembly_ref *assembly,
+                                      uint32_t *token);
+    /* A TypeRef to `name` (`Namespace.Type`) in `scope` (an AssemblyRef, ModuleRef or,
+     * for a nested type, its enclosing TypeRef). */
+    ilr_status (*module_type_ref)(ilr_module module, uint32_t scope, const char *name,
+                                  uint32_t *token);
+    /* The module's own TypeDef `name` (nested `Outer/Inner`); ILR_E_NOT_FOUND. */
+    ilr_status (*module_find_type)(ilr_module module, const char *name, uint32_t *token);
+    /* A TypeSpec of a type (`class 0x01000005<int32>`, `!0[]`). */
+    ilr_status (*module_type_spec)(ilr_module module, const char *type, uint32_t *token);
+    /* A MemberRef to method `name` of `parent` (TypeRef, TypeDef, TypeSpec) with
+     * `signature` (`instance void (int32)`), or to a field of `type`. */
+    ilr_status (*module_method_ref)(ilr_module module, uint32_t parent, const char *name,
+                                    const char *signature, uint32_t *token);
+    ilr_status (*module_field_ref)(ilr_module module, uint32_t parent, const char *name,
+                                   const char *type, uint32_t *token);
+    /* A MethodSpec of generic method `method` (MethodDef or MemberRef) with `arguments`
+     * (`int32, string`). */
+    ilr_status (*module_method_spec)(ilr_module module, uint32_t method, const char *arguments,
+                                     uint32_t *token);
+    /* A user string (`ldstr`) of `length` bytes of UTF-8 (NULs allowed). */
+    ilr_status (*module_user_string)(ilr_module module, const char *text, size_t length,
+                                     uint32_t *token);
+    /* A StandAloneSig of a call-site signature (`calli`), as text, or as raw signature
+     * bytes (checked to be one method signature). */
+    ilr_status (*module_signature)(ilr_module module, const char *signature, uint32_t *token);
+    ilr_status (*module_signature_bytes)(ilr_module module, const uint8_t *blob, size_t length,
+                                         uint32_t *token);
+    /* The library's data item on the module: set (replacing, and destroying, the one
+     * before; null `item` removes it) during module_loaded, read then and in edits. */
+    ilr_status (*module_set_item)(ilr_module module, void *item, ilr_item_destructor destroy);
+    ilr_status (*module_item)(ilr_module module, void **item);
+
+    /* ---- during edit ----
+     * The library's item on the edited method's module (ILR_E_NOT_FOUND when unset). */
+    ilr_status (*edit_module_item)(ilr_edit edit, void **item);
+    /* The library's item on the edited method, kept across its compilations (generic
+     * instantiations, tier-up, ReJIT) while its module is loaded; set replaces (and
+     * destroys) the one before, a null `item` removes it. */
+    ilr_status (*edit_method_item)(ilr_edit edit, void **item);
+    ilr_status (*edit_set_method_item)(ilr_edit edit, void *item, ilr_item_destructor destroy);
+    /* A new local of `type` (text); its index. Kept only if the edit succeeds. */
+    ilr_status (*edit_add_local)(ilr_edit edit, const char *type, uint16_t *index);
+    /* With `wants` answering ILR_WANT_EDIT_SINGLE_RET: the body has one `ret`, reached
+     * by every return; `*epilogue` is the id of the epilogue's first instruction (the
+     * return value, if any, is stored in the return-value local before it),
+     * `*return_local` that local's index or -1 for a `void` method. ILR_E_NOT_FOUND
+     * otherwise. */
+    ilr_status (*edit_single_ret)(ilr_edit edit, uint32_t *epilogue, int32_t *return_local);
+    /* Wraps the whole body: `entry; try { body } finally { exit }`, then `on_return`
+     * (ilr_wrap). All or nothing; afterwards the body's instruction ids are new (walk it
+     * again). */
+    ilr_status (*edit_wrap)(ilr_edit edit, const ilr_wrap *wrap);
 } ilr_host;
 
 /* ---- what the library gives -------------------------------------------------------- */

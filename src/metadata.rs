@@ -22,7 +22,8 @@ pub const fn token_table(token: u32) -> u8 {
     (token >> 24) as u8
 }
 
-/// Token table numbers (the high byte of a token) of the tables a method body names.
+/// Token table numbers (the high byte of a token) of the tables a method body names,
+/// and of AssemblyRef, which the references it names resolve in.
 pub mod table {
     /// TypeRef (`0x01`).
     pub const TYPE_REF: u8 = 0x01;
@@ -38,6 +39,8 @@ pub mod table {
     pub const STANDALONE_SIG: u8 = 0x11;
     /// ModuleRef (`0x1A`).
     pub const MODULE_REF: u8 = 0x1A;
+    /// AssemblyRef (`0x23`), the scope of a TypeRef to another assembly.
+    pub const ASSEMBLY_REF: u8 = 0x23;
     /// TypeSpec (`0x1B`).
     pub const TYPE_SPEC: u8 = 0x1B;
     /// MethodSpec (`0x2B`).

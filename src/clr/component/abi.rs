@@ -39,6 +39,11 @@ pub const OPERAND_VAR: u16 = 5;
 pub const OPERAND_TOKEN: u16 = 6;
 pub const OPERAND_TARGET: u16 = 7;
 pub const OPERAND_SWITCH: u16 = 8;
+pub const OPERAND_STATE_LOCAL: u16 = 9;
+pub const OPERAND_RETURN_LOCAL: u16 = 10;
+pub const OPERAND_METHOD_ID: u16 = 11;
+pub const OPERAND_MODULE_ID: u16 = 12;
+pub const OPERAND_CODE: u16 = 13;
 
 /// `ILR_REDIRECT`, `ILR_KEEP`.
 pub const REDIRECT: u32 = 1;
@@ -93,6 +98,32 @@ pub struct InstructionC {
     pub operand: i64,
 }
 
+/// `ilr_assembly_ref`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct AssemblyRefC {
+    pub name: *const c_char,
+    pub version: [u16; 4],
+    pub public_key_token: *const u8,
+}
+
+/// `ilr_item_destructor`.
+pub type ItemDestructor = Option<unsafe extern "C" fn(*mut c_void)>;
+
+/// `ilr_wrap`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct WrapC {
+    pub size: u32,
+    pub entry: *const InstructionC,
+    pub entry_count: usize,
+    pub exit: *const InstructionC,
+    pub exit_count: usize,
+    pub on_return: *const InstructionC,
+    pub on_return_count: usize,
+    pub state_local: *const c_char,
+}
+
 /// `ilr_host`: what the crate gives a library.
 #[repr(C)]
 #[derive(Debug)]
@@ -122,6 +153,28 @@ pub struct HostApi {
         unsafe extern "C" fn(Handle, *const InstructionC, usize) -> Status,
     pub option_string_at: unsafe extern "C" fn(Handle, *const c_char, u32, *mut Str) -> Status,
     pub candidate_is_target: unsafe extern "C" fn(Handle, *mut i32) -> Status,
+    pub module_id: unsafe extern "C" fn(Handle, *mut u64) -> Status,
+    pub module_assembly_name: unsafe extern "C" fn(Handle, *mut Str) -> Status,
+    pub module_assembly_ref: unsafe extern "C" fn(Handle, *const AssemblyRefC, *mut u32) -> Status,
+    pub module_type_ref: unsafe extern "C" fn(Handle, u32, *const c_char, *mut u32) -> Status,
+    pub module_find_type: unsafe extern "C" fn(Handle, *const c_char, *mut u32) -> Status,
+    pub module_type_spec: unsafe extern "C" fn(Handle, *const c_char, *mut u32) -> Status,
+    pub module_method_ref:
+        unsafe extern "C" fn(Handle, u32, *const c_char, *const c_char, *mut u32) -> Status,
+    pub module_field_ref:
+        unsafe extern "C" fn(Handle, u32, *const c_char, *const c_char, *mut u32) -> Status,
+    pub module_method_spec: unsafe extern "C" fn(Handle, u32, *const c_char, *mut u32) -> Status,
+    pub module_user_string: unsafe extern "C" fn(Handle, *const c_char, usize, *mut u32) -> Status,
+    pub module_signature: unsafe extern "C" fn(Handle, *const c_char, *mut u32) -> Status,
+    pub module_signature_bytes: unsafe extern "C" fn(Handle, *const u8, usize, *mut u32) -> Status,
+    pub module_set_item: unsafe extern "C" fn(Handle, *mut c_void, ItemDestructor) -> Status,
+    pub module_item: unsafe extern "C" fn(Handle, *mut *mut c_void) -> Status,
+    pub edit_module_item: unsafe extern "C" fn(Handle, *mut *mut c_void) -> Status,
+    pub edit_method_item: unsafe extern "C" fn(Handle, *mut *mut c_void) -> Status,
+    pub edit_set_method_item: unsafe extern "C" fn(Handle, *mut c_void, ItemDestructor) -> Status,
+    pub edit_add_local: unsafe extern "C" fn(Handle, *const c_char, *mut u16) -> Status,
+    pub edit_single_ret: unsafe extern "C" fn(Handle, *mut u32, *mut i32) -> Status,
+    pub edit_wrap: unsafe extern "C" fn(Handle, *const WrapC) -> Status,
 }
 
 /// `ilr_method`: what a library gives the crate. Every function pointer may be null

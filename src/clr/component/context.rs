@@ -7,13 +7,18 @@
 
 use core::cell::RefCell;
 use core::ffi::c_void;
+use std::any::Any;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use smallvec::SmallVec;
 
 use super::abi::{E_INVALID_HANDLE, Handle, Status, Str};
 use crate::body::MethodBody;
-use crate::clr::host::{Candidate, MethodEdit, Options};
+use crate::clr::host::{Candidate, MethodEdit, ModuleLoad, Options};
+
+/// The library a call is into, kept loaded by every data item it gives the host.
+pub(super) type Library = Arc<libloading::Library>;
 
 /// What a handle lends.
 #[derive(Clone, Copy)]
@@ -25,15 +30,24 @@ enum Lent {
         method: *mut c_void,
         /// The handle of the edit's options (lent with it).
         options: Handle,
+        /// The library called.
+        library: *const Library,
+    },
+    Module {
+        load: *const c_void,
+        /// The library called.
+        library: *const Library,
     },
 }
 
-/// One handle lent on this thread, and the strings given out through it (kept until
-/// it is withdrawn).
+/// One handle lent on this thread, and the strings and data items given out through it
+/// (kept until it is withdrawn, so that what the library was given stays valid until
+/// its call returns, whatever other threads replace meanwhile).
 struct Entry {
     handle: Handle,
     lent: Lent,
     strings: Vec<Box<str>>,
+    items: Vec<Arc<dyn Any + Send + Sync>>,
 }
 
 thread_local! {
@@ -61,6 +75,7 @@ impl Lending {
                 handle,
                 lent,
                 strings: Vec::new(),
+                items: Vec::new(),
             });
         });
         let mut handles = SmallVec::new();
@@ -74,6 +89,7 @@ impl Lending {
                 handle,
                 lent,
                 strings: Vec::new(),
+                items: Vec::new(),
             });
         });
         self.handles.push(handle);
@@ -82,9 +98,23 @@ impl Lending {
 
 impl Drop for Lending {
     fn drop(&mut self) {
-        let _ = LENT.try_with(|l| {
-            l.borrow_mut().retain(|e| !self.handles.contains(&e.handle));
-        });
+        // The withdrawn entries are dropped after the list is released: an item's
+        // destructor (the library's) may run here and must find the list free.
+        let withdrawn: SmallVec<[Entry; 2]> = LENT
+            .try_with(|l| {
+                let mut lent = l.borrow_mut();
+                let mut gone = SmallVec::new();
+                let mut i = 0;
+                while i < lent.len() {
+                    match self.handles.contains(&lent[i].handle) {
+                        true => gone.push(lent.remove(i)),
+                        false => i += 1,
+                    }
+                }
+                gone
+            })
+            .unwrap_or_default();
+        drop(withdrawn);
     }
 }
 
@@ -123,6 +153,23 @@ pub(super) fn keep_string(handle: Handle, text: String) -> Result<Str, Status> {
     .unwrap_or(Err(E_INVALID_HANDLE))
 }
 
+/// Keeps `item` with `handle` until it is withdrawn.
+///
+/// # Errors
+/// [`E_INVALID_HANDLE`] when `handle` lends nothing on this thread now.
+pub(super) fn keep_item(handle: Handle, item: Arc<dyn Any + Send + Sync>) -> Result<(), Status> {
+    LENT.try_with(|l| {
+        let mut lent = l.borrow_mut();
+        let entry = lent
+            .iter_mut()
+            .find(|e| e.handle == handle)
+            .ok_or(E_INVALID_HANDLE)?;
+        entry.items.push(item);
+        Ok(())
+    })
+    .unwrap_or(Err(E_INVALID_HANDLE))
+}
+
 /// Calls `f` with a handle lending `options`, withdrawn when `f` returns.
 pub(super) fn lend_options<R>(options: &Options, f: impl FnOnce(Handle) -> R) -> R {
     let (_lending, handle) = Lending::lend(Lent::Options(options));
@@ -141,6 +188,7 @@ pub(super) fn lend_candidate<R>(candidate: &Candidate<'_>, f: impl FnOnce(Handle
 pub(super) fn lend_edit<R>(
     body: &mut MethodBody,
     method: &mut MethodEdit<'_, '_>,
+    library: &Library,
     f: impl FnOnce(Handle) -> R,
 ) -> R {
     let options_handle = fresh();
@@ -150,9 +198,42 @@ pub(super) fn lend_edit<R>(
         body,
         method,
         options: options_handle,
+        library,
     });
     lending.also(options_handle, Lent::Options(options));
     f(handle)
+}
+
+/// Calls `f` with a handle lending the module load `load`, withdrawn when `f` returns.
+pub(super) fn lend_module<R>(
+    load: &ModuleLoad<'_>,
+    library: &Library,
+    f: impl FnOnce(Handle) -> R,
+) -> R {
+    let load = (load as *const ModuleLoad<'_>).cast::<c_void>();
+    let (_lending, handle) = Lending::lend(Lent::Module { load, library });
+    f(handle)
+}
+
+/// Runs `f` on the module load `handle` lends and the library called.
+///
+/// # Errors
+/// [`E_INVALID_HANDLE`] when it lends none on this thread now.
+pub(super) fn with_module<R>(
+    handle: Handle,
+    f: impl FnOnce(&ModuleLoad<'_>, &Library) -> R,
+) -> Result<R, Status> {
+    match find(handle) {
+        // SAFETY: made from references by `lend_module`, whose caller holds them
+        // borrowed until the entry is withdrawn, which has not happened (it is listed);
+        // they do not leave `f`.
+        Some(Lent::Module { load, library }) => {
+            Ok(f(unsafe { &*load.cast::<ModuleLoad<'_>>() }, unsafe {
+                &*library
+            }))
+        }
+        _ => Err(E_INVALID_HANDLE),
+    }
 }
 
 /// Runs `f` on the options `handle` lends.
@@ -195,11 +276,23 @@ pub(super) fn with_edit<R>(
     handle: Handle,
     f: impl FnOnce(&mut MethodBody, &mut MethodEdit<'_, '_>, Handle) -> R,
 ) -> Result<R, Status> {
+    with_edit_of(handle, |body, method, options, _| f(body, method, options))
+}
+
+/// [`with_edit`], with the library called.
+///
+/// # Errors
+/// [`E_INVALID_HANDLE`] when `handle` lends no edit on this thread now.
+pub(super) fn with_edit_of<R>(
+    handle: Handle,
+    f: impl FnOnce(&mut MethodBody, &mut MethodEdit<'_, '_>, Handle, &Library) -> R,
+) -> Result<R, Status> {
     match find(handle) {
         Some(Lent::Edit {
             body,
             method,
             options,
+            library,
         }) => {
             // SAFETY: made from the `&mut` references `lend_edit` was given, whose
             // caller does not touch them until the call into the library returns and
@@ -207,7 +300,8 @@ pub(super) fn with_edit<R>(
             // this thread, one at a time (none calls back into the library), so these
             // are the only live references; they do not leave `f`.
             let (body, method) = unsafe { (&mut *body, &mut *method.cast::<MethodEdit<'_, '_>>()) };
-            Ok(f(body, method, options))
+            // SAFETY: `library` is borrowed by `lend_edit`'s caller likewise.
+            Ok(f(body, method, options, unsafe { &*library }))
         }
         _ => Err(E_INVALID_HANDLE),
     }

@@ -8,11 +8,12 @@ use smallvec::SmallVec;
 
 use super::abi::{
     ABI_VERSION, E_FAILED, E_INVALID_ARGUMENT, E_NOT_FOUND, E_REFUSED, Handle, HostApi,
-    InstructionC, KEEP, OK, OPERAND_FLOAT32, OPERAND_FLOAT64, OPERAND_INT, OPERAND_LONG,
-    OPERAND_NONE, OPERAND_SWITCH, OPERAND_TARGET, OPERAND_TOKEN, OPERAND_VAR, REDIRECT, Status,
-    Str,
+    InstructionC, KEEP, OK, OPERAND_CODE, OPERAND_FLOAT32, OPERAND_FLOAT64, OPERAND_INT,
+    OPERAND_LONG, OPERAND_NONE, OPERAND_SWITCH, OPERAND_TARGET, OPERAND_TOKEN, OPERAND_VAR,
+    REDIRECT, Status, Str,
 };
 use super::context::{keep_string, with_candidate, with_edit, with_options};
+use super::{edit_fns, module_fns};
 use crate::body::MethodBody;
 use crate::clr::host::MethodEdit;
 use crate::clr::log;
@@ -46,11 +47,31 @@ pub(super) fn host_api() -> &'static HostApi {
         body_insert_before_returns,
         option_string_at,
         candidate_is_target,
+        module_id: module_fns::module_id,
+        module_assembly_name: module_fns::module_assembly_name,
+        module_assembly_ref: module_fns::module_assembly_ref,
+        module_type_ref: module_fns::module_type_ref,
+        module_find_type: module_fns::module_find_type,
+        module_type_spec: module_fns::module_type_spec,
+        module_method_ref: module_fns::module_method_ref,
+        module_field_ref: module_fns::module_field_ref,
+        module_method_spec: module_fns::module_method_spec,
+        module_user_string: module_fns::module_user_string,
+        module_signature: module_fns::module_signature,
+        module_signature_bytes: module_fns::module_signature_bytes,
+        module_set_item: module_fns::module_set_item,
+        module_item: module_fns::module_item,
+        edit_module_item: edit_fns::edit_module_item,
+        edit_method_item: edit_fns::edit_method_item,
+        edit_set_method_item: edit_fns::edit_set_method_item,
+        edit_add_local: edit_fns::edit_add_local,
+        edit_single_ret: edit_fns::edit_single_ret,
+        edit_wrap: edit_fns::edit_wrap,
     })
 }
 
 /// Runs `f`, its panic a logged [`E_FAILED`].
-fn guarded(what: &str, f: impl FnOnce() -> Result<(), Status>) -> Status {
+pub(super) fn guarded(what: &str, f: impl FnOnce() -> Result<(), Status>) -> Status {
     match log::contain_logged(what, f) {
         Some(Ok(())) => OK,
         Some(Err(status)) => status,
@@ -62,7 +83,7 @@ fn guarded(what: &str, f: impl FnOnce() -> Result<(), Status>) -> Status {
 ///
 /// # Safety
 /// `name` is null or points to a NUL-terminated string.
-unsafe fn name_of<'a>(name: *const c_char) -> Result<&'a str, Status> {
+pub(super) unsafe fn name_of<'a>(name: *const c_char) -> Result<&'a str, Status> {
     if name.is_null() {
         return Err(E_INVALID_ARGUMENT);
     }
@@ -76,7 +97,7 @@ unsafe fn name_of<'a>(name: *const c_char) -> Result<&'a str, Status> {
 ///
 /// # Safety
 /// `out` is null or valid for a write of a `T`.
-unsafe fn put<T>(out: *mut T, value: T) -> Result<(), Status> {
+pub(super) unsafe fn put<T>(out: *mut T, value: T) -> Result<(), Status> {
     if out.is_null() {
         return Err(E_INVALID_ARGUMENT);
     }
@@ -88,10 +109,32 @@ unsafe fn put<T>(out: *mut T, value: T) -> Result<(), Status> {
 /// [`E_INVALID_ARGUMENT`] when `out` is null: checked before anything is looked up or
 /// written, so that a null out-pointer is always that status (not the option's absence)
 /// and no other out-parameter of the call is written.
-fn not_null<T>(out: *mut T) -> Result<(), Status> {
+pub(super) fn not_null<T>(out: *mut T) -> Result<(), Status> {
     match out.is_null() {
         true => Err(E_INVALID_ARGUMENT),
         false => Ok(()),
+    }
+}
+
+/// Code a library gives: its instructions, and its branches to its own instructions
+/// (`ILR_OPERAND_CODE`: the branch's position and the target's), whose operands are a
+/// placeholder until [`Code::link`] sets them once the code has ids.
+pub(super) struct Code {
+    pub(super) instrs: SmallVec<[Instruction; 8]>,
+    pub(super) inner: SmallVec<[(usize, usize); 4]>,
+}
+
+impl Code {
+    /// Sets the branches to the code's own instructions, now at `ids` in `body`.
+    pub(super) fn link(&self, body: &mut MethodBody, ids: &[InstrId]) {
+        for &(at, to) in &self.inner {
+            let (Some(&at), Some(&to)) = (ids.get(at), ids.get(to)) else {
+                continue;
+            };
+            let mut branch = body.instrs.get(at);
+            branch.operand = Operand::Target(to);
+            body.instrs.set(at, branch);
+        }
     }
 }
 
@@ -99,25 +142,50 @@ fn not_null<T>(out: *mut T) -> Result<(), Status> {
 ///
 /// # Safety
 /// `code` is null only with `count` 0, else valid for `count` reads.
-unsafe fn code_of(
+pub(super) unsafe fn code_of(
     body: &MethodBody,
     code: *const InstructionC,
     count: usize,
-) -> Result<SmallVec<[Instruction; 8]>, Status> {
+) -> Result<Code, Status> {
+    let mut out = Code {
+        instrs: SmallVec::new(),
+        inner: SmallVec::new(),
+    };
     if count == 0 {
-        return Ok(SmallVec::new());
+        return Ok(out);
     }
     if code.is_null() {
         return Err(E_INVALID_ARGUMENT);
     }
     // SAFETY: non-null and valid for `count` reads by the caller's contract.
     let code = unsafe { core::slice::from_raw_parts(code, count) };
-    code.iter().map(|c| instruction_of(body, c)).collect()
+    // A placeholder for branches into the code: any instruction of the body.
+    let placeholder = body.instrs.first().ok_or(E_REFUSED)?;
+    for (at, c) in code.iter().enumerate() {
+        match c.operand_kind {
+            OPERAND_CODE => {
+                let opcode = OpCode::from_code(c.opcode).ok_or(E_INVALID_ARGUMENT)?;
+                let to = usize::try_from(c.operand).map_err(|_| E_INVALID_ARGUMENT)?;
+                let branch = matches!(
+                    opcode.operand(),
+                    OperandKind::Branch | OperandKind::ShortBranch
+                );
+                if !branch || to >= count {
+                    return Err(E_INVALID_ARGUMENT);
+                }
+                out.inner.push((at, to));
+                let target = Operand::Target(placeholder);
+                out.instrs.push(Instruction::new(opcode, target));
+            }
+            _ => out.instrs.push(instruction_of(body, c)?),
+        }
+    }
+    Ok(out)
 }
 
 /// The crate's instruction for `c`: its opcode known, its operand of the opcode's kind
 /// and range, a branch's target an instruction of `body`.
-fn instruction_of(body: &MethodBody, c: &InstructionC) -> Result<Instruction, Status> {
+pub(super) fn instruction_of(body: &MethodBody, c: &InstructionC) -> Result<Instruction, Status> {
     let opcode = OpCode::from_code(c.opcode).ok_or(E_INVALID_ARGUMENT)?;
     let value = c.operand;
     let in_range = |low: i64, high: i64| (low..=high).contains(&value);
@@ -159,7 +227,7 @@ fn instruction_of(body: &MethodBody, c: &InstructionC) -> Result<Instruction, St
 /// a table the opcode takes that names a row of the module (for `newobj` an instance
 /// constructor, for `callvirt` an instance method), each prefix followed in
 /// `code` by an instruction it may prefix, `arglist` only in a method with varargs.
-fn fits(
+pub(super) fn fits(
     body: &MethodBody,
     method: &MethodEdit<'_, '_>,
     code: &[Instruction],
@@ -314,13 +382,13 @@ fn may_prefix(prefix: OpCode, next: OpCode) -> bool {
 }
 
 /// An argument or a local.
-enum Var {
+pub(super) enum Var {
     Argument,
     Local,
 }
 
 /// The argument or local `instruction` names, if any.
-fn var_of(instruction: &Instruction) -> Option<(Var, u16)> {
+pub(super) fn var_of(instruction: &Instruction) -> Option<(Var, u16)> {
     use OpCode::*;
     let operand = match instruction.operand {
         Operand::Var(v) => v,
@@ -597,7 +665,7 @@ unsafe extern "C" fn body_get(edit: Handle, id: u32, instruction: *mut Instructi
 }
 
 /// An edit error of the crate's as a status: the body is as it was.
-fn refused(e: crate::error::Error) -> Status {
+pub(super) fn refused(e: crate::error::Error) -> Status {
     match e {
         crate::error::Error::NotInBody { .. } | crate::error::Error::BadOperand { .. } => {
             E_INVALID_ARGUMENT
@@ -624,10 +692,11 @@ unsafe extern "C" fn body_insert_before(
             let at = instr_id(body, at).ok_or(E_INVALID_ARGUMENT)?;
             // SAFETY: `code` is valid for `count` reads by the library's contract.
             let code = unsafe { code_of(body, code, count) }?;
-            fits(body, method, &code)?;
+            fits(body, method, &code.instrs)?;
             let new = body
-                .insert_all_before(at, &code, incoming)
+                .insert_all_before(at, &code.instrs, incoming)
                 .map_err(refused)?;
+            code.link(body, &new);
             // SAFETY: `ids` is null or valid for `count` writes.
             unsafe { put_ids(ids, &new) };
             Ok(())
@@ -647,8 +716,9 @@ unsafe extern "C" fn body_insert_after(
             let at = instr_id(body, at).ok_or(E_INVALID_ARGUMENT)?;
             // SAFETY: as in `body_insert_before`.
             let code = unsafe { code_of(body, code, count) }?;
-            fits(body, method, &code)?;
-            let new = body.insert_all_after(at, &code).map_err(refused)?;
+            fits(body, method, &code.instrs)?;
+            let new = body.insert_all_after(at, &code.instrs).map_err(refused)?;
+            code.link(body, &new);
             // SAFETY: as in `body_insert_before`.
             unsafe { put_ids(ids, &new) };
             Ok(())
@@ -667,10 +737,11 @@ unsafe extern "C" fn body_insert_at_entry(
             let first = body.instrs.first().ok_or(E_REFUSED)?;
             // SAFETY: as in `body_insert_before`.
             let code = unsafe { code_of(body, code, count) }?;
-            fits(body, method, &code)?;
+            fits(body, method, &code.instrs)?;
             let new = body
-                .insert_all_before(first, &code, Incoming::Keep)
+                .insert_all_before(first, &code.instrs, Incoming::Keep)
                 .map_err(refused)?;
+            code.link(body, &new);
             // SAFETY: as in `body_insert_before`.
             unsafe { put_ids(ids, &new) };
             Ok(())
@@ -687,7 +758,7 @@ unsafe extern "C" fn body_insert_before_returns(
         with_edit(edit, |body, method, _| {
             // SAFETY: as in `body_insert_before`.
             let code = unsafe { code_of(body, code, count) }?;
-            fits(body, method, &code)?;
+            fits(body, method, &code.instrs)?;
             let rets: Vec<InstrId> = body
                 .instrs
                 .opcodes()
@@ -695,9 +766,11 @@ unsafe extern "C" fn body_insert_before_returns(
                 .map(|(id, _)| id)
                 .collect();
             let sites: Vec<(InstrId, &[Instruction])> =
-                rets.iter().map(|&r| (r, &code[..])).collect();
-            body.insert_before_each(&sites, Incoming::Redirect)
+                rets.iter().map(|&r| (r, &code.instrs[..])).collect();
+            let new = body
+                .insert_before_each(&sites, Incoming::Redirect)
                 .map_err(refused)?;
+            new.iter().for_each(|ids| code.link(body, ids));
             Ok(())
         })?
     })

@@ -18,7 +18,10 @@ use super::abi::{
     OPERAND_TOKEN, OPERAND_VAR, OPTION_BOOLEAN, OPTION_INTEGER, OPTION_SELECTORS, OPTION_STRING,
     OPTION_STRINGS, OptionSpecC, REDIRECT, Status, Str, WANT_EDIT, WANT_NO,
 };
-use super::abi::WANT_EDIT_SINGLE_RET;
+use super::abi::{
+    AssemblyRefC, ItemDestructor, OPERAND_CODE, OPERAND_METHOD_ID, OPERAND_MODULE_ID,
+    OPERAND_RETURN_LOCAL, OPERAND_STATE_LOCAL, WANT_EDIT_SINGLE_RET, WrapC,
+};
 
 /// One struct field: the C struct and field, the Rust offset and size.
 struct Field {
@@ -55,12 +58,22 @@ fn fields() -> Vec<Field> {
         "ilr_str" => Str { data, length }
         "ilr_option_spec" => OptionSpecC { name, kind }
         "ilr_instruction" => InstructionC { id, opcode, operand_kind, operand }
+        "ilr_assembly_ref" => AssemblyRefC { name, version, public_key_token }
+        "ilr_wrap" => WrapC {
+            size, entry, entry_count, exit, exit_count, on_return, on_return_count,
+            state_local,
+        }
         "ilr_host" => HostApi {
             size, abi_version, log, option_integer, option_boolean, option_string,
             candidate_method, candidate_name, edit_method, edit_name, edit_options,
             edit_return_type, body_first, body_next, body_get, body_insert_before,
             body_insert_after, body_insert_at_entry, body_insert_before_returns,
-            option_string_at, candidate_is_target,
+            option_string_at, candidate_is_target, module_id, module_assembly_name,
+            module_assembly_ref, module_type_ref, module_find_type, module_type_spec,
+            module_method_ref, module_field_ref, module_method_spec, module_user_string,
+            module_signature, module_signature_bytes, module_set_item, module_item,
+            edit_module_item, edit_method_item, edit_set_method_item, edit_add_local,
+            edit_single_ret, edit_wrap,
         }
         "ilr_method" => MethodApi {
             size, this = "self", name, priority, options, option_count, start,
@@ -83,6 +96,9 @@ fn types() -> Vec<(&'static str, usize, usize)> {
         "ilr_candidate" => Handle,
         "ilr_edit" => Handle,
         "ilr_module" => Handle,
+        "ilr_assembly_ref" => AssemblyRefC,
+        "ilr_item_destructor" => ItemDestructor,
+        "ilr_wrap" => WrapC,
         "ilr_error" => ErrorBuffer,
         "ilr_str" => Str,
         "ilr_option_spec" => OptionSpecC,
@@ -117,6 +133,11 @@ fn constants() -> Vec<(&'static str, i64)> {
         ("ILR_OPERAND_TOKEN", OPERAND_TOKEN.into()),
         ("ILR_OPERAND_TARGET", OPERAND_TARGET.into()),
         ("ILR_OPERAND_SWITCH", OPERAND_SWITCH.into()),
+        ("ILR_OPERAND_STATE_LOCAL", OPERAND_STATE_LOCAL.into()),
+        ("ILR_OPERAND_RETURN_LOCAL", OPERAND_RETURN_LOCAL.into()),
+        ("ILR_OPERAND_METHOD_ID", OPERAND_METHOD_ID.into()),
+        ("ILR_OPERAND_MODULE_ID", OPERAND_MODULE_ID.into()),
+        ("ILR_OPERAND_CODE", OPERAND_CODE.into()),
         ("ILR_REDIRECT", REDIRECT.into()),
         ("ILR_KEEP", KEEP.into()),
         ("ILR_WANT_NO", WANT_NO.into()),

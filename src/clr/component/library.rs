@@ -10,15 +10,15 @@ use std::sync::{Arc, OnceLock};
 use super::abi::{
     ABI_VERSION, CREATE_SYMBOL, CreateFn, E_REFUSED, ErrorBuffer, MethodApi, OK, OPTION_BOOLEAN,
     OPTION_INTEGER, OPTION_SELECTORS, OPTION_STRING, OPTION_STRINGS, OptionSpecC, Status,
-    VERSION_SYMBOL, WANT_EDIT,
+    VERSION_SYMBOL, WANT_EDIT, WANT_EDIT_SINGLE_RET,
 };
-use super::context::{lend_candidate, lend_edit, lend_options};
+use super::context::{Library, lend_candidate, lend_edit, lend_module, lend_options};
 use super::host_fns::host_api;
 use crate::analysis::{MaxStackMode, ReturnKind, StackAnalyzer};
 use crate::body::{ClauseKind, MethodBody};
 use crate::clr::host::{
-    Candidate, InstrumentationMethod, Interest, MethodEdit, MethodError, OptionKind, OptionSpec,
-    Options, Start,
+    Candidate, InstrumentationMethod, Interest, MethodEdit, MethodError, ModuleLoad, OptionKind,
+    OptionSpec, Options, Start,
 };
 use crate::clr::profiler::Profiler;
 use crate::clr::rewrite::pipeline::tail_calls_return;
@@ -83,8 +83,9 @@ pub struct LibraryMethod {
     /// What its `targets` gave after `start`.
     targets: OnceLock<Vec<Selector>>,
     api: MethodApi,
-    /// Kept loaded while `api`'s functions may be called; dropped last.
-    _library: libloading::Library,
+    /// Kept loaded while `api`'s functions may be called (and by each of its data
+    /// items, whose destructors are its code); dropped last.
+    library: Library,
 }
 
 // SAFETY: the ABI makes a library's functions free-threaded (the header's contract:
@@ -241,7 +242,7 @@ impl LibraryMethod {
             options: Vec::new(),
             targets: OnceLock::new(),
             api,
-            _library: library,
+            library: Arc::new(library),
         };
         method.declared().map_err(failed)
     }
@@ -411,6 +412,24 @@ impl InstrumentationMethod for LibraryMethod {
         self.targets.get().cloned().unwrap_or_default()
     }
 
+    fn module_loaded(&self, module: &ModuleLoad<'_>) -> Result<(), MethodError> {
+        let Some(loaded) = self.api.module_loaded else {
+            return Ok(());
+        };
+        let mut message = Message::new();
+        let mut buffer = message.buffer();
+        let status = lend_module(module, &self.library, |handle| {
+            // SAFETY: the library's function, with its state, a handle lent for the
+            // call, and a buffer valid for it.
+            unsafe { loaded(self.api.this, handle, &mut buffer) }
+        });
+        message.written(&buffer);
+        match status {
+            OK => Ok(()),
+            _ => Err(self.error(status, &message)),
+        }
+    }
+
     fn check_options(&self, options: &Options) -> Result<(), MethodError> {
         self.with_options(self.api.check_options, options)
     }
@@ -428,6 +447,7 @@ impl InstrumentationMethod for LibraryMethod {
         // ILR_WANT_NO, and any other answer: no.
         match answer {
             WANT_EDIT => Interest::Edit,
+            WANT_EDIT_SINGLE_RET => Interest::EditSingleRet,
             _ => Interest::No,
         }
     }
@@ -443,10 +463,10 @@ impl InstrumentationMethod for LibraryMethod {
         let mut changed = 0i32;
         let mut message = Message::new();
         let mut buffer = message.buffer();
-        // The host's functions only insert: the body was touched when it has more
-        // instructions than before the call.
-        let before = body.instrs.len();
-        let status = lend_edit(body, method, |handle| {
+        // The host's functions insert code and add locals: the body was touched when
+        // it has more instructions, or the method other locals, than before the call.
+        let before = (body.instrs.len(), method.rewrite().checkpoint().0);
+        let status = lend_edit(body, method, &self.library, |handle| {
             // SAFETY: the library's function, with its state, a handle lent for the
             // call, and an out-parameter and buffer valid for it.
             unsafe { edit(self.api.this, handle, &mut changed, &mut buffer) }
@@ -462,7 +482,7 @@ impl InstrumentationMethod for LibraryMethod {
         // What the library left is verified now, whatever it says it changed, so that
         // an edit the host cannot verify is rolled back alone (the pipeline verifies
         // only the result of every method's edits, and would drop them all).
-        let touched = body.instrs.len() != before;
+        let touched = (body.instrs.len(), method.rewrite().checkpoint().0) != before;
         if touched {
             verify(body, method).map_err(|e| crate::error::Error::Foreign {
                 library: self.name.clone(),

@@ -5,7 +5,10 @@
 //! * `abi`: the header's types, `#[repr(C)]`;
 //! * `context`: the handles a library gets, valid only during the call (numbers looked
 //!   up on the calling thread, never pointers);
-//! * `host_fns`: the functions the library calls (`ilr_host`);
+//! * `host_fns`: the functions the library calls (`ilr_host`) to read options,
+//!   candidates and the body and insert code; `module_fns` those that define a
+//!   module's metadata while it loads; `edit_fns` those for items, locals, the
+//!   single-ret and wrapping; `items`: a library's data items and their destructors;
 //! * `library`: loading, the version check before any call, and the adapter to
 //!   [`InstrumentationMethod`](super::InstrumentationMethod).
 //!
@@ -15,9 +18,12 @@
 
 pub(crate) mod abi;
 mod context;
+mod edit_fns;
 mod host_fns;
+mod items;
 #[cfg(test)]
 mod layout_tests;
 mod library;
+mod module_fns;
 
 pub use library::{LibraryMethod, LoadError};

@@ -469,6 +469,28 @@ impl<'a, M> ModuleLoad<'a, M> {
         module_item(self.module, self.owner)
     }
 
+    /// Removes this instrumentation method's data on the module.
+    pub fn remove_item(&self) {
+        let (index, count) = (self.owner.index, self.owner.count);
+        self.module.items.set_module(index, count, None);
+    }
+
+    /// This instrumentation method's data on the module, whatever its type.
+    pub(crate) fn item_any(&self) -> Option<Arc<dyn Any + Send + Sync>> {
+        let (index, count) = (self.owner.index, self.owner.count);
+        self.module.items.module(index, count)
+    }
+
+    /// Replaces this instrumentation method's data on the module (`None` removes it);
+    /// the one before, for the caller to drop when it sees fit.
+    pub(crate) fn replace_item(
+        &self,
+        item: Option<Arc<dyn Any + Send + Sync>>,
+    ) -> Option<Arc<dyn Any + Send + Sync>> {
+        let (index, count) = (self.owner.index, self.owner.count);
+        self.module.items.set_module(index, count, item)
+    }
+
     /// What the runtime says of the module: its file, assembly, app domain, whether it
     /// is dynamic, ReadyToRun, collectible or the framework's
     /// ([`ModuleState::facts`]).
@@ -571,10 +593,10 @@ fn set_method_item<M>(
     owner: Owner,
     token: mdToken,
     item: Option<Arc<dyn Any + Send + Sync>>,
-) {
+) -> Option<Arc<dyn Any + Send + Sync>> {
     module
         .items
-        .set_method(owner.index, owner.count, row(token), item);
+        .set_method(owner.index, owner.count, row(token), item)
 }
 
 /// The method being edited, as one instrumentation method sees it: the pipeline's
@@ -664,5 +686,29 @@ impl<'a, M> MethodEdit<'_, 'a, M> {
     pub fn remove_method_item(&self) {
         let (module, token) = (self.rewrite.module, self.rewrite.token);
         set_method_item(module, self.owner, token, None);
+    }
+
+    /// This instrumentation method's data on this method, whatever its type.
+    pub(crate) fn method_item_any(&self) -> Option<Arc<dyn Any + Send + Sync>> {
+        let (module, owner) = (self.rewrite.module, self.owner);
+        module
+            .items
+            .method(owner.index, owner.count, row(self.rewrite.token))
+    }
+
+    /// Replaces this instrumentation method's data on this method (`None` removes it);
+    /// the one before, for the caller to drop when it sees fit.
+    pub(crate) fn replace_method_item(
+        &self,
+        item: Option<Arc<dyn Any + Send + Sync>>,
+    ) -> Option<Arc<dyn Any + Send + Sync>> {
+        let (module, token) = (self.rewrite.module, self.rewrite.token);
+        set_method_item(module, self.owner, token, item)
+    }
+
+    /// This instrumentation method's data on the method's module, whatever its type.
+    pub(crate) fn module_item_any(&self) -> Option<Arc<dyn Any + Send + Sync>> {
+        let owner = self.owner;
+        self.rewrite.module.items.module(owner.index, owner.count)
     }
 }
