@@ -17,7 +17,8 @@
  * the `host` pointer.
  *
  * Threading: free-threaded. The host calls `wants` and `edit` on many threads at once
- * (one per method being compiled); the library does its own locking.
+ * (one per method being compiled), and `callback` on the runtime's threads, many at
+ * once; the library does its own locking.
  *
  * Handles (ilr_options, ilr_candidate, ilr_edit) are numbers, valid only during the
  * call that received them and only on that thread. A handle used after its call
@@ -291,6 +292,153 @@ typedef struct ilr_host {
     ilr_status (*edit_wrap)(ilr_edit edit, const ilr_wrap *wrap);
 } ilr_host;
 
+/* ---- callbacks --------------------------------------------------------------------- */
+
+/* The runtime's callbacks (ICorProfilerCallback .. ICorProfilerCallback11), one id each
+ * in the interfaces' slot order: ILR_CALLBACK_ and the slot's name in upper snake case
+ * (ReJIT and VTable one word each). Bit ILR_CALLBACK_x of ilr_method.callbacks[x / 64]
+ * subscribes to callback x; ilr_method.callback then receives it with `id` x, and its
+ * arguments in `args`, one uint64_t word each, in the order the comment gives:
+ *   - IDs (ModuleID, FunctionID, ObjectID, ...), uintptr_t, EVENTPIPE_PROVIDER: the value;
+ *   - pointers: the address (what it points to is valid during the call only);
+ *   - uint32_t, mdMethodDef and the COR_PRF_* enumerations: zero-extended;
+ *   - int32_t and HRESULT: sign-extended (a failure is negative as int64_t);
+ *   - BOOL: 0 or 1.
+ * The callbacks marked "not carried" are the host's own (their arguments are its
+ * objects): a library that subscribes to one is refused at load, as one that sets a bit
+ * past the last id or subscribes without a `callback` function. */
+#define ILR_CALLBACK_INITIALIZE 0 /* not carried (the host answers it) */
+#define ILR_CALLBACK_SHUTDOWN 1 /* no arguments */
+#define ILR_CALLBACK_APP_DOMAIN_CREATION_STARTED 2 /* AppDomainID app_domain */
+#define ILR_CALLBACK_APP_DOMAIN_CREATION_FINISHED 3
+    /* AppDomainID app_domain, HRESULT status */
+#define ILR_CALLBACK_APP_DOMAIN_SHUTDOWN_STARTED 4 /* AppDomainID app_domain */
+#define ILR_CALLBACK_APP_DOMAIN_SHUTDOWN_FINISHED 5
+    /* AppDomainID app_domain, HRESULT status */
+#define ILR_CALLBACK_ASSEMBLY_LOAD_STARTED 6 /* AssemblyID assembly */
+#define ILR_CALLBACK_ASSEMBLY_LOAD_FINISHED 7 /* AssemblyID assembly, HRESULT status */
+#define ILR_CALLBACK_ASSEMBLY_UNLOAD_STARTED 8 /* AssemblyID assembly */
+#define ILR_CALLBACK_ASSEMBLY_UNLOAD_FINISHED 9 /* AssemblyID assembly, HRESULT status */
+#define ILR_CALLBACK_MODULE_LOAD_STARTED 10 /* ModuleID module */
+#define ILR_CALLBACK_MODULE_LOAD_FINISHED 11 /* ModuleID module, HRESULT status */
+#define ILR_CALLBACK_MODULE_UNLOAD_STARTED 12 /* ModuleID module */
+#define ILR_CALLBACK_MODULE_UNLOAD_FINISHED 13 /* ModuleID module, HRESULT status */
+#define ILR_CALLBACK_MODULE_ATTACHED_TO_ASSEMBLY 14
+    /* ModuleID module, AssemblyID assembly */
+#define ILR_CALLBACK_CLASS_LOAD_STARTED 15 /* ClassID class */
+#define ILR_CALLBACK_CLASS_LOAD_FINISHED 16 /* ClassID class, HRESULT status */
+#define ILR_CALLBACK_CLASS_UNLOAD_STARTED 17 /* ClassID class */
+#define ILR_CALLBACK_CLASS_UNLOAD_FINISHED 18 /* ClassID class, HRESULT status */
+#define ILR_CALLBACK_FUNCTION_UNLOAD_STARTED 19 /* FunctionID function */
+#define ILR_CALLBACK_JIT_COMPILATION_STARTED 20
+    /* FunctionID function, BOOL is_safe_to_block */
+#define ILR_CALLBACK_JIT_COMPILATION_FINISHED 21
+    /* FunctionID function, HRESULT status, BOOL is_safe_to_block */
+#define ILR_CALLBACK_JIT_CACHED_FUNCTION_SEARCH_STARTED 22 /* FunctionID function */
+#define ILR_CALLBACK_JIT_CACHED_FUNCTION_SEARCH_FINISHED 23
+    /* FunctionID function, COR_PRF_JIT_CACHE result */
+#define ILR_CALLBACK_JIT_FUNCTION_PITCHED 24 /* FunctionID function */
+#define ILR_CALLBACK_JIT_INLINING 25 /* FunctionID caller, FunctionID callee */
+#define ILR_CALLBACK_THREAD_CREATED 26 /* ThreadID thread */
+#define ILR_CALLBACK_THREAD_DESTROYED 27 /* ThreadID thread */
+#define ILR_CALLBACK_THREAD_ASSIGNED_TO_OS_THREAD 28
+    /* ThreadID thread, uint32_t os_thread */
+#define ILR_CALLBACK_REMOTING_CLIENT_INVOCATION_STARTED 29 /* no arguments */
+#define ILR_CALLBACK_REMOTING_CLIENT_SENDING_MESSAGE 30 /* GUID *cookie, BOOL is_async */
+#define ILR_CALLBACK_REMOTING_CLIENT_RECEIVING_REPLY 31 /* GUID *cookie, BOOL is_async */
+#define ILR_CALLBACK_REMOTING_CLIENT_INVOCATION_FINISHED 32 /* no arguments */
+#define ILR_CALLBACK_REMOTING_SERVER_RECEIVING_MESSAGE 33 /* GUID *cookie, BOOL is_async */
+#define ILR_CALLBACK_REMOTING_SERVER_INVOCATION_STARTED 34 /* no arguments */
+#define ILR_CALLBACK_REMOTING_SERVER_INVOCATION_RETURNED 35 /* no arguments */
+#define ILR_CALLBACK_REMOTING_SERVER_SENDING_REPLY 36 /* GUID *cookie, BOOL is_async */
+#define ILR_CALLBACK_UNMANAGED_TO_MANAGED_TRANSITION 37
+    /* FunctionID function, COR_PRF_TRANSITION_REASON reason */
+#define ILR_CALLBACK_MANAGED_TO_UNMANAGED_TRANSITION 38
+    /* FunctionID function, COR_PRF_TRANSITION_REASON reason */
+#define ILR_CALLBACK_RUNTIME_SUSPEND_STARTED 39 /* COR_PRF_SUSPEND_REASON reason */
+#define ILR_CALLBACK_RUNTIME_SUSPEND_FINISHED 40 /* no arguments */
+#define ILR_CALLBACK_RUNTIME_SUSPEND_ABORTED 41 /* no arguments */
+#define ILR_CALLBACK_RUNTIME_RESUME_STARTED 42 /* no arguments */
+#define ILR_CALLBACK_RUNTIME_RESUME_FINISHED 43 /* no arguments */
+#define ILR_CALLBACK_RUNTIME_THREAD_SUSPENDED 44 /* ThreadID thread */
+#define ILR_CALLBACK_RUNTIME_THREAD_RESUMED 45 /* ThreadID thread */
+#define ILR_CALLBACK_MOVED_REFERENCES 46
+    /* uint32_t range_count, ObjectID *old_starts, ObjectID *new_starts,
+       uint32_t *lengths */
+#define ILR_CALLBACK_OBJECT_ALLOCATED 47 /* ObjectID object, ClassID class */
+#define ILR_CALLBACK_OBJECTS_ALLOCATED_BY_CLASS 48
+    /* uint32_t class_count, ClassID *classes, uint32_t *counts */
+#define ILR_CALLBACK_OBJECT_REFERENCES 49
+    /* ObjectID object, ClassID class, uint32_t ref_count, ObjectID *refs */
+#define ILR_CALLBACK_ROOT_REFERENCES 50 /* uint32_t root_count, ObjectID *roots */
+#define ILR_CALLBACK_EXCEPTION_THROWN 51 /* ObjectID thrown */
+#define ILR_CALLBACK_EXCEPTION_SEARCH_FUNCTION_ENTER 52 /* FunctionID function */
+#define ILR_CALLBACK_EXCEPTION_SEARCH_FUNCTION_LEAVE 53 /* no arguments */
+#define ILR_CALLBACK_EXCEPTION_SEARCH_FILTER_ENTER 54 /* FunctionID function */
+#define ILR_CALLBACK_EXCEPTION_SEARCH_FILTER_LEAVE 55 /* no arguments */
+#define ILR_CALLBACK_EXCEPTION_SEARCH_CATCHER_FOUND 56 /* FunctionID function */
+#define ILR_CALLBACK_EXCEPTION_OS_HANDLER_ENTER 57 /* uintptr_t unused */
+#define ILR_CALLBACK_EXCEPTION_OS_HANDLER_LEAVE 58 /* uintptr_t unused */
+#define ILR_CALLBACK_EXCEPTION_UNWIND_FUNCTION_ENTER 59 /* FunctionID function */
+#define ILR_CALLBACK_EXCEPTION_UNWIND_FUNCTION_LEAVE 60 /* no arguments */
+#define ILR_CALLBACK_EXCEPTION_UNWIND_FINALLY_ENTER 61 /* FunctionID function */
+#define ILR_CALLBACK_EXCEPTION_UNWIND_FINALLY_LEAVE 62 /* no arguments */
+#define ILR_CALLBACK_EXCEPTION_CATCHER_ENTER 63 /* FunctionID function, ObjectID object */
+#define ILR_CALLBACK_EXCEPTION_CATCHER_LEAVE 64 /* no arguments */
+#define ILR_CALLBACK_COM_CLASSIC_VTABLE_CREATED 65
+    /* ClassID class, const GUID *iid, void *vtable, uint32_t slots */
+#define ILR_CALLBACK_COM_CLASSIC_VTABLE_DESTROYED 66
+    /* ClassID class, const GUID *iid, void *vtable */
+#define ILR_CALLBACK_EXCEPTION_CLR_CATCHER_FOUND 67 /* no arguments */
+#define ILR_CALLBACK_EXCEPTION_CLR_CATCHER_EXECUTE 68 /* no arguments */
+#define ILR_CALLBACK_THREAD_NAME_CHANGED 69
+    /* ThreadID thread, uint32_t name_len, WCHAR *name */
+#define ILR_CALLBACK_GARBAGE_COLLECTION_STARTED 70
+    /* int32_t generation_count, int32_t *generation_collected, COR_PRF_GC_REASON reason */
+#define ILR_CALLBACK_SURVIVING_REFERENCES 71
+    /* uint32_t range_count, ObjectID *starts, uint32_t *lengths */
+#define ILR_CALLBACK_GARBAGE_COLLECTION_FINISHED 72 /* no arguments */
+#define ILR_CALLBACK_FINALIZEABLE_OBJECT_QUEUED 73
+    /* uint32_t finalizer_flags, ObjectID object */
+#define ILR_CALLBACK_ROOT_REFERENCES2 74
+    /* uint32_t root_count, ObjectID *roots, COR_PRF_GC_ROOT_KIND *kinds,
+       COR_PRF_GC_ROOT_FLAGS *flags, uintptr_t *root_ids */
+#define ILR_CALLBACK_HANDLE_CREATED 75 /* GCHandleID handle, ObjectID initial_object */
+#define ILR_CALLBACK_HANDLE_DESTROYED 76 /* GCHandleID handle */
+#define ILR_CALLBACK_INITIALIZE_FOR_ATTACH 77 /* not carried (the host answers it) */
+#define ILR_CALLBACK_PROFILER_ATTACH_COMPLETE 78 /* no arguments */
+#define ILR_CALLBACK_PROFILER_DETACH_SUCCEEDED 79 /* no arguments */
+#define ILR_CALLBACK_REJIT_COMPILATION_STARTED 80
+    /* FunctionID function, ReJITID rejit, BOOL is_safe_to_block */
+#define ILR_CALLBACK_GET_REJIT_PARAMETERS 81 /* not carried (the host answers it) */
+#define ILR_CALLBACK_REJIT_COMPILATION_FINISHED 82
+    /* FunctionID function, ReJITID rejit, HRESULT status, BOOL is_safe_to_block */
+#define ILR_CALLBACK_REJIT_ERROR 83
+    /* ModuleID module, mdMethodDef method, FunctionID function, HRESULT status */
+#define ILR_CALLBACK_MOVED_REFERENCES2 84
+    /* uint32_t range_count, ObjectID *old_starts, ObjectID *new_starts,
+       uintptr_t *lengths */
+#define ILR_CALLBACK_SURVIVING_REFERENCES2 85
+    /* uint32_t range_count, ObjectID *starts, uintptr_t *lengths */
+#define ILR_CALLBACK_CONDITIONAL_WEAK_TABLE_ELEMENT_REFERENCES 86
+    /* uint32_t root_count, ObjectID *keys, ObjectID *values, GCHandleID *root_ids */
+#define ILR_CALLBACK_GET_ASSEMBLY_REFERENCES 87 /* not carried (the host answers it) */
+#define ILR_CALLBACK_MODULE_IN_MEMORY_SYMBOLS_UPDATED 88 /* ModuleID module */
+#define ILR_CALLBACK_DYNAMIC_METHOD_JIT_COMPILATION_STARTED 89
+    /* FunctionID function, BOOL is_safe_to_block, const BYTE *il_header,
+       uint32_t il_header_len */
+#define ILR_CALLBACK_DYNAMIC_METHOD_JIT_COMPILATION_FINISHED 90
+    /* FunctionID function, HRESULT status, BOOL is_safe_to_block */
+#define ILR_CALLBACK_DYNAMIC_METHOD_UNLOADED 91 /* FunctionID function */
+#define ILR_CALLBACK_EVENT_PIPE_EVENT_DELIVERED 92
+    /* EVENTPIPE_PROVIDER provider, uint32_t event_id, uint32_t event_version,
+       uint32_t metadata_len, const BYTE *metadata, uint32_t data_len, const BYTE *data,
+       const GUID *activity_id, const GUID *related_activity_id, ThreadID thread,
+       uint32_t frame_count, uintptr_t *frames */
+#define ILR_CALLBACK_EVENT_PIPE_PROVIDER_CREATED 93 /* EVENTPIPE_PROVIDER provider */
+#define ILR_CALLBACK_LOAD_AS_NOTIFICATION_ONLY 94 /* not carried (the host answers it) */
+
+
 /* ---- what the library gives -------------------------------------------------------- */
 
 #define ILR_WANT_NO 0
@@ -351,17 +499,22 @@ typedef struct ilr_method {
     ilr_status (*module_loaded)(void *self, ilr_module module, ilr_error *error);
 
     /* The runtime events it needs beyond those of its callbacks (COR_PRF_MONITOR and
-     * COR_PRF_HIGH_MONITOR flags). */
+     * COR_PRF_HIGH_MONITOR flags; a high flag the host does not know refuses the
+     * library at load). */
     uint32_t events;
     uint32_t events_high;
     /* The callbacks it receives: bit ILR_CALLBACK_x of callbacks[x / 64]. The host asks
-     * the runtime for the events they need. */
+     * the runtime for the events they need (and logs each flag it adds); the ReJIT
+     * callbacks need the host's own ReJIT, without which the profiler does not start. */
     uint64_t callbacks[2];
-    /* Each subscribed callback, on the runtime's thread: `id` ILR_CALLBACK_x, `args` the
-     * callback's arguments in order (IDs, tokens, HRESULTs as signed values, BOOLs 0/1,
-     * pointers as addresses), `count` of them. `*answer` is where a callback that
-     * answers (JITInlining, JITCachedFunctionSearchStarted) says no by writing 0; the
-     * answers combine (no if any says no). */
+    /* Each subscribed callback, on the runtime's thread (many at once: free-threaded),
+     * after `start` succeeded: `id` ILR_CALLBACK_x, `args` the callback's arguments as
+     * words (see "callbacks" above), `count` of them (`args` is not to be read when
+     * `count` is 0). `*answer` arrives 1; a callback that answers (JITInlining: may the
+     * callee be inlined; JITCachedFunctionSearchStarted: may the precompiled code be
+     * used) says no by writing 0, and the answers of every instrumentation method
+     * combine (no if any says no); the others ignore it. Required when a bit of
+     * `callbacks` is set. */
     void (*callback)(void *self, uint32_t id, const uint64_t *args, uint32_t count,
                      int32_t *answer);
 } ilr_method;

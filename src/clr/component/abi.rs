@@ -52,7 +52,7 @@ pub const KEEP: u32 = 0;
 /// `ILR_WANT_NO`.
 #[allow(
     dead_code,
-    reason = "the header's; `wants` takes any answer but ILR_WANT_EDIT as no (compared by layout_tests)"
+    reason = "the header's; `wants` takes any answer but ILR_WANT_EDIT and ILR_WANT_EDIT_SINGLE_RET as no (compared by layout_tests)"
 )]
 pub const WANT_NO: i32 = 0;
 /// `ILR_WANT_EDIT`.

@@ -3,7 +3,11 @@
 //! size of every struct field and the value of every `#define`d constant; the test
 //! compares each with the Rust side's and names every one that differs. The tables
 //! below are the one list both sides are printed from; the test also fails when the
-//! header defines a constant they do not list.
+//! header defines a constant they do not list. The callback ids (`ILR_CALLBACK_*`) are
+//! listed from [`Callback::ALL`] (their names by
+//! [`c_name`](super::callbacks::c_name)), so the header has one per callback of the
+//! crate's list, each of the value `Callback as u8`; a last test reads their comments,
+//! which must name the callback's arguments in order.
 //!
 //! Needs the system C compiler (`$CC`, else `cc`).
 
@@ -22,6 +26,8 @@ use super::abi::{
     AssemblyRefC, ItemDestructor, OPERAND_CODE, OPERAND_METHOD_ID, OPERAND_MODULE_ID,
     OPERAND_RETURN_LOCAL, OPERAND_STATE_LOCAL, WANT_EDIT_SINGLE_RET, WrapC,
 };
+use super::callbacks::{NOT_CARRIED, argument_names, c_name};
+use crate::clr::profiler::Callback;
 
 /// One struct field: the C struct and field, the Rust offset and size.
 struct Field {
@@ -109,9 +115,10 @@ fn types() -> Vec<(&'static str, usize, usize)> {
     }
 }
 
-/// Every constant the header `#define`s (but its include guard), and Rust's value.
-fn constants() -> Vec<(&'static str, i64)> {
-    vec![
+/// Every constant the header `#define`s (but its include guard), and Rust's value: the
+/// callback ids last, one per [`Callback`], in order.
+fn constants() -> Vec<(String, i64)> {
+    let fixed: Vec<(&str, i64)> = vec![
         ("ILR_ABI_VERSION", ABI_VERSION.into()),
         ("ILR_OK", OK.into()),
         ("ILR_E_INVALID_HANDLE", E_INVALID_HANDLE.into()),
@@ -143,7 +150,16 @@ fn constants() -> Vec<(&'static str, i64)> {
         ("ILR_WANT_NO", WANT_NO.into()),
         ("ILR_WANT_EDIT", WANT_EDIT.into()),
         ("ILR_WANT_EDIT_SINGLE_RET", WANT_EDIT_SINGLE_RET.into()),
-    ]
+    ];
+    fixed
+        .into_iter()
+        .map(|(name, value)| (name.to_owned(), value))
+        .chain(
+            Callback::ALL
+                .iter()
+                .map(|&callback| (c_name(callback), i64::from(callback as u8))),
+        )
+        .collect()
 }
 
 /// The C program printing what the tables list, one line each:
@@ -264,7 +280,8 @@ fn the_header_and_the_rust_types_agree() {
 fn every_constant_of_the_header_is_compared() {
     let header = std::fs::read_to_string(root().join("include/ilrewrite_method.h"))
         .expect("the header is readable");
-    let listed: Vec<&str> = constants().iter().map(|(n, _)| *n).collect();
+    let constants = constants();
+    let listed: Vec<&str> = constants.iter().map(|(n, _)| n.as_str()).collect();
     let missing: Vec<&str> = header
         .lines()
         .filter_map(|l| l.trim_start().strip_prefix("#define "))
@@ -300,5 +317,92 @@ fn every_struct_of_the_header_is_compared() {
     assert!(
         missing.is_empty(),
         "types of the header that layout_tests does not compare: {missing:?}"
+    );
+}
+
+/// The header's `#define ILR_CALLBACK_<NAME> <id>` lines, in order: (name, id, the
+/// comment after it, which may go on over the next lines).
+fn header_callbacks(header: &str) -> Vec<(String, String, String)> {
+    let lines: Vec<&str> = header.lines().collect();
+    let mut found = Vec::new();
+    for (at, line) in lines.iter().enumerate() {
+        let Some(rest) = line.strip_prefix("#define ILR_CALLBACK_") else {
+            continue;
+        };
+        let mut words = rest.split_whitespace();
+        let name = format!("ILR_CALLBACK_{}", words.next().unwrap_or(""));
+        let id = words.next().unwrap_or("").to_owned();
+        // The comment: from `/*` on this line or the next, to `*/`.
+        let mut comment = String::new();
+        for text in lines[at..].iter().take(6) {
+            let text = match comment.is_empty() {
+                true => match text.find("/*") {
+                    Some(open) => &text[open + 2..],
+                    None => continue,
+                },
+                false => text,
+            };
+            comment.push(' ');
+            match text.find("*/") {
+                Some(close) => {
+                    comment.push_str(&text[..close]);
+                    break;
+                }
+                None => comment.push_str(text),
+            }
+        }
+        found.push((name, id, comment.trim().to_owned()));
+    }
+    found
+}
+
+/// The header's callback ids are the crate's callback list: as many, in order, each
+/// named from its slot ([`c_name`]) with the value `Callback as u8` (the C program
+/// compares the values the compiler sees; this reads the text), each commented with its
+/// arguments' names in order (`no arguments`, or `not carried` for [`NOT_CARRIED`]).
+#[test]
+fn the_headers_callback_ids_are_the_callback_list() {
+    let header = std::fs::read_to_string(root().join("include/ilrewrite_method.h"))
+        .expect("the header is readable");
+    let found = header_callbacks(&header);
+    assert_eq!(
+        found.len(),
+        Callback::ALL.len(),
+        "the header has {} ILR_CALLBACK_ ids, the crate {} callbacks",
+        found.len(),
+        Callback::ALL.len()
+    );
+    let mut wrong = Vec::new();
+    for ((name, id, comment), &callback) in found.iter().zip(Callback::ALL) {
+        let want = (c_name(callback), (callback as u8).to_string());
+        if (name, id) != (&want.0, &want.1) {
+            wrong.push(format!("{name} {id}: {} {} expected", want.0, want.1));
+        }
+        // `TYPE name, TYPE *name, ...`: the last word of each, without `*`.
+        let listed: Vec<&str> = comment
+            .split(',')
+            .filter_map(|part| part.split_whitespace().last())
+            .map(|word| word.trim_start_matches('*'))
+            .collect();
+        let arguments = argument_names(callback);
+        let fine = match () {
+            _ if NOT_CARRIED.contains(&callback) => comment.starts_with("not carried"),
+            _ if arguments.is_empty() => comment == "no arguments",
+            _ => listed == arguments,
+        };
+        if !fine {
+            wrong.push(format!(
+                "{name}: comment {comment:?}, arguments {arguments:?}{}",
+                match NOT_CARRIED.contains(&callback) {
+                    true => " (not carried)",
+                    false => "",
+                }
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "the header's callback ids differ from the callback list:\n{}",
+        wrong.join("\n")
     );
 }

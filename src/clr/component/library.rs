@@ -12,15 +12,17 @@ use super::abi::{
     OPTION_INTEGER, OPTION_SELECTORS, OPTION_STRING, OPTION_STRINGS, OptionSpecC, Status,
     VERSION_SYMBOL, WANT_EDIT, WANT_EDIT_SINGLE_RET,
 };
+use super::callbacks::subscriptions;
 use super::context::{Library, lend_candidate, lend_edit, lend_module, lend_options};
 use super::host_fns::host_api;
 use crate::analysis::{MaxStackMode, ReturnKind, StackAnalyzer};
 use crate::body::{ClauseKind, MethodBody};
 use crate::clr::host::{
-    Candidate, InstrumentationMethod, Interest, MethodEdit, MethodError, ModuleLoad, OptionKind,
+    Candidate, Events, InstrumentationMethod, Interest, MethodEdit, MethodError, ModuleLoad,
+    OptionKind,
     OptionSpec, Options, Start,
 };
-use crate::clr::profiler::Profiler;
+use crate::clr::profiler::{Callback, Callbacks};
 use crate::clr::rewrite::pipeline::tail_calls_return;
 use crate::graph::{InstrId, Operand};
 use crate::opcode::{Flow, OpCode};
@@ -60,7 +62,9 @@ pub enum LoadError {
         expected: u32,
     },
     /// `ilrewrite_method_create` failed, or what it gave is not usable (no name, an
-    /// option of an unknown kind, a string that is not UTF-8).
+    /// option of an unknown kind, a string that is not UTF-8, a subscription to a
+    /// callback the C ABI does not carry or that is no callback, a subscription
+    /// without a `callback` function, an event flag this crate does not know).
     #[error("{}: {reason}", .path.display())]
     Create {
         /// The library.
@@ -71,15 +75,21 @@ pub enum LoadError {
 }
 
 /// An instrumentation method in a library of its own. What it declares (name, default
-/// priority, options) is read once when it is loaded; its `start`, `check_options`,
-/// `wants` and `edit` are called through the library's function table, each with
-/// handles valid only during that call (a library that keeps one gets
-/// `ILR_E_INVALID_HANDLE` later, not undefined behaviour). Its `destroy` runs when the
-/// last reference to it goes, then the library is unloaded.
+/// priority, options, the callbacks it subscribes to and the events it asks for) is
+/// read once when it is loaded; its `start`, `check_options`, `wants` and `edit` are
+/// called through the library's function table, each with handles valid only during
+/// that call (a library that keeps one gets `ILR_E_INVALID_HANDLE` later, not undefined
+/// behaviour), and each callback it subscribes to reaches its `callback` function (its
+/// [`Profiler`](crate::clr::Profiler) methods). Its `destroy` runs when the last
+/// reference to it goes, then the library is unloaded.
 pub struct LibraryMethod {
     name: String,
     path: PathBuf,
     options: Vec<OptionSpec>,
+    /// Its `callbacks`, read at load.
+    callbacks: Callbacks,
+    /// Its `events` and `events_high`, read at load.
+    events: Events,
     /// What its `targets` gave after `start`.
     targets: OnceLock<Vec<Selector>>,
     api: MethodApi,
@@ -240,6 +250,8 @@ impl LibraryMethod {
             name: String::new(),
             path: path.clone(),
             options: Vec::new(),
+            callbacks: Callbacks::empty(),
+            events: Events::default(),
             targets: OnceLock::new(),
             api,
             library: Arc::new(library),
@@ -247,13 +259,14 @@ impl LibraryMethod {
         method.declared().map_err(failed)
     }
 
-    /// This method with its name and options read from its table.
+    /// This method with its name, options, callbacks and events read from its table.
     fn declared(mut self) -> Result<LibraryMethod, String> {
         // SAFETY: the ABI makes `name` a NUL-terminated string valid until `destroy`.
         self.name = unsafe { library_str(self.api.name, "name") }?.to_owned();
         if self.name.is_empty() {
             return Err("its name is empty".to_owned());
         }
+        (self.callbacks, self.events) = subscriptions(&self.api)?;
         let count = self.api.option_count as usize;
         if count > 0 && self.api.options.is_null() {
             return Err(format!("{count} options, and no table of them"));
@@ -300,6 +313,29 @@ impl LibraryMethod {
     /// The library it came from.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Calls the library's `callback` with `callback`'s id and `args`; its answer (1
+    /// unless it wrote another). Without a `callback` function (then it subscribed to
+    /// nothing: refused at load), 1.
+    pub(super) fn call(&self, callback: Callback, args: &[u64]) -> i32 {
+        let mut answer = 1i32;
+        if let Some(function) = self.api.callback {
+            // At most twelve words (`callbacks.rs`): the count fits.
+            let count = args.len() as u32;
+            // SAFETY: the library's function, with its state, `count` words valid for
+            // the call and an out-parameter valid for it.
+            unsafe {
+                function(
+                    self.api.this,
+                    callback as u32,
+                    args.as_ptr(),
+                    count,
+                    &mut answer,
+                )
+            };
+        }
+        answer
     }
 
     /// `error` as the crate's, naming this method.
@@ -376,6 +412,25 @@ impl LibraryMethod {
     }
 }
 
+#[cfg(all(test, unix))]
+impl LibraryMethod {
+    /// A method of the table `api` of functions of this process (the tests' own), read
+    /// as [`LibraryMethod::load`] reads a library's.
+    pub(super) fn of_table(api: MethodApi) -> Result<LibraryMethod, String> {
+        LibraryMethod {
+            name: String::new(),
+            path: PathBuf::from("(this process)"),
+            options: Vec::new(),
+            callbacks: Callbacks::empty(),
+            events: Events::default(),
+            targets: OnceLock::new(),
+            api,
+            library: Arc::new(libloading::os::unix::Library::this().into()),
+        }
+        .declared()
+    }
+}
+
 impl Drop for LibraryMethod {
     fn drop(&mut self) {
         if let Some(destroy) = self.api.destroy {
@@ -385,8 +440,6 @@ impl Drop for LibraryMethod {
         }
     }
 }
-
-impl Profiler for LibraryMethod {}
 
 impl InstrumentationMethod for LibraryMethod {
     fn name(&self) -> &str {
@@ -399,6 +452,14 @@ impl InstrumentationMethod for LibraryMethod {
 
     fn options(&self) -> &[OptionSpec] {
         &self.options
+    }
+
+    fn events(&self) -> Events {
+        self.events
+    }
+
+    fn callbacks(&self) -> Callbacks {
+        self.callbacks
     }
 
     fn start(&self, start: &Start<'_>) -> Result<(), MethodError> {

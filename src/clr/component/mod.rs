@@ -10,13 +10,17 @@
 //!   module's metadata while it loads; `edit_fns` those for items, locals, the
 //!   single-ret and wrapping; `items`: a library's data items and their destructors;
 //! * `library`: loading, the version check before any call, and the adapter to
-//!   [`InstrumentationMethod`](super::InstrumentationMethod).
+//!   [`InstrumentationMethod`](super::InstrumentationMethod);
+//! * `callbacks`: the callbacks a library subscribes to (`ILR_CALLBACK_*`) and the
+//!   events it asks for, and the [`Profiler`](super::Profiler) implementation that hands
+//!   them to its `callback` function, generated from the crate's callback list.
 //!
 //! `unsafe` is allowed here: the library's table is called through raw function
 //! pointers, and what it lends is read through raw pointers; each block says why.
 #![allow(unsafe_code)]
 
 pub(crate) mod abi;
+mod callbacks;
 mod context;
 mod edit_fns;
 mod host_fns;
