@@ -275,7 +275,9 @@ typedef struct ilr_host {
     ilr_status (*edit_module_item)(ilr_edit edit, void **item);
     /* The library's item on the edited method, kept across its compilations (generic
      * instantiations, tier-up, ReJIT) while its module is loaded; set replaces (and
-     * destroys) the one before, a null `item` removes it. */
+     * destroys) the one before, a null `item` removes it; on an error the item stays
+     * the library's. ILR_E_REFUSED for a method added while the program runs, which
+     * keeps no items (nor module items: its module_loaded is never called). */
     ilr_status (*edit_method_item)(ilr_edit edit, void **item);
     ilr_status (*edit_set_method_item)(ilr_edit edit, void *item, ilr_item_destructor destroy);
     /* A new local of `type` (text); its index. Kept only if the edit succeeds. */

@@ -37,8 +37,9 @@ fn start(rt: &Runtime, name: &str, socket: &std::path::Path, tiering: &str) -> I
 /// at 0 doubles: `Configured` (20 + 1) * 2 = 42), reaches a method first compiled after
 /// it was added (`Later` 31), and that once removed its edits are gone at the next call
 /// (every value back, `Configured` 40 by `scale` alone), also for the method it reached
-/// at its first compilation. Adding a name that runs, removing one never added and a
-/// library that does not load are refused and change nothing; the same library can be
+/// at its first compilation. Adding a name that runs, removing one never added, a
+/// library that does not load and one that subscribes to callbacks (which the runtime
+/// would never deliver to it) are refused and change nothing; the same library can be
 /// added again after its removal. Both runtimes, tiering on and off.
 #[test]
 fn a_library_added_while_the_program_runs_edits_from_the_next_call_and_removed_is_gone() {
@@ -78,6 +79,19 @@ fn a_library_added_while_the_program_runs_edits_from_the_next_call_and_removed_i
                 .ask("add Dial.Values::* /no/such/libx.so 1")
                 .expect_err("no library");
             assert!(missing.contains("/no/such/libx.so"), "{missing}");
+            // Callbacks cannot be added once the runtime runs: refused, not ignored.
+            let watcher = toml_str(&library("watcher"));
+            let subscribes = dial
+                .ask(&format!(
+                    "add Dial.Values::* {} 1",
+                    watcher.trim_matches('"')
+                ))
+                .expect_err("a library with callbacks");
+            assert!(
+                subscribes
+                    .contains("cannot be added while the program runs: it subscribes to callbacks"),
+                "{subscribes}"
+            );
             let removed = dial.ok("remove offset_c");
             assert!(
                 removed[0].starts_with("removed; compiled again "),

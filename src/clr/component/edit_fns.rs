@@ -54,8 +54,12 @@ pub(super) unsafe extern "C" fn edit_set_method_item(
 ) -> Status {
     guarded("ilr_host.edit_set_method_item", || {
         let old = with_edit_of(edit, |_, method, _, library| {
-            method.replace_method_item(ForeignItem::shared(item, destroy, library))
-        })?;
+            // Refused before the item is made: its destructor must not run here.
+            if !method.keeps_items() {
+                return Err(E_REFUSED);
+            }
+            Ok(method.replace_method_item(ForeignItem::shared(item, destroy, library)))
+        })??;
         // Destroyed once the library's call returned, not inside this function.
         if let Some(old) = old {
             keep_item(edit, old)?;

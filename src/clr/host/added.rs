@@ -31,11 +31,14 @@ impl ReJitControl {
     /// configured instrumentation methods (after those of its priority). The methods
     /// `reach` selects are compiled again now (their next call runs the new IL); the
     /// others when they are first compiled. Returns how many were selected. It has no
-    /// targets, callbacks or data items of its own.
+    /// data items of its own (its module items are never set, since the modules loaded
+    /// before it; its method items are not kept), and it may have no targets,
+    /// callbacks or events.
     ///
     /// # Errors
     /// A name that runs already, options it does not declare or accept, a `start` that
-    /// fails (nothing of it stays), the runtime's calls not made in time.
+    /// fails (nothing of it stays), callbacks, events or targets after its start
+    /// ([`ChangeError::CannotBeAdded`]), the runtime's calls not made in time.
     pub fn add_method(
         &self,
         method: Arc<dyn InstrumentationMethod>,
@@ -73,6 +76,20 @@ impl ReJitControl {
                     why: format!("panicked: {message}"),
                 });
             }
+        }
+        let needs = [
+            (!method.callbacks().is_empty(), "it subscribes to callbacks"),
+            (
+                method.events() != Events::default(),
+                "it asks for runtime events",
+            ),
+            (!method.targets().is_empty(), "it has targets"),
+        ];
+        if let Some((_, why)) = needs.iter().find(|(has, _)| *has) {
+            return Err(ChangeError::CannotBeAdded {
+                name,
+                why: (*why).to_owned(),
+            });
         }
         let added = Arc::new(Added {
             method,

@@ -97,4 +97,14 @@ pub enum ChangeError {
     /// ([`Manager::with_library_loader`](super::Manager::with_library_loader)).
     #[error("this profiler loads no instrumentation method libraries; nothing was changed")]
     NoLoader,
+    /// The instrumentation method needs what only one configured at start can have:
+    /// callbacks or runtime events (fixed once the runtime started) or targets (found
+    /// as modules load).
+    #[error("{name} cannot be added while the program runs: {why}; nothing was changed")]
+    CannotBeAdded {
+        /// Its name.
+        name: String,
+        /// What it needs.
+        why: String,
+    },
 }

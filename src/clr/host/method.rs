@@ -676,7 +676,8 @@ impl<'a, M> MethodEdit<'_, 'a, M> {
     }
 
     /// Keeps `item` as this instrumentation method's data on this method (replacing
-    /// any).
+    /// any); dropped at once for an instrumentation method added while the program runs,
+    /// which keeps no data items.
     pub fn set_method_item<T: Any + Send + Sync>(&self, item: T) {
         let (module, token) = (self.rewrite.module, self.rewrite.token);
         set_method_item(module, self.owner, token, Some(Arc::new(item)));
@@ -686,6 +687,12 @@ impl<'a, M> MethodEdit<'_, 'a, M> {
     pub fn remove_method_item(&self) {
         let (module, token) = (self.rewrite.module, self.rewrite.token);
         set_method_item(module, self.owner, token, None);
+    }
+
+    /// Whether this instrumentation method keeps data items (one added while the
+    /// program runs keeps none: [`ReJitControl::add_method`](super::ReJitControl::add_method)).
+    pub(crate) fn keeps_items(&self) -> bool {
+        self.owner.index < self.owner.count
     }
 
     /// This instrumentation method's data on this method, whatever its type.
