@@ -24,15 +24,21 @@
 //! `JITCompilationStarted`, and in the instrumentation methods' edits). With
 //! `ENGINE_DIAL` naming a Unix socket, it listens there for the live dial (ReJIT on),
 //! whose `add SELECTOR LIBRARY PRIORITY [KEY=VALUE ...]` loads and adds a library's
-//! instrumentation method while the program runs and `remove METHOD` takes it out. No
-//! `unsafe`.
+//! instrumentation method while the program runs and `remove METHOD` takes it out.
+//!
+//! Attached to a running process (`ilrewrite attach PID --profiler libengine.so
+//! --clsid {5B0E6A3C-...} --config FILE [--dial SOCKET]`), it reads the configuration
+//! and dial socket from the attach's client data (`ClientData`) instead of the
+//! environment: methods already compiled that it wants are re-JIT-compiled at their
+//! next call. No `unsafe`.
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, OnceLock};
 
 use ilrewrite::body::MethodBody;
 use ilrewrite::clr::{
-    CallTargetMethod, Candidate, Configuration, InstrumentationMethod, Interest, LibraryMethod,
-    Manager, MethodEdit, MethodError, OptionKind, OptionSpec, Phase, Profiler, Start,
+    Arrival, Attachable, CallTargetMethod, Candidate, ClientData, Configuration,
+    InstrumentationMethod, Interest, LibraryMethod, Manager, MethodEdit, MethodError, OptionKind,
+    OptionSpec, Phase, Profiler, Start,
 };
 use ilrewrite::graph::Incoming;
 use ilrewrite::sig::{MethodSig, TypeSig};
@@ -129,11 +135,26 @@ impl InstrumentationMethod for Scale {
 
 /// The manager, with what `ENGINE_CONFIG` names; a configuration error is one line,
 /// and then nothing runs.
-fn profiler() -> Manager {
+/// The manager for `arrival`: configured from the environment at start-up, from the
+/// client data at attach.
+fn manager(arrival: Arrival, client_data: &[u8]) -> Manager {
+    let (config, dial) = match arrival {
+        Arrival::Startup => (
+            std::env::var_os("ENGINE_CONFIG"),
+            std::env::var_os("ENGINE_DIAL"),
+        ),
+        Arrival::Attach => match ClientData::parse(client_data) {
+            Ok(data) => (data.config.map(Into::into), data.dial.map(Into::into)),
+            Err(why) => {
+                eprintln!("engine: {why}; nothing runs");
+                return Manager::new();
+            }
+        },
+    };
     let offered: Vec<Arc<dyn InstrumentationMethod>> =
         vec![Arc::new(CallTargetMethod::new()), Arc::new(Scale::new())];
-    let Some(path) = std::env::var_os("ENGINE_CONFIG") else {
-        eprintln!("engine: ENGINE_CONFIG is not set; nothing runs");
+    let Some(path) = config else {
+        eprintln!("engine: no configuration (ENGINE_CONFIG, or config= at attach); nothing runs");
         return Manager::new();
     };
     let manager = Configuration::read(path.as_ref())
@@ -145,7 +166,7 @@ fn profiler() -> Manager {
             Manager::new()
         });
     let manager = manager.with_library_loader(Arc::new(LibraryMethod::loader));
-    let manager = match std::env::var_os("ENGINE_DIAL") {
+    let manager = match dial {
         Some(socket) if !socket.is_empty() => manager.with_dial(socket),
         _ => manager,
     };
@@ -155,7 +176,10 @@ fn profiler() -> Manager {
     }
 }
 
-/// The timing line at shutdown.
+fn profiler() -> Attachable {
+    Attachable::new(manager)
+}
+
 fn report_timing(manager: &Manager) {
     let counts = manager.counts();
     let edit_ns = manager

@@ -83,10 +83,10 @@ pub mod ffi {
 pub use calltarget::{CallTargetMethod, HelperAssembly, Integration};
 pub use component::{LibraryMethod, LoadError};
 pub use host::{
-    Candidate, Change, ChangeError, ConfigError, Configuration, Events, EventsHandle,
-    InliningCallers, InstrumentationMethod, Interest, LibraryLoader, Manager, ManagerCounts,
-    MethodEdit, MethodEntry, MethodError, ModuleLoad, OptionKind, OptionSpec, Options, Position,
-    ReJitControl, ReJitCounts, ReadyToRun, Start,
+    Arrival, Attachable, Candidate, Change, ChangeError, ClientData, ConfigError, Configuration,
+    Events, EventsHandle, InliningCallers, InstrumentationMethod, Interest, LibraryLoader, Manager,
+    ManagerCounts, MethodEdit, MethodEntry, MethodError, ModuleLoad, OptionKind, OptionSpec,
+    Options, Position, ReJitControl, ReJitCounts, ReadyToRun, Start,
 };
 pub use profiler::{
     Callback, CallbackEvents, CallbackObject, Callbacks, ClassFactory, Profiler, get_class_object,

@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering::Relaxed;
 #[cfg(unix)]
 use std::sync::{Mutex, PoisonError};
 
-use super::manager::Manager;
+use super::manager::{Manager, Running};
 use super::method::{InstrumentationMethod, ModuleLoad, Owner};
 use super::report::guarded;
 use crate::clr::hooks::HookTable;
@@ -59,43 +59,54 @@ impl Manager {
         module: ModuleID,
         status: HResult,
     ) -> Result<(), HResult> {
-        if let (true, Some(running)) = (status.is_ok(), self.running.get())
-            && let Ok(state) = running.hosting.engine.module(module)
-        {
-            self.counts.module_loads.fetch_add(1, Relaxed);
-            let targets = running.hosting.select_targets(&state);
-            let count = running.hosting.methods.len();
-            let recompile = Mutex::new(Vec::new());
-            for (index, method) in running.hosting.methods.iter().enumerate() {
-                let load = ModuleLoad {
-                    module: &state,
-                    owner: Owner { index, count },
-                    containers: &self.containers,
-                    recompile: running.rejit.as_ref().map(|_| &recompile),
-                };
-                match guarded(&**method, Callback::ModuleLoadFinished, || {
-                    method.module_loaded(&load)
-                }) {
-                    Some(Ok(())) | None => {}
-                    Some(Err(e)) => log::write(&format!(
-                        "instrumentation method {}: module {module:#x} load: {e}",
-                        method.name()
-                    )),
-                }
-            }
-            if let Some(rejit) = &running.rejit {
-                rejit.module_loaded(&state, &targets);
-                let recompile = recompile
-                    .into_inner()
-                    .unwrap_or_else(PoisonError::into_inner);
-                if !recompile.is_empty() {
-                    let _ = rejit.renew(recompile);
-                }
-            }
+        if let (true, Some(running)) = (status.is_ok(), self.running.get()) {
+            self.announce_module(running, module);
         }
         self.forward(Callback::ModuleLoadFinished, |m| {
             m.module_load_finished(module, status)
         })
+    }
+
+    /// A module loaded (or, after attach, was found loaded): its targets are found, each
+    /// instrumentation method's `module_loaded` runs, and ReJIT learns of it; once per
+    /// module, whichever way comes first.
+    pub(super) fn announce_module(&self, running: &Running, module: ModuleID) {
+        let Ok(state) = running.hosting.engine.module(module) else {
+            return;
+        };
+        if !state.announce() {
+            return;
+        }
+        self.counts.module_loads.fetch_add(1, Relaxed);
+        let targets = running.hosting.select_targets(&state);
+        let count = running.hosting.methods.len();
+        let recompile = Mutex::new(Vec::new());
+        for (index, method) in running.hosting.methods.iter().enumerate() {
+            let load = ModuleLoad {
+                module: &state,
+                owner: Owner { index, count },
+                containers: &self.containers,
+                recompile: running.rejit.as_ref().map(|_| &recompile),
+            };
+            match guarded(&**method, Callback::ModuleLoadFinished, || {
+                method.module_loaded(&load)
+            }) {
+                Some(Ok(())) | None => {}
+                Some(Err(e)) => log::write(&format!(
+                    "instrumentation method {}: module {module:#x} load: {e}",
+                    method.name()
+                )),
+            }
+        }
+        if let Some(rejit) = &running.rejit {
+            rejit.module_loaded(&state, &targets);
+            let recompile = recompile
+                .into_inner()
+                .unwrap_or_else(PoisonError::into_inner);
+            if !recompile.is_empty() {
+                let _ = rejit.renew(recompile);
+            }
+        }
     }
 
     pub(super) fn on_module_unload_started(&self, module: ModuleID) -> Result<(), HResult> {
@@ -336,9 +347,15 @@ pub(super) fn announce(
 /// the subscribers for the others.
 macro_rules! manager_callback {
     ($self:ident, Initialize, initialize, ($($a:ident),*)) => { $self.on_initialize($($a),*) };
-    ($self:ident, InitializeForAttach, initialize_for_attach, ($($a:ident),*)) => {{
-        $(let _ = $a;)*
-        Err(HResult::CORPROF_E_PROFILER_NOT_ATTACHABLE)
+    ($self:ident, InitializeForAttach, initialize_for_attach, ($info:ident, $data:ident)) => {{
+        // The client data made the manager (`Attachable`); a manager made otherwise
+        // attaches with what it was configured with.
+        let _ = $data;
+        $self.on_initialize_for_attach($info)
+    }};
+    ($self:ident, ProfilerAttachComplete, profiler_attach_complete, ()) => {{
+        $self.on_profiler_attach_complete();
+        $self.forward(Callback::ProfilerAttachComplete, |m| m.profiler_attach_complete())
     }};
     ($self:ident, LoadAsNotificationOnly, load_as_notification_only, ()) => { false };
     ($self:ident, Shutdown, shutdown, ()) => { $self.on_shutdown() };

@@ -6,6 +6,7 @@ use std::sync::Arc;
 #[cfg(unix)]
 use std::sync::Mutex;
 
+use super::attach::Arrival;
 use super::events::{EventMasks, Events, EventsHandle, with_subscriptions};
 use super::hosting::{Hosting, NamedTarget};
 use super::manager::{Manager, OWN_EVENTS, Running};
@@ -68,6 +69,10 @@ pub(crate) enum StartError {
     /// The enter/leave/tailcall hooks cannot be registered.
     #[error("the enter/leave hooks cannot be registered: {0}")]
     Hooks(#[source] HookError),
+    /// Attached to a running process, the manager was asked for what the runtime takes
+    /// only at start-up.
+    #[error("not possible when attaching to a running process: {0}")]
+    NotAtAttach(String),
 }
 
 impl Manager {
@@ -80,7 +85,7 @@ impl Manager {
             return ask_for_nothing(&info);
         }
         let masks = self.event_masks();
-        match self.start(&info, &masks) {
+        match self.start(&info, &masks, Arrival::Startup) {
             Ok(running) => {
                 let _ = self.running.set(running);
                 Ok(())
@@ -95,12 +100,30 @@ impl Manager {
         }
     }
 
-    /// The steps, in order; the first failure ends the start.
-    fn start(&self, info: &ProfilerInfo, masks: &Arc<EventMasks>) -> Result<Running, StartError> {
+    /// The steps, in order; the first failure ends the start. Attached to a running
+    /// process, ReJIT is on (the only way to change code compiled already) and what the
+    /// runtime takes only at start-up is refused first.
+    pub(super) fn start(
+        &self,
+        info: &ProfilerInfo,
+        masks: &Arc<EventMasks>,
+        arrival: Arrival,
+    ) -> Result<Running, StartError> {
+        let attach = arrival == Arrival::Attach;
+        if attach && self.ready_to_run == Some(ReadyToRun::Disable) {
+            return Err(StartError::NotAtAttach(
+                "ready_to_run = \"disable\" (COR_PRF_DISABLE_ALL_NGEN_IMAGES is taken only at start-up)"
+                    .to_owned(),
+            ));
+        }
         let references = self.start_methods(info, masks)?;
         let targets = self.targets()?;
         let ready_to_run = self.ready_to_run_runs(masks)?;
-        let callers = self.rejit.or_else(|| {
+        let rejit = match attach {
+            true => Some(self.rejit.unwrap_or_default()),
+            false => self.rejit,
+        };
+        let callers = rejit.or_else(|| {
             // Targets in precompiled code are reached by ReJIT only.
             let method = targets.iter().position(|t| !t.is_empty())?;
             if !ready_to_run {
@@ -124,6 +147,9 @@ impl Manager {
         let dial = Mutex::new(self.start_dial(rejit.as_ref())?);
         let subscribers = self.hook_subscribers();
         masks.add_own(self.extra_events(&subscribers, references));
+        if attach {
+            self.attachable(masks, &subscribers)?;
+        }
         masks.arm(info).map_err(StartError::Events)?;
         let hooks = self.register_hooks(info, subscribers)?;
         if let Some(controller) = &rejit {
@@ -140,7 +166,7 @@ impl Manager {
     }
 
     /// The masks of the manager's own events and each instrumentation method's.
-    fn event_masks(&self) -> Arc<EventMasks> {
+    pub(super) fn event_masks(&self) -> Arc<EventMasks> {
         let mut own = match self.rejit {
             Some(_) => OWN_EVENTS.union(CorPrfMonitor::ENABLE_REJIT),
             None => OWN_EVENTS,

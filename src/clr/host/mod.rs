@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 mod added;
+mod attach;
 mod callbacks;
 mod change;
 mod config;
@@ -23,6 +24,7 @@ mod rejit_control;
 mod report;
 mod routing;
 
+pub use attach::{Arrival, Attachable, ClientData};
 pub use change::{Change, ChangeError};
 pub use config::{
     ConfigError, Configuration, MethodEntry, OptionKind, OptionSpec, Options, Position,

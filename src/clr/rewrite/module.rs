@@ -56,6 +56,8 @@ pub struct ModuleState<M = ModuleMetadata> {
     /// The methods a host's steps selected by name when the module loaded, each with
     /// the steps (by index) that selected it ([`ModuleState::set_selected`]).
     selected: OnceLock<HashMap<u32, Selectors>>,
+    /// Whether its load was announced to a host ([`ModuleState::announce`]).
+    announced: std::sync::atomic::AtomicBool,
 }
 
 /// The indexes of the host's steps that selected one method.
@@ -78,6 +80,7 @@ impl<M: MetadataSource + Clone> ModuleState<M> {
             items: DataItems::default(),
             facts: None,
             selected: OnceLock::new(),
+            announced: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -89,6 +92,15 @@ impl<M: MetadataSource + Clone> ModuleState<M> {
 }
 
 impl<M> ModuleState<M> {
+    /// `true` the first time it is called for this module, `false` after: a host that
+    /// learns of a module twice (its load callback, and a list of the modules loaded
+    /// when it attached) handles it once.
+    pub(crate) fn announce(&self) -> bool {
+        !self
+            .announced
+            .swap(true, std::sync::atomic::Ordering::AcqRel)
+    }
+
     /// The profiler's own data for this module, made by `init` the first time (for
     /// example the tokens it defined in the module for its injected code). `init` runs
     /// once; threads arriving meanwhile wait for it. `None` if data of another type was

@@ -17,6 +17,7 @@ use crate::clr::sys::{
 use crate::ilmap::IlMap;
 
 mod classes;
+mod enumerate;
 mod hooks;
 mod names;
 mod rejit;

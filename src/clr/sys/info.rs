@@ -15,7 +15,7 @@ use super::types::{
     AppDomainID, AssemblyID, ClassID, ContextID, CorDebugIlToNativeMap, CorElementType,
     CorFieldOffset, CorIlMap, CorPrfAssemblyReferenceInfo, CorPrfCodeInfo, CorPrfEltInfo,
     CorPrfEventData, CorPrfEventPipeParamDesc, CorPrfEventPipeProviderConfig, CorPrfExClauseInfo,
-    CorPrfFrameInfo, CorPrfFunctionArgumentInfo, CorPrfFunctionArgumentRange,
+    CorPrfFrameInfo, CorPrfFunction, CorPrfFunctionArgumentInfo, CorPrfFunctionArgumentRange,
     CorPrfGcGenerationRange, CorPrfNonGcHeapRange, EventPipeEvent, EventPipeProvider,
     EventPipeProviderCallback, EventPipeSession, FunctionEnter, FunctionEnter2, FunctionEnter3,
     FunctionEnter3WithInfo, FunctionID, FunctionIDMapper, FunctionIDMapper2, FunctionLeave,
@@ -686,6 +686,34 @@ com_interface! {
             callback: Option<ObjectCallback>,
             callback_state: *mut c_void,
         ) -> HResult;
+    }
+}
+
+com_interface! {
+    /// `ICorProfilerModuleEnum`: the modules loaded (`EnumModules`).
+    pub struct ICorProfilerModuleEnumVtbl for ICorProfilerModuleEnum: IUnknownVtbl;
+    /// `{b0266d75-2081-4493-af7f-028ba34db891}`.
+    pub const IID_ICORPROFILERMODULEENUM = "b0266d75-2081-4493-af7f-028ba34db891";
+    {
+        fn Skip(celt: u32) -> HResult;
+        fn Reset() -> HResult;
+        fn Clone(pp_enum: *mut *mut c_void) -> HResult;
+        fn GetCount(pcelt: *mut u32) -> HResult;
+        fn Next(celt: u32, ids: *mut ModuleID, pcelt_fetched: *mut u32) -> HResult;
+    }
+}
+
+com_interface! {
+    /// `ICorProfilerFunctionEnum`: the functions compiled (`EnumJITedFunctions2`).
+    pub struct ICorProfilerFunctionEnumVtbl for ICorProfilerFunctionEnum: IUnknownVtbl;
+    /// `{ff71301a-b994-429d-a10b-b345a65280ef}`.
+    pub const IID_ICORPROFILERFUNCTIONENUM = "ff71301a-b994-429d-a10b-b345a65280ef";
+    {
+        fn Skip(celt: u32) -> HResult;
+        fn Reset() -> HResult;
+        fn Clone(pp_enum: *mut *mut c_void) -> HResult;
+        fn GetCount(pcelt: *mut u32) -> HResult;
+        fn Next(celt: u32, ids: *mut CorPrfFunction, pcelt_fetched: *mut u32) -> HResult;
     }
 }
 
