@@ -68,6 +68,10 @@ pub enum Command {
     },
     /// `state`: one line per method the dial or the runtime has a record of.
     State,
+    /// `detach`: every method the profiler changed back to its own IL, nothing more
+    /// rewritten, and the runtime asked to detach the profiler (which unloads it once no
+    /// thread is in a callback); the dial stops with it.
+    Detach,
     /// `help`: the commands.
     Help,
 }
@@ -84,6 +88,7 @@ impl Command {
             Command::Add { .. } => "add",
             Command::Remove { .. } => "remove",
             Command::State => "state",
+            Command::Detach => "detach",
             Command::Help => "help",
         }
     }
@@ -96,7 +101,7 @@ impl Command {
             | Command::Original { selector }
             | Command::Flags { selector, .. }
             | Command::Add { selector, .. } => Some(selector),
-            Command::Remove { .. } | Command::State | Command::Help => None,
+            Command::Remove { .. } | Command::State | Command::Detach | Command::Help => None,
         }
     }
 }
@@ -139,9 +144,11 @@ impl fmt::Display for Command {
                 Ok(())
             }
             Command::Remove { method } => write!(f, " {method}"),
-            Command::Revert { .. } | Command::Original { .. } | Command::State | Command::Help => {
-                Ok(())
-            }
+            Command::Revert { .. }
+            | Command::Original { .. }
+            | Command::State
+            | Command::Detach
+            | Command::Help => Ok(()),
         }
     }
 }

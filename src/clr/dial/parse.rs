@@ -20,6 +20,7 @@ const FLAGS: &str = "flags SELECTOR FLAGS";
 const ADD: &str = "add SELECTOR LIBRARY PRIORITY [KEY=VALUE ...]";
 const REMOVE: &str = "remove METHOD";
 const STATE: &str = "state";
+const DETACH: &str = "detach";
 const HELP: &str = "help";
 
 /// Why a line is not a command. Its [`Display`](core::fmt::Display) is one line (the
@@ -223,6 +224,7 @@ pub fn parse(line: &str) -> Result<Command, ParseError> {
             }
         }
         "state" => Command::State,
+        "detach" => Command::Detach,
         "help" => Command::Help,
         other => return Err(ParseError::UnknownCommand(other.to_string())),
     };
@@ -247,6 +249,7 @@ pub fn help_lines() -> Vec<String> {
         "add SELECTOR LIBRARY PRIORITY [KEY=VALUE ...]  load the instrumentation method of the library at LIBRARY, start it with these options and let it edit, at PRIORITY, every method it wants; SELECTOR's methods are compiled again now",
         "remove METHOD  an instrumentation method added with add edits nothing from now on; the methods it changed are compiled again",
         "state  one line per method the dial or the runtime has a record of",
+        "detach  every method changed back to its own IL and nothing more rewritten, then the runtime is asked to detach the profiler; it refuses once ReJIT was enabled (CORPROF_E_IRREVERSIBLE_INSTRUMENTATION_PRESENT, 0x80131370), and the profiler stays loaded and inert",
         "help  this text",
         "SELECTOR is Namespace.Type::Method (every overload), Namespace.Type::Method(P1,P2) (the overload with exactly these parameter types, as listings write them: string, int32&, !0, System.Collections.Generic.List`1<string>; spaces after commas are fine) or Namespace.Type::* (every method); nested types are Namespace.Outer/Inner",
         "changes take effect at each method's next call; each line is answered by its lines, then ok or error: WHY",
@@ -327,6 +330,7 @@ fn usage(command: &Command) -> &'static str {
         Command::Add { .. } => ADD,
         Command::Remove { .. } => REMOVE,
         Command::State => STATE,
+        Command::Detach => DETACH,
         Command::Help => HELP,
     }
 }

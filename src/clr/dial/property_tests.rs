@@ -197,6 +197,7 @@ fn valid_command() -> BoxedStrategy<(Vec<String>, Command)> {
             Command::Remove { method }
         )),
         1 => Just((vec!["state".to_string()], Command::State)),
+        1 => Just((vec!["detach".to_string()], Command::Detach)),
         1 => Just((vec!["help".to_string()], Command::Help)),
     ]
     .boxed()
@@ -560,7 +561,7 @@ fn check_accepted(line: &str, command: &Command) {
             assert_eq!(words.len(), 2);
             assert_eq!(&words[1], method);
         }
-        Command::State | Command::Help => assert_eq!(words.len(), 1),
+        Command::State | Command::Detach | Command::Help => assert_eq!(words.len(), 1),
     }
     // The command's own line reads back as it, with any separators around it.
     let rendered = command.to_string();

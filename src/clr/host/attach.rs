@@ -156,6 +156,48 @@ impl Manager {
     }
 }
 
+impl Manager {
+    /// `ProfilerDetachSucceeded`: the runtime unloads the profiler's library once this
+    /// returns, so every thread of the profiler ends here: the dial stops listening
+    /// (its sessions closed), the ReJIT driver is stopped and joined, and the data
+    /// items are dropped.
+    pub(super) fn on_profiler_detach_succeeded(&self) {
+        let Some(running) = self.running.get() else {
+            return;
+        };
+        #[cfg(unix)]
+        drop(
+            running
+                .dial
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take(),
+        );
+        if let Some(rejit) = &running.rejit {
+            let ended = rejit.stop_and_wait(std::time::Duration::from_secs(5));
+            let driver = running
+                .driver
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take();
+            match (ended, driver) {
+                (true, Some(driver)) => {
+                    let _ = driver.join();
+                }
+                (false, Some(_)) => log::write("the ReJIT driver did not stop in 5 s"),
+                _ => {}
+            }
+        }
+        running
+            .hosting
+            .engine
+            .for_each_module(|state| state.items.clear());
+        drop(self.containers.assemblies.take_all());
+        drop(self.containers.app_domains.take_all());
+        log::write("detached");
+    }
+}
+
 /// What an attaching tool tells a profiler built on the crate (the client data of the
 /// diagnostics' AttachProfiler command): UTF-8 lines `key=value`, `config=` the path of
 /// its configuration file (absolute: the process's working directory is not the tool's)

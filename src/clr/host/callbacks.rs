@@ -74,7 +74,7 @@ impl Manager {
         let Ok(state) = running.hosting.engine.module(module) else {
             return;
         };
-        if !state.announce() {
+        if running.hosting.detaching.load(Relaxed) || !state.announce() {
             return;
         }
         self.counts.module_loads.fetch_add(1, Relaxed);
@@ -352,6 +352,13 @@ macro_rules! manager_callback {
         // attaches with what it was configured with.
         let _ = $data;
         $self.on_initialize_for_attach($info)
+    }};
+    ($self:ident, ProfilerDetachSucceeded, profiler_detach_succeeded, ()) => {{
+        let answer = $self.forward(Callback::ProfilerDetachSucceeded, |m| {
+            m.profiler_detach_succeeded()
+        });
+        $self.on_profiler_detach_succeeded();
+        answer
     }};
     ($self:ident, ProfilerAttachComplete, profiler_attach_complete, ()) => {{
         $self.on_profiler_attach_complete();

@@ -97,6 +97,9 @@ pub enum ChangeError {
     /// ([`Manager::with_library_loader`](super::Manager::with_library_loader)).
     #[error("this profiler loads no instrumentation method libraries; nothing was changed")]
     NoLoader,
+    /// The runtime refused to detach the profiler.
+    #[error("the runtime does not detach the profiler: {0}; its methods were reverted")]
+    Detach(#[source] crate::clr::runtime::ClrError),
     /// The instrumentation method needs what only one configured at start can have:
     /// callbacks or runtime events (fixed once the runtime started) or targets (found
     /// as modules load).

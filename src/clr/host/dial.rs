@@ -33,6 +33,12 @@ impl Dial for ReJitControl {
                 };
             }
             Command::Help => return Ok(crate::clr::dial::help_lines()),
+            Command::Detach => {
+                return self
+                    .detach()
+                    .map(|count| vec![format!("detaching; {count} method(s) back to their own IL")])
+                    .map_err(|why| why.to_string());
+            }
             Command::Add {
                 selector,
                 library,

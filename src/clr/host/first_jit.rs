@@ -26,7 +26,9 @@ impl Manager {
             m.jit_compilation_started(function, is_safe_to_block)
         });
         let mut rewritten = false;
-        if let Some(running) = self.running.get() {
+        if let Some(running) = self.running.get()
+            && !running.hosting.detaching.load(Relaxed)
+        {
             let outcome = self.first_jit(running, function);
             rewritten = matches!(outcome, RewriteOutcome::Rewritten { .. });
             self.counts.count(&outcome);

@@ -53,6 +53,9 @@ pub(crate) struct Hosting {
     /// Makes the instrumentation method of a library named by a request (the dial's
     /// `add`), when the profiler loads libraries.
     pub(crate) loader: Option<Arc<super::method::LibraryLoader>>,
+    /// Set when the profiler is detaching: nothing more is rewritten at first JIT and
+    /// no module is announced.
+    pub(crate) detaching: std::sync::atomic::AtomicBool,
 }
 
 /// An instrumentation method added while the program runs: it edits in priority order

@@ -152,13 +152,12 @@ impl Manager {
         }
         masks.arm(info).map_err(StartError::Events)?;
         let hooks = self.register_hooks(info, subscribers)?;
-        if let Some(controller) = &rejit {
-            start_driver(controller);
-        }
+        let driver = rejit.as_ref().and_then(start_driver);
         Ok(Running {
             routing: Routing::new(hosting.methods.clone()),
             hosting,
             rejit,
+            driver: std::sync::Mutex::new(driver),
             hooks,
             #[cfg(unix)]
             dial,
@@ -312,6 +311,7 @@ impl Manager {
             priorities: self.pending.iter().map(|h| h.priority).collect(),
             added: std::sync::RwLock::new(Arc::from(Vec::new())),
             loader: self.loader.clone(),
+            detaching: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -423,11 +423,11 @@ fn start_events(
 
 /// Starts the ReJIT driver thread. If it cannot start, requests wait in vain and say
 /// so; first JITs still follow them.
-fn start_driver(controller: &Arc<ReJitController>) {
+fn start_driver(controller: &Arc<ReJitController>) -> Option<std::thread::JoinHandle<()>> {
     let driver = controller.clone();
-    if let Err(e) = spawn_profiler_thread("ilrewrite-rejit", move || driver.drive()) {
-        log::write(&format!("the ReJIT driver thread did not start: {e}"));
-    }
+    spawn_profiler_thread("ilrewrite-rejit", move || driver.drive())
+        .inspect_err(|e| log::write(&format!("the ReJIT driver thread did not start: {e}")))
+        .ok()
 }
 
 /// What a failed start logs: why (each instrumentation method that did not start was

@@ -1,9 +1,7 @@
 //! [`Manager`]: a [`Profiler`](crate::clr::Profiler) hosting several instrumentation
 //! methods; what it is configured with, and what it has once running.
 
-#[cfg(unix)]
-use std::sync::Mutex;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::config::{ConfigError, Configuration, Options};
 use super::hosting::Hosting;
@@ -28,6 +26,8 @@ pub(super) struct Running {
     pub(super) routing: Routing,
     /// The ReJIT controller, when ReJIT is on ([`Manager::with_rejit`]).
     pub(super) rejit: Option<Arc<ReJitController>>,
+    /// The ReJIT driver's thread, joined before the profiler detaches.
+    pub(super) driver: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// The enter/leave/tailcall hooks, when an instrumentation method subscribed.
     pub(super) hooks: Option<Arc<HookTable>>,
     /// The live dial, when it listens ([`Manager::with_dial`]); closed at shutdown.

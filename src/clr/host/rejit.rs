@@ -72,6 +72,8 @@ struct Signal {
     /// The last ask whose batch was made.
     served: u64,
     stop: bool,
+    /// The driver returned.
+    ended: bool,
 }
 
 thread_local! {
@@ -221,6 +223,7 @@ impl ReJitController {
                 // shutdown gate would refuse them): the driver ends, and the requests
                 // waiting for it give up.
                 if signal.stop || is_shutting_down() {
+                    signal.ended = true;
                     self.served.notify_all();
                     return;
                 }
@@ -334,6 +337,17 @@ impl ReJitController {
         self.served.notify_all();
     }
 
+    /// Stops the driver and waits, at most `limit`, until its thread has left the
+    /// driver's code; whether it did (a driver never started counts as not ended).
+    pub(crate) fn stop_and_wait(&self, limit: std::time::Duration) -> bool {
+        self.stop();
+        let (signal, _) = self
+            .served
+            .wait_timeout_while(self.signal(), limit, |s| !s.ended)
+            .unwrap_or_else(PoisonError::into_inner);
+        signal.ended
+    }
+
     /// Whether the machine has any record (else nothing needs asking it).
     pub(crate) fn is_active(&self) -> bool {
         self.active.load(Relaxed)
@@ -398,6 +412,11 @@ impl ReJitController {
     /// The current wanted target of `key`, if the machine has a record of it.
     pub(crate) fn desired(&self, key: MethodKey) -> Option<IlTarget<Plan>> {
         self.machine().get(key).map(|r| r.desired().clone())
+    }
+
+    /// The methods the machine has a record of.
+    pub(crate) fn recorded(&self) -> Vec<MethodKey> {
+        self.machine().records().map(|(key, _)| key).collect()
     }
 
     /// One line per method the machine has a record of, in module and token order,

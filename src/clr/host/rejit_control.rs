@@ -15,6 +15,10 @@ use crate::clr::runtime::CodegenFlags;
 use crate::clr::sys::ModuleID;
 use crate::selector::Selector;
 
+/// How long the runtime is told a detach takes before it first checks that no thread is
+/// in a callback (it checks again periodically after).
+const DETACH_EXPECTED_MS: u32 = 500;
+
 /// A handle on a running [`Manager`](super::Manager)'s ReJIT
 /// ([`Manager::rejit`](super::Manager::rejit)): changes which instrumentation methods
 /// edit which methods while the program runs, and says where each method stands.
@@ -227,6 +231,64 @@ impl ReJitControl {
             name: name.to_owned(),
             options,
         })
+    }
+
+    /// Reverts every change and asks the runtime to detach the profiler: from now on
+    /// nothing is rewritten at a first JIT and no module is announced; every method the
+    /// profiler changed (rewritten at its first JIT, or given a ReJIT version) is
+    /// compiled again with the file's own IL; once the runtime was asked for those, it
+    /// is asked to detach ([`ProfilerInfo::request_profiler_detach`]), which it does
+    /// once no thread is inside a callback. Returns how many methods were reverted.
+    ///
+    /// # Errors
+    /// The runtime's calls not made in time, or its refusal to detach (then the
+    /// profiler stays, with the methods reverted and nothing more rewritten). CoreCLR
+    /// 3.1 and 8 refuse whenever `COR_PRF_ENABLE_REJIT` was set, even with no method
+    /// ever re-JIT-compiled (`CORPROF_E_IRREVERSIBLE_INSTRUMENTATION_PRESENT`, measured):
+    /// a manager with ReJIT, as every attached one, cannot leave the process.
+    ///
+    /// [`ProfilerInfo::request_profiler_detach`]: crate::clr::ProfilerInfo::request_profiler_detach
+    pub fn detach(&self) -> Result<usize, ChangeError> {
+        let hosting = self.controller.hosting();
+        hosting
+            .detaching
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        let keys: Vec<MethodKey> = self.controller.with_modules(|loaded| {
+            let mut keys = std::collections::BTreeSet::new();
+            hosting.engine.for_each_module(|state| {
+                if loaded.contains(&state.id()) {
+                    keys.extend(
+                        state
+                            .rewritten_methods()
+                            .into_iter()
+                            .map(|token| MethodKey {
+                                module: state.id(),
+                                token,
+                            }),
+                    );
+                }
+            });
+            keys.extend(
+                self.controller
+                    .recorded()
+                    .into_iter()
+                    .filter(|k| loaded.contains(&k.module)),
+            );
+            keys.into_iter().collect()
+        });
+        let count = keys.len();
+        if count > 0 {
+            self.apply(&keys, &Change::File)?;
+        }
+        hosting
+            .engine
+            .info()
+            .request_profiler_detach(DETACH_EXPECTED_MS)
+            .map_err(ChangeError::Detach)?;
+        crate::clr::log::write(&format!(
+            "{count} method(s) back to their own IL; the runtime detaches the profiler"
+        ));
+        Ok(count)
     }
 
     /// One line per method the ReJIT machine has a record of: its name, module and

@@ -142,6 +142,16 @@ impl<M> ModuleState<M> {
         self.states.is_rewritten(row(token))
     }
 
+    /// The MethodDefs whose rewritten body was handed over at their first JIT, in token
+    /// order.
+    pub(crate) fn rewritten_methods(&self) -> Vec<mdToken> {
+        self.states
+            .rewritten_rows()
+            .into_iter()
+            .map(|row| 0x0600_0000 | row)
+            .collect()
+    }
+
     /// Records that the JIT was allowed to inline MethodDef `token` into a caller (the
     /// profiler answered `JITInlining` with `true` for it).
     pub fn note_inlined(&self, token: mdToken) {

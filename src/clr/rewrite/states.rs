@@ -149,6 +149,24 @@ impl MethodStates {
         leaf.get(row & ((1 << LEAF_BITS) - 1))
     }
 
+    /// The MethodDef rows whose rewritten body was handed over, in order.
+    pub(crate) fn rewritten_rows(&self) -> Vec<u32> {
+        let mut rows = Vec::new();
+        for (t, top) in self.top.iter().enumerate() {
+            let Some(mid) = top.get() else { continue };
+            for (m, leaf) in mid.iter().enumerate() {
+                let Some(leaf) = leaf.get() else { continue };
+                for (l, cell) in leaf.iter().enumerate() {
+                    if cell.load(Ordering::Acquire) == REWRITTEN {
+                        let row = (t << (LEAF_BITS + MID_BITS)) | (m << LEAF_BITS) | l;
+                        rows.push(row as u32);
+                    }
+                }
+            }
+        }
+        rows
+    }
+
     /// Whether a rewritten body of MethodDef row `row` was handed over.
     pub(crate) fn is_rewritten(&self, row: u32) -> bool {
         self.state(row) == MethodState::Rewritten

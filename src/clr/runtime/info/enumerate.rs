@@ -1,6 +1,6 @@
 //! What the runtime has already done when a profiler arrives late (attached to a running
 //! process): the modules loaded (`EnumModules`) and the functions compiled
-//! (`EnumJITedFunctions2`).
+//! (`EnumJITedFunctions2`); and the way out (`RequestProfilerDetach`).
 
 use core::ffi::c_void;
 
@@ -62,6 +62,25 @@ impl ProfilerInfo {
             // SAFETY: a live enumerator; `out` has room for `count` module ids and
             // `fetched` is a valid local.
             unsafe { (enumerator.vtbl().Next)(enumerator.as_raw(), count, out, fetched) }
+        })
+    }
+
+    /// Asks the runtime to detach the profiler (`RequestProfilerDetach`): it checks, on
+    /// a thread of its own, after about `expected_ms` and then periodically, that no
+    /// thread is inside the profiler's callbacks, then calls `ProfilerDetachSucceeded`
+    /// and unloads the profiler's library. The profiler must have stopped its own
+    /// threads by then.
+    ///
+    /// # Errors
+    /// [`ClrError::Failed`] with the runtime's refusal (for example
+    /// `CORPROF_E_IMMUTABLE_FLAGS_SET` for a profiler that set flags only start-up
+    /// allows, or enter/leave hooks).
+    pub fn request_profiler_detach(&self, expected_ms: u32) -> ClrResult<()> {
+        const METHOD: &str = "RequestProfilerDetach";
+        let v = self.at::<ICorProfilerInfo3Vtbl>(METHOD)?;
+        // SAFETY: a live ICorProfilerInfo3; a plain value.
+        check(METHOD, unsafe {
+            (v.RequestProfilerDetach)(self.raw(), expected_ms)
         })
     }
 
