@@ -48,6 +48,7 @@
 //! `start` reads, typically).
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+mod callback;
 mod code;
 #[doc(hidden)]
 pub mod export;
@@ -57,6 +58,7 @@ pub mod sys;
 
 use std::borrow::Cow;
 
+pub use callback::{CallbackId, Callbacks, Events};
 pub use code::{Incoming, Instruction, InstructionId, Operand, element_type, opcode};
 pub use host::{Candidate, Edit, Instructions, Options};
 pub use status::{Error, Status};

@@ -12,7 +12,10 @@
 use core::ffi::{CStr, c_char, c_void};
 use std::cell::{Cell, RefCell};
 
-use ilrewrite_method::sys::{self, ilr_error, ilr_host, ilr_instruction, ilr_method, ilr_str};
+use ilrewrite_method::sys::{
+    self, ilr_assembly_ref, ilr_error, ilr_host, ilr_instruction, ilr_item_destructor, ilr_method,
+    ilr_str, ilr_wrap,
+};
 use ilrewrite_method::{
     Candidate, Edit, Error, Instruction, Method, OptionKind, OptionSpec, Options, element_type,
     opcode,
@@ -88,11 +91,17 @@ thread_local! {
 }
 
 /// Handles: options 1 `mode = "panic"`, 2 `mode = "fail"`, 3 none; candidates and
-/// edits 10 `Answer::Get`, 11 `X::Panic`, both returning int32.
+/// edits 10 `Answer::Get`, 11 `X::Panic`, 12 `X::Single` (single-ret, its return value
+/// in local 2), 13 `X::Void` (single-ret, void), 14 `X::Wrapped`, all returning int32
+/// (12 to 14 of module 20); modules 20 (assembly `Answer`), 21 (no assembly name), 22
+/// (assembly `Panic`).
 fn name_of(handle: u64) -> Option<&'static str> {
     match handle {
         10 => Some("Answer::Get"),
         11 => Some("X::Panic"),
+        12 => Some("X::Single"),
+        13 => Some("X::Void"),
+        14 => Some("X::Wrapped"),
         _ => None,
     }
 }
@@ -169,14 +178,29 @@ unsafe extern "C" fn body_get(_: u64, _: u32, _: *mut ilr_instruction) -> sys::i
     sys::ILR_E_INVALID_HANDLE
 }
 unsafe extern "C" fn body_insert_before(
-    _: u64,
-    _: u32,
-    _: u32,
-    _: *const ilr_instruction,
-    _: usize,
-    _: *mut u32,
+    edit: u64,
+    at: u32,
+    incoming: u32,
+    code: *const ilr_instruction,
+    count: usize,
+    ids: *mut u32,
 ) -> sys::ilr_status {
-    sys::ILR_E_INVALID_HANDLE
+    if !(12..=14).contains(&edit) {
+        return sys::ILR_E_INVALID_HANDLE;
+    }
+    // SAFETY: the library's `count` instructions and ids.
+    let (code, ids) = unsafe {
+        (
+            core::slice::from_raw_parts(code, count),
+            core::slice::from_raw_parts_mut(ids, count),
+        )
+    };
+    for (n, id) in ids.iter_mut().enumerate() {
+        *id = 100 + n as u32;
+    }
+    call(format!("insert_before {at} {incoming}"));
+    INSERTED.with(|i| i.borrow_mut().extend_from_slice(code));
+    sys::ILR_OK
 }
 unsafe extern "C" fn body_insert_after(
     _: u64,
@@ -221,6 +245,320 @@ unsafe extern "C" fn candidate_is_target(_: u64, _: *mut i32) -> sys::ilr_status
     sys::ILR_E_INVALID_HANDLE
 }
 
+// The second part: module-load definitions, items, locals, single-ret, wrap.
+
+/// A wrap as the host got it: its entry, exit and on_return code, its state local.
+type Wrapped = (
+    Vec<ilr_instruction>,
+    Vec<ilr_instruction>,
+    Vec<ilr_instruction>,
+    Option<String>,
+);
+
+thread_local! {
+    /// What the library asked of the host, one line each.
+    static CALLS: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+    /// The last token given out of each table.
+    static ROWS: RefCell<[u32; 256]> = const { RefCell::new([0; 256]) };
+    /// The items set: (slot, pointer, destructor); slot a module handle, or 1000 + an
+    /// edit's handle for its method's item.
+    static ITEMS: RefCell<Vec<(u64, usize, ilr_item_destructor)>> =
+        const { RefCell::new(Vec::new()) };
+    /// Items replaced or removed, destroyed by `retire` (as the host does once the
+    /// library's call returned).
+    static RETIRED: RefCell<Vec<(usize, ilr_item_destructor)>> = const { RefCell::new(Vec::new()) };
+    /// The last wrap: its three codes and state local.
+    static WRAPPED: RefCell<Option<Wrapped>> = const { RefCell::new(None) };
+}
+
+fn call(line: String) {
+    CALLS.with(|c| c.borrow_mut().push(line));
+}
+
+/// A new token of `table`.
+fn row(table: u8) -> u32 {
+    ROWS.with(|r| {
+        let mut rows = r.borrow_mut();
+        rows[table as usize] += 1;
+        (u32::from(table) << 24) | rows[table as usize]
+    })
+}
+
+fn set_item(slot: u64, item: *mut c_void, destroy: ilr_item_destructor) -> sys::ilr_status {
+    ITEMS.with(|i| {
+        let mut items = i.borrow_mut();
+        if let Some(at) = items.iter().position(|(s, _, _)| *s == slot) {
+            let (_, pointer, old) = items.remove(at);
+            RETIRED.with(|r| r.borrow_mut().push((pointer, old)));
+        }
+        if !item.is_null() {
+            items.push((slot, item as usize, destroy));
+        }
+    });
+    sys::ILR_OK
+}
+
+fn get_item(slot: u64, out: *mut *mut c_void) -> sys::ilr_status {
+    let found = ITEMS.with(|i| i.borrow().iter().find(|(s, _, _)| *s == slot).map(|e| e.1));
+    match found {
+        Some(pointer) => {
+            // SAFETY: the library's out-pointer.
+            unsafe { out.write(pointer as *mut c_void) };
+            sys::ILR_OK
+        }
+        None => sys::ILR_E_NOT_FOUND,
+    }
+}
+
+/// A NUL-terminated string of the library.
+fn text(p: *const c_char) -> String {
+    // SAFETY: the library's NUL-terminated string.
+    unsafe { CStr::from_ptr(p) }
+        .to_str()
+        .expect("UTF-8")
+        .to_owned()
+}
+
+/// Answers `token` of `table` through `out`, the call recorded as `line`, for modules
+/// 20 and 22.
+fn defined(module: u64, line: String, table: u8, out: *mut u32) -> sys::ilr_status {
+    if !matches!(module, 20 | 22) {
+        return sys::ILR_E_INVALID_HANDLE;
+    }
+    call(line);
+    // SAFETY: the library's out-pointer.
+    unsafe { out.write(row(table)) };
+    sys::ILR_OK
+}
+
+unsafe extern "C" fn module_id(module: u64, id: *mut u64) -> sys::ilr_status {
+    // SAFETY: the library's out-pointer.
+    unsafe { id.write(0x7F00_0000 + module) };
+    sys::ILR_OK
+}
+unsafe extern "C" fn module_assembly_name(module: u64, name: *mut ilr_str) -> sys::ilr_status {
+    match module {
+        20 => lend(name, "Answer"),
+        21 => sys::ILR_E_FAILED,
+        22 => lend(name, "Panic"),
+        _ => sys::ILR_E_INVALID_HANDLE,
+    }
+}
+unsafe extern "C" fn module_assembly_ref(
+    module: u64,
+    assembly: *const ilr_assembly_ref,
+    token: *mut u32,
+) -> sys::ilr_status {
+    // SAFETY: the library's `ilr_assembly_ref`.
+    let assembly = unsafe { *assembly };
+    let key = match assembly.public_key_token.is_null() {
+        true => "none".to_owned(),
+        // SAFETY: 8 bytes, by the header.
+        false => unsafe { core::slice::from_raw_parts(assembly.public_key_token, 8) }
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect(),
+    };
+    let [a, b, c, d] = assembly.version;
+    let line = format!("assembly_ref {} {a}.{b}.{c}.{d} {key}", text(assembly.name));
+    defined(module, line, 0x23, token)
+}
+unsafe extern "C" fn module_type_ref(
+    module: u64,
+    scope: u32,
+    name: *const c_char,
+    token: *mut u32,
+) -> sys::ilr_status {
+    defined(
+        module,
+        format!("type_ref {scope:#010x} {}", text(name)),
+        0x01,
+        token,
+    )
+}
+unsafe extern "C" fn module_find_type(
+    module: u64,
+    name: *const c_char,
+    token: *mut u32,
+) -> sys::ilr_status {
+    let name = text(name);
+    call(format!("find_type {name}"));
+    match (module, name.as_str()) {
+        (20, "Answer.Program") => {
+            // SAFETY: the library's out-pointer.
+            unsafe { token.write(0x0200_0002) };
+            sys::ILR_OK
+        }
+        (20, _) => sys::ILR_E_NOT_FOUND,
+        _ => sys::ILR_E_INVALID_HANDLE,
+    }
+}
+unsafe extern "C" fn module_type_spec(
+    module: u64,
+    type_: *const c_char,
+    token: *mut u32,
+) -> sys::ilr_status {
+    defined(module, format!("type_spec {}", text(type_)), 0x1B, token)
+}
+unsafe extern "C" fn module_method_ref(
+    module: u64,
+    parent: u32,
+    name: *const c_char,
+    signature: *const c_char,
+    token: *mut u32,
+) -> sys::ilr_status {
+    let line = format!(
+        "method_ref {parent:#010x} {} {}",
+        text(name),
+        text(signature)
+    );
+    defined(module, line, 0x0A, token)
+}
+unsafe extern "C" fn module_field_ref(
+    module: u64,
+    parent: u32,
+    name: *const c_char,
+    type_: *const c_char,
+    token: *mut u32,
+) -> sys::ilr_status {
+    let line = format!("field_ref {parent:#010x} {} {}", text(name), text(type_));
+    defined(module, line, 0x0A, token)
+}
+unsafe extern "C" fn module_method_spec(
+    module: u64,
+    method: u32,
+    arguments: *const c_char,
+    token: *mut u32,
+) -> sys::ilr_status {
+    let line = format!("method_spec {method:#010x} {}", text(arguments));
+    defined(module, line, 0x2B, token)
+}
+unsafe extern "C" fn module_user_string(
+    module: u64,
+    data: *const c_char,
+    length: usize,
+    token: *mut u32,
+) -> sys::ilr_status {
+    // SAFETY: the library's `length` bytes.
+    let bytes = unsafe { core::slice::from_raw_parts(data.cast::<u8>(), length) };
+    let line = format!("user_string {:?}", String::from_utf8_lossy(bytes));
+    defined(module, line, 0x70, token)
+}
+unsafe extern "C" fn module_signature(
+    module: u64,
+    signature: *const c_char,
+    token: *mut u32,
+) -> sys::ilr_status {
+    defined(
+        module,
+        format!("signature {}", text(signature)),
+        0x11,
+        token,
+    )
+}
+unsafe extern "C" fn module_signature_bytes(
+    module: u64,
+    blob: *const u8,
+    length: usize,
+    token: *mut u32,
+) -> sys::ilr_status {
+    // SAFETY: the library's `length` bytes.
+    let bytes = unsafe { core::slice::from_raw_parts(blob, length) };
+    defined(module, format!("signature_bytes {bytes:02x?}"), 0x11, token)
+}
+unsafe extern "C" fn module_set_item(
+    module: u64,
+    item: *mut c_void,
+    destroy: ilr_item_destructor,
+) -> sys::ilr_status {
+    match module {
+        20..=22 => set_item(module, item, destroy),
+        _ => sys::ILR_E_INVALID_HANDLE,
+    }
+}
+unsafe extern "C" fn module_item(module: u64, item: *mut *mut c_void) -> sys::ilr_status {
+    match module {
+        20..=22 => get_item(module, item),
+        _ => sys::ILR_E_INVALID_HANDLE,
+    }
+}
+unsafe extern "C" fn edit_module_item(edit: u64, item: *mut *mut c_void) -> sys::ilr_status {
+    match edit {
+        12..=14 => get_item(20, item),
+        _ => sys::ILR_E_NOT_FOUND,
+    }
+}
+unsafe extern "C" fn edit_method_item(edit: u64, item: *mut *mut c_void) -> sys::ilr_status {
+    match name_of(edit) {
+        Some(_) => get_item(1000 + edit, item),
+        None => sys::ILR_E_INVALID_HANDLE,
+    }
+}
+unsafe extern "C" fn edit_set_method_item(
+    edit: u64,
+    item: *mut c_void,
+    destroy: ilr_item_destructor,
+) -> sys::ilr_status {
+    match name_of(edit) {
+        Some(_) => set_item(1000 + edit, item, destroy),
+        None => sys::ILR_E_INVALID_HANDLE,
+    }
+}
+unsafe extern "C" fn edit_add_local(
+    edit: u64,
+    type_: *const c_char,
+    index: *mut u16,
+) -> sys::ilr_status {
+    if name_of(edit).is_none() {
+        return sys::ILR_E_INVALID_HANDLE;
+    }
+    call(format!("add_local {}", text(type_)));
+    // SAFETY: the library's out-pointer.
+    unsafe { index.write(3) };
+    sys::ILR_OK
+}
+unsafe extern "C" fn edit_single_ret(
+    edit: u64,
+    epilogue: *mut u32,
+    return_local: *mut i32,
+) -> sys::ilr_status {
+    let (first, local) = match edit {
+        12 => (5, 2),
+        13 => (7, -1),
+        10 | 11 | 14 => return sys::ILR_E_NOT_FOUND,
+        _ => return sys::ILR_E_INVALID_HANDLE,
+    };
+    // SAFETY: the library's out-pointers.
+    unsafe {
+        epilogue.write(first);
+        return_local.write(local);
+    }
+    sys::ILR_OK
+}
+unsafe extern "C" fn edit_wrap(edit: u64, wrap: *const ilr_wrap) -> sys::ilr_status {
+    if name_of(edit).is_none() {
+        return sys::ILR_E_INVALID_HANDLE;
+    }
+    // SAFETY: the library's `ilr_wrap`, its arrays valid for their counts.
+    let wrap = unsafe { *wrap };
+    assert_eq!(wrap.size as usize, size_of::<ilr_wrap>());
+    let code = |p: *const ilr_instruction, n: usize| match n {
+        0 => Vec::new(),
+        // SAFETY: as above.
+        n => unsafe { core::slice::from_raw_parts(p, n) }.to_vec(),
+    };
+    let state = (!wrap.state_local.is_null()).then(|| text(wrap.state_local));
+    WRAPPED.with(|w| {
+        *w.borrow_mut() = Some((
+            code(wrap.entry, wrap.entry_count),
+            code(wrap.exit, wrap.exit_count),
+            code(wrap.on_return, wrap.on_return_count),
+            state,
+        ))
+    });
+    sys::ILR_OK
+}
+
 static HOST: ilr_host = ilr_host {
     size: size_of::<ilr_host>() as u32,
     abi_version: sys::ILR_ABI_VERSION,
@@ -243,6 +581,26 @@ static HOST: ilr_host = ilr_host {
     body_insert_before_returns,
     option_string_at,
     candidate_is_target,
+    module_id,
+    module_assembly_name,
+    module_assembly_ref,
+    module_type_ref,
+    module_find_type,
+    module_type_spec,
+    module_method_ref,
+    module_field_ref,
+    module_method_spec,
+    module_user_string,
+    module_signature,
+    module_signature_bytes,
+    module_set_item,
+    module_item,
+    edit_module_item,
+    edit_method_item,
+    edit_set_method_item,
+    edit_add_local,
+    edit_single_ret,
+    edit_wrap,
 };
 
 /// A zeroed `ilr_method` with its size set, as the host passes it.
@@ -260,6 +618,11 @@ fn empty_table() -> ilr_method {
         edit: None,
         destroy: None,
         targets: None,
+        module_loaded: None,
+        events: 0,
+        events_high: 0,
+        callbacks: [0; 2],
+        callback: None,
     }
 }
 
