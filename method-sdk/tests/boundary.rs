@@ -1,9 +1,13 @@
 //! The exported functions against a fake host (a Rust `ilr_host` with a few canned
 //! answers): what `ilrewrite_method_create` puts in the table, that the strings it
 //! points to are the method's, that a panic anywhere becomes `ILR_E_FAILED` with its
-//! message (or a logged "no" in `wants`) instead of unwinding into the host, that an
-//! error's message reaches the host's buffer (cut to its capacity at a character
-//! boundary), and that `destroy` drops the method.
+//! message (or a logged "no" in `wants`, a logged no-op in `callback`, a logged line
+//! for a data item's `Drop`) instead of unwinding into the host, that an error's
+//! message reaches the host's buffer (cut to its capacity at a character boundary),
+//! and that `destroy` drops the method. Then the second part of the ABI: what the
+//! module-load definitions, the data items, `add_local`, `single_ret`, `wrap` and the
+//! pseudo-operands pass to the host, the callbacks' words and answers, and that a
+//! data item dropped after `destroy` logs nothing.
 #![allow(
     unsafe_code,
     reason = "the test plays the host: raw tables and C calls"
@@ -11,14 +15,15 @@
 
 use core::ffi::{CStr, c_char, c_void};
 use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use ilrewrite_method::sys::{
     self, ilr_assembly_ref, ilr_error, ilr_host, ilr_instruction, ilr_item_destructor, ilr_method,
     ilr_str, ilr_wrap,
 };
 use ilrewrite_method::{
-    Candidate, Edit, Error, Instruction, Method, OptionKind, OptionSpec, Options, element_type,
-    opcode,
+    CallbackId, Callbacks, Candidate, Edit, Error, Events, Incoming, Instruction, Logger, Method,
+    Module, OptionKind, OptionSpec, Options, Status, Want, Wrap, element_type, opcode,
 };
 
 // ---- the method -------------------------------------------------------------------------
@@ -63,10 +68,10 @@ impl Method for Probe {
         }
     }
 
-    fn wants(&self, candidate: &Candidate<'_>) -> bool {
+    fn wants(&self, candidate: &Candidate<'_>) -> Want {
         let name = candidate.name().expect("a name");
         assert!(!name.contains("Panic"), "boom in wants");
-        name.contains("Answer")
+        name.contains("Answer").into()
     }
 
     fn edit(&self, edit: &mut Edit<'_>) -> Result<bool, Error> {
@@ -275,6 +280,11 @@ fn call(line: String) {
     CALLS.with(|c| c.borrow_mut().push(line));
 }
 
+/// The calls made so far, and none kept.
+fn calls() -> Vec<String> {
+    CALLS.with(|c| c.take())
+}
+
 /// A new token of `table`.
 fn row(table: u8) -> u32 {
     ROWS.with(|r| {
@@ -282,6 +292,21 @@ fn row(table: u8) -> u32 {
         rows[table as usize] += 1;
         (u32::from(table) << 24) | rows[table as usize]
     })
+}
+
+/// Destroys the items replaced or removed (and, with `all`, every item still set: the
+/// module unloads).
+fn retire(all: bool) {
+    let mut gone = RETIRED.with(|r| r.take());
+    if all {
+        gone.extend(ITEMS.with(|i| i.take()).into_iter().map(|(_, p, d)| (p, d)));
+    }
+    for (pointer, destroy) in gone {
+        if let Some(destroy) = destroy {
+            // SAFETY: the library's destructor with its own item, once.
+            unsafe { destroy(pointer as *mut c_void) };
+        }
+    }
 }
 
 fn set_item(slot: u64, item: *mut c_void, destroy: ilr_item_destructor) -> sys::ilr_status {
@@ -820,8 +845,8 @@ fn destroy_contains_a_panicking_drop() {
         fn name(&self) -> &str {
             "bad"
         }
-        fn wants(&self, _: &Candidate<'_>) -> bool {
-            false
+        fn wants(&self, _: &Candidate<'_>) -> Want {
+            Want::No
         }
         fn edit(&self, _: &mut Edit<'_>) -> Result<bool, Error> {
             Ok(false)
@@ -842,4 +867,476 @@ fn destroy_contains_a_panicking_drop() {
             .any(|l| l == "panicked in `destroy`: boom in drop"),
         "{logged:?}"
     );
+}
+
+// ---- the second part: module load, items, edits, callbacks ------------------------------
+
+/// What `Definer` defines at module load, kept in the module's item.
+#[derive(Debug, PartialEq, Eq)]
+struct Tokens {
+    console: u32,
+    write_line: u32,
+    hello: u32,
+}
+
+thread_local! {
+    /// The `Noisy` items this thread dropped, by name.
+    static DROPPED: RefCell<Vec<&'static str>> = const { RefCell::new(Vec::new()) };
+}
+
+/// An item that says when it is dropped (through the log it keeps, and `DROPPED`), and
+/// panics then when it is named `bomb`.
+struct Noisy {
+    name: &'static str,
+    logger: Logger,
+}
+
+impl Drop for Noisy {
+    fn drop(&mut self) {
+        DROPPED.with(|d| d.borrow_mut().push(self.name));
+        self.logger.log(&format!("item: {} dropped", self.name));
+        assert!(self.name != "bomb", "boom in an item's drop");
+    }
+}
+
+const KEY: [u8; 8] = [0xb0, 0x3f, 0x5f, 0x7f, 0x11, 0xd5, 0x0a, 0x3a];
+
+/// Uses the second part of the ABI: defines at module load, keeps items, edits through
+/// the single-ret or a wrap, listens to three callbacks.
+struct Definer;
+
+impl Method for Definer {
+    fn name(&self) -> &str {
+        "definer"
+    }
+
+    fn module_loaded(&self, module: &Module<'_>) -> Result<(), Error> {
+        let name = module.assembly_name()?;
+        assert!(name != "Panic", "boom in module_loaded");
+        assert_eq!(module.id()?, 0x7F00_0000 + 20);
+        let scope = module.assembly_ref("System.Console", [4, 0, 1, 2], Some(KEY))?;
+        let none = module.assembly_ref("Other", [1, 2, 3, 4], None)?;
+        let console = module.type_ref(scope, "System.Console")?;
+        let write_line = module.method_ref(console, "WriteLine", "void (string)")?;
+        let hello = module.user_string("h\u{e9}llo\0!")?;
+        module.field_ref(console, "Out", "class 0x01000001")?;
+        let list = module.type_spec("class 0x01000001<int32>")?;
+        module.method_spec(write_line, "int32, string")?;
+        module.signature("int32 (int32)")?;
+        module.signature_bytes(&[0x00, 0x01, 0x08, 0x08])?;
+        assert_eq!(module.find_type("Answer.Program")?, Some(0x0200_0002));
+        assert_eq!(module.find_type("Nope")?, None);
+        // Text with a NUL byte never reaches the host.
+        assert_eq!(module.type_spec("int32\0"), Err(Status::INVALID_ARGUMENT));
+        assert_eq!((none, list), (0x2300_0002, 0x1B00_0001));
+        let logger = module.logger();
+        module.set_item(Noisy {
+            name: "first",
+            logger: logger.clone(),
+        })?;
+        // Replaced: the first is dropped once the call returned, not now.
+        module.set_item(Tokens {
+            console,
+            write_line,
+            hello,
+        })?;
+        assert!(DROPPED.with(|d| d.borrow().is_empty()));
+        // Another type: none.
+        assert!(module.item::<Noisy>()?.is_none());
+        let back = module.item::<Tokens>()?.expect("the item just set");
+        assert_eq!(back.hello, hello);
+        Ok(())
+    }
+
+    fn wants(&self, candidate: &Candidate<'_>) -> Want {
+        match candidate.name() {
+            Ok(name) if name.contains("Single") || name.contains("Void") => Want::EditSingleRet,
+            Ok(name) if name.contains("Wrapped") => Want::Edit,
+            _ => Want::No,
+        }
+    }
+
+    fn edit(&self, edit: &mut Edit<'_>) -> Result<bool, Error> {
+        let Some(tokens) = edit.module_item::<Tokens>()? else {
+            return Ok(false);
+        };
+        // Counts its compilations in the method's item.
+        if edit.method_item::<AtomicU32>()?.is_none() {
+            edit.set_method_item(AtomicU32::new(0))?;
+        }
+        let count = edit.method_item::<AtomicU32>()?.expect("the item just set");
+        count.fetch_add(1, Ordering::Relaxed);
+        if let Some(single) = edit.single_ret()? {
+            let mut code = vec![
+                Instruction::ldstr(tokens.hello),
+                Instruction::call(tokens.write_line),
+            ];
+            if let Some(local) = single.return_local {
+                code.extend([
+                    Instruction::ldloc(local),
+                    Instruction::ldc_i4(45),
+                    Instruction::branch_to(opcode::BGE_S, 5),
+                    Instruction::new(opcode::NOP),
+                ]);
+            }
+            edit.insert_before(single.epilogue, Incoming::Redirect, &code)?;
+            return Ok(true);
+        }
+        let extra = edit.add_local("int64")?;
+        edit.wrap(&Wrap {
+            entry: &[
+                Instruction::method_id(),
+                Instruction::state_local(opcode::STLOC),
+                Instruction::module_id(),
+                Instruction::stloc(extra),
+            ],
+            exit: &[
+                Instruction::state_local(opcode::LDLOC),
+                Instruction::call(tokens.write_line),
+            ],
+            on_return: &[
+                Instruction::return_local(opcode::LDLOC),
+                Instruction::new(opcode::POP),
+            ],
+            state_local: Some("int32"),
+        })?;
+        Ok(true)
+    }
+
+    fn events(&self) -> Events {
+        Events {
+            monitor: 0x20_0000,
+            high: 0x10,
+        }
+    }
+
+    fn callbacks(&self) -> Callbacks {
+        Callbacks::NONE
+            .with(CallbackId::SHUTDOWN)
+            .with(CallbackId::JIT_INLINING)
+            .with(CallbackId::EXCEPTION_THROWN)
+    }
+
+    fn callback(&self, id: CallbackId, args: &[u64]) -> bool {
+        match id {
+            // No to inlining callee 2.
+            CallbackId::JIT_INLINING => args != [1, 2],
+            CallbackId::EXCEPTION_THROWN => panic!("boom in callback {args:?}"),
+            _ => {
+                assert!(args.is_empty());
+                true
+            }
+        }
+    }
+}
+
+/// `Definer`'s table, made by `create`.
+fn definer() -> ilr_method {
+    let mut table = empty_table();
+    let mut buffer = Buffer::new(1024);
+    // SAFETY: the host's tables and buffer.
+    let status = unsafe {
+        ilrewrite_method::export::create(&HOST, &mut table, &mut buffer.error, || Definer)
+    };
+    assert_eq!(status, sys::ILR_OK, "{}", buffer.text());
+    table
+}
+
+/// Calls the table's `module_loaded` on `module`: its status and message.
+fn load(table: &ilr_method, module: u64) -> (sys::ilr_status, String) {
+    let loaded = table.module_loaded.expect("module_loaded");
+    let mut buffer = Buffer::new(1024);
+    // SAFETY: the table's function, with its state, a handle and a buffer.
+    let status = unsafe { loaded(table.this, module, &mut buffer.error) };
+    (status, buffer.text().to_owned())
+}
+
+/// Calls the table's `edit` on `edit`: its status, `changed` and message.
+fn edit_with(table: &ilr_method, edit: u64) -> (sys::ilr_status, i32, String) {
+    let function = table.edit.expect("edit");
+    let mut changed = -1;
+    let mut buffer = Buffer::new(1024);
+    // SAFETY: the table's function, with its state, a handle, an out-parameter and a
+    // buffer.
+    let status = unsafe { function(table.this, edit, &mut changed, &mut buffer.error) };
+    (status, changed, buffer.text().to_owned())
+}
+
+#[test]
+fn create_fills_the_second_part_of_the_table() {
+    let table = definer();
+    assert!(table.module_loaded.is_some() && table.callback.is_some());
+    assert_eq!((table.events, table.events_high), (0x20_0000, 0x10));
+    assert_eq!(
+        table.callbacks,
+        [
+            1 << sys::ILR_CALLBACK_SHUTDOWN
+                | 1 << sys::ILR_CALLBACK_JIT_INLINING
+                | 1 << sys::ILR_CALLBACK_EXCEPTION_THROWN,
+            0
+        ]
+    );
+    // Without callbacks: an empty set, no events.
+    let probe = created();
+    assert_eq!(probe.callbacks, [0; 2]);
+    assert_eq!((probe.events, probe.events_high), (0, 0));
+    // SAFETY: the host's last calls.
+    unsafe {
+        table.destroy.expect("destroy")(table.this);
+        probe.destroy.expect("destroy")(probe.this);
+    }
+}
+
+#[test]
+fn module_load_defines_by_value_and_keeps_an_item() {
+    let table = definer();
+    let (status, message) = load(&table, 20);
+    assert_eq!(status, sys::ILR_OK, "{message}");
+    assert_eq!(
+        calls(),
+        [
+            "assembly_ref System.Console 4.0.1.2 b03f5f7f11d50a3a",
+            "assembly_ref Other 1.2.3.4 none",
+            "type_ref 0x23000001 System.Console",
+            "method_ref 0x01000001 WriteLine void (string)",
+            "user_string \"h\u{e9}llo\\0!\"",
+            "field_ref 0x01000001 Out class 0x01000001",
+            "type_spec class 0x01000001<int32>",
+            "method_spec 0x0a000001 int32, string",
+            "signature int32 (int32)",
+            "signature_bytes [00, 01, 08, 08]",
+            "find_type Answer.Program",
+            "find_type Nope",
+        ]
+    );
+    // The item replaced during the call is dropped after it, by the library's
+    // destructor, through the log it kept.
+    retire(false);
+    assert_eq!(DROPPED.with(|d| d.take()), ["first"]);
+    assert!(
+        LOG.with(|l| l.borrow().iter().any(|l| l == "item: first dropped")),
+        "{:?}",
+        LOG.with(|l| l.borrow().clone())
+    );
+
+    // A host status passes through `?`: the module without a name.
+    let (status, message) = load(&table, 21);
+    assert_eq!(status, sys::ILR_E_FAILED);
+    assert!(message.contains("failed"), "{message}");
+
+    // A panic is a status with its message, never an unwinding.
+    let (status, message) = load(&table, 22);
+    assert_eq!(status, sys::ILR_E_FAILED);
+    assert_eq!(
+        message,
+        "panicked in `module_loaded`: boom in module_loaded"
+    );
+
+    // SAFETY: the host's last call.
+    unsafe { table.destroy.expect("destroy")(table.this) };
+    retire(true);
+}
+
+#[test]
+fn edits_use_the_module_item_locals_single_ret_and_wrap() {
+    let table = definer();
+    assert_eq!(load(&table, 20).0, sys::ILR_OK);
+    calls();
+    retire(false);
+    let wants = table.wants.expect("wants");
+    // SAFETY: the table's function, with its state and a handle.
+    unsafe {
+        assert_eq!(wants(table.this, 12), sys::ILR_WANT_EDIT_SINGLE_RET);
+        assert_eq!(wants(table.this, 14), sys::ILR_WANT_EDIT);
+        assert_eq!(wants(table.this, 10), sys::ILR_WANT_NO);
+    }
+    let tokens = (0x0A00_0001, 0x7000_0001);
+
+    // The single-ret: code before the epilogue (5), the return-value local (2) read,
+    // a branch within the code.
+    INSERTED.with(|i| i.borrow_mut().clear());
+    let (status, changed, message) = edit_with(&table, 12);
+    assert_eq!((status, changed), (sys::ILR_OK, 1), "{message}");
+    assert_eq!(calls(), ["insert_before 5 1"]);
+    let inserted: Vec<_> = INSERTED
+        .with(|i| i.take())
+        .iter()
+        .map(|r| (r.opcode, r.operand_kind, r.operand))
+        .collect();
+    assert_eq!(
+        inserted,
+        [
+            (opcode::LDSTR, sys::ILR_OPERAND_TOKEN, tokens.1),
+            (opcode::CALL, sys::ILR_OPERAND_TOKEN, tokens.0),
+            (opcode::LDLOC, sys::ILR_OPERAND_VAR, 2),
+            (opcode::LDC_I4, sys::ILR_OPERAND_INT, 45),
+            (opcode::BGE_S, sys::ILR_OPERAND_CODE, 5),
+            (opcode::NOP, sys::ILR_OPERAND_NONE, 0),
+        ]
+    );
+    // A void method's single-ret has no return-value local.
+    let (status, _, message) = edit_with(&table, 13);
+    assert_eq!(status, sys::ILR_OK, "{message}");
+    assert_eq!(INSERTED.with(|i| i.take()).len(), 2);
+    calls();
+
+    // The wrap: a new local, the pseudo-operands, the state local's type.
+    let (status, changed, message) = edit_with(&table, 14);
+    assert_eq!((status, changed), (sys::ILR_OK, 1), "{message}");
+    assert_eq!(calls(), ["add_local int64"]);
+    let (entry, exit, on_return, state) = WRAPPED.with(|w| w.take()).expect("a wrap");
+    let triples = |code: &[ilr_instruction]| -> Vec<(u16, u16, i64)> {
+        code.iter()
+            .map(|r| (r.opcode, r.operand_kind, r.operand))
+            .collect()
+    };
+    assert_eq!(
+        triples(&entry),
+        [
+            (opcode::LDC_I4, sys::ILR_OPERAND_METHOD_ID, 0),
+            (opcode::STLOC, sys::ILR_OPERAND_STATE_LOCAL, 0),
+            (opcode::LDC_I8, sys::ILR_OPERAND_MODULE_ID, 0),
+            (opcode::STLOC, sys::ILR_OPERAND_VAR, 3),
+        ]
+    );
+    assert_eq!(
+        triples(&exit),
+        [
+            (opcode::LDLOC, sys::ILR_OPERAND_STATE_LOCAL, 0),
+            (opcode::CALL, sys::ILR_OPERAND_TOKEN, tokens.0),
+        ]
+    );
+    assert_eq!(
+        triples(&on_return),
+        [
+            (opcode::LDLOC, sys::ILR_OPERAND_RETURN_LOCAL, 0),
+            (opcode::POP, sys::ILR_OPERAND_NONE, 0),
+        ]
+    );
+    assert_eq!(state.as_deref(), Some("int32"));
+
+    // Each edited method got its item; a second edit finds it (it sets none).
+    let slots = || ITEMS.with(|i| i.borrow().iter().map(|e| e.0).collect::<Vec<_>>());
+    assert_eq!(slots(), [20, 1012, 1013, 1014]);
+    assert_eq!(edit_with(&table, 12).0, sys::ILR_OK);
+    assert_eq!(slots(), [20, 1012, 1013, 1014]);
+    assert!(RETIRED.with(|r| r.borrow().is_empty()));
+    // The items are freed by the library's destructor (retire).
+    // SAFETY: the host's last call.
+    unsafe { table.destroy.expect("destroy")(table.this) };
+    retire(true);
+}
+
+#[test]
+fn callbacks_answer_and_contain_their_panics() {
+    let table = definer();
+    let callback = table.callback.expect("callback");
+    let call = |id: u32, args: &[u64]| {
+        let mut answer = 1;
+        // SAFETY: the table's function, with its state, `args.len()` words (or null for
+        // none) and an out-parameter.
+        unsafe {
+            callback(
+                table.this,
+                id,
+                if args.is_empty() {
+                    core::ptr::null()
+                } else {
+                    args.as_ptr()
+                },
+                args.len() as u32,
+                &mut answer,
+            )
+        };
+        answer
+    };
+    assert_eq!(call(sys::ILR_CALLBACK_JIT_INLINING, &[1, 2]), 0);
+    assert_eq!(call(sys::ILR_CALLBACK_JIT_INLINING, &[1, 3]), 1);
+    assert_eq!(call(sys::ILR_CALLBACK_SHUTDOWN, &[]), 1);
+    // A panic: logged, the answer left as it came.
+    assert_eq!(call(sys::ILR_CALLBACK_EXCEPTION_THROWN, &[0xdead]), 1);
+    let logged = LOG.with(|l| l.borrow().clone());
+    assert!(
+        logged
+            .iter()
+            .any(|l| l == "panicked in `callback`: boom in callback [57005]"),
+        "{logged:?}"
+    );
+    // SAFETY: the host's last call.
+    unsafe { table.destroy.expect("destroy")(table.this) };
+}
+
+/// Sets a `Noisy` item on each module it is told of: `bomb` on module 20, `late` on
+/// module 22.
+struct Keeper;
+
+impl Method for Keeper {
+    fn name(&self) -> &str {
+        "keeper"
+    }
+
+    fn module_loaded(&self, module: &Module<'_>) -> Result<(), Error> {
+        let name = match module.assembly_name()? {
+            "Answer" => "bomb",
+            _ => "late",
+        };
+        module.set_item(Noisy {
+            name,
+            logger: module.logger(),
+        })?;
+        Ok(())
+    }
+
+    fn wants(&self, _: &Candidate<'_>) -> Want {
+        Want::No
+    }
+
+    fn edit(&self, _: &mut Edit<'_>) -> Result<bool, Error> {
+        Ok(false)
+    }
+}
+
+/// Destroys the item of `slot` (its module unloads).
+fn unload(slot: u64) {
+    let item = ITEMS.with(|i| {
+        let mut items = i.borrow_mut();
+        let at = items.iter().position(|(s, _, _)| *s == slot)?;
+        Some(items.remove(at))
+    });
+    let (_, pointer, destroy) = item.expect("an item on the slot");
+    // SAFETY: the library's destructor with its own item, once.
+    unsafe { destroy.expect("a destructor")(pointer as *mut c_void) };
+}
+
+/// An item's `Drop` that panics is caught and logged; an item dropped after the
+/// method's `destroy` (as the host may) runs its `Drop`, and the line it logs is
+/// dropped (the host's table may be gone by then).
+#[test]
+fn items_dropped_late_or_panicking_never_unwind() {
+    let mut table = empty_table();
+    let mut buffer = Buffer::new(1024);
+    // SAFETY: the host's tables and buffer.
+    let status = unsafe {
+        ilrewrite_method::export::create(&HOST, &mut table, &mut buffer.error, || Keeper)
+    };
+    assert_eq!(status, sys::ILR_OK, "{}", buffer.text());
+    assert_eq!(load(&table, 20).0, sys::ILR_OK);
+    assert_eq!(load(&table, 22).0, sys::ILR_OK);
+    LOG.with(|l| l.borrow_mut().clear());
+
+    unload(20);
+    assert_eq!(DROPPED.with(|d| d.take()), ["bomb"]);
+    assert_eq!(
+        LOG.with(|l| l.take()),
+        [
+            "item: bomb dropped",
+            "panicked in a data item's drop: boom in an item's drop"
+        ]
+    );
+
+    // SAFETY: the host's last call.
+    unsafe { table.destroy.expect("destroy")(table.this) };
+    unload(22);
+    assert_eq!(DROPPED.with(|d| d.take()), ["late"]);
+    assert_eq!(LOG.with(|l| l.take()), Vec::<String>::new());
 }
