@@ -16,70 +16,22 @@
 
 mod clr_support;
 
-use clr_support::components::{assert_attached, engine, library, toml_str};
-use clr_support::{
-    Output, Runtime, command_for, config_file, exit_code, expected_stdout, for_each_runtime,
-    profile, program, run_command,
+use clr_support::components::{
+    assert_attached, count, library, run_traced as run, tracer_config, without_tracer,
 };
-
-/// The engine's CLSID (`examples/engine.rs`).
-const ENGINE: &str = "{5B0E6A3C-8D21-4F7A-B6C9-2E1D4A7F3C85}";
-
-/// The lines `tracer_c`'s code prints: removed, the program's own output is left.
-fn is_tracer_line(line: &str) -> bool {
-    line.starts_with("tracer ") || matches!(line, "7001" | "40002" | "900")
-}
-
-/// `stdout` without `tracer_c`'s lines (and the value after each `tracer ret`).
-fn without_tracer(stdout: &str) -> String {
-    let mut kept = String::new();
-    let mut lines = stdout.lines();
-    while let Some(line) = lines.next() {
-        if line == "tracer ret" {
-            lines.next();
-        } else if !is_tracer_line(line) {
-            kept.push_str(line);
-            kept.push('\n');
-        }
-    }
-    kept
-}
-
-fn count(stdout: &str, line: &str) -> usize {
-    stdout.lines().filter(|l| *l == line).count()
-}
+use clr_support::{
+    command_for, exit_code, expected_stdout, for_each_runtime, program, run_command,
+};
 
 /// `tracer_c`'s configuration.
 fn tracer(assembly: &str, methods: &[&str], single_ret: &[&str]) -> String {
-    let list = |items: &[&str]| {
-        items
-            .iter()
-            .map(|i| format!("{i:?}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    format!(
-        "[[method]]\nname = \"tracer_c\"\nlibrary = {}\noptions = {{ assembly = {assembly:?}, methods = [{}], single_ret = [{}] }}\n",
-        toml_str(&library("tracer")),
-        list(methods),
-        list(single_ret),
+    tracer_config(
+        "tracer_c",
+        &library("tracer"),
+        assembly,
+        methods,
+        single_ret,
     )
-}
-
-/// `program` with `args` under the engine configured by `config`.
-fn run(rt: &Runtime, program_name: &str, args: &[&str], name: &str, config: &str) -> Output {
-    let runtime: String = rt
-        .to_string()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    let config = config_file(&format!("module-{name}{runtime}"), config);
-    let mut cmd = command_for(rt, &program(program_name));
-    cmd.args(args);
-    profile(&mut cmd, engine(), ENGINE);
-    cmd.env("ENGINE_CONFIG", &config);
-    cmd.env("COMPlus_TieredCompilation", "0");
-    run_command(cmd)
 }
 
 /// Proves the wrap, the state local, the added local and the return-value local, and

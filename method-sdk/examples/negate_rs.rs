@@ -17,8 +17,8 @@
 use std::sync::OnceLock;
 
 use ilrewrite_method::{
-    Candidate, Edit, Error, Instruction, Method, OptionKind, OptionSpec, Options, element_type,
-    opcode,
+    Candidate, Edit, Error, Instruction, Method, OptionKind, OptionSpec, Options, Want,
+    element_type, opcode,
 };
 
 /// The options it takes.
@@ -81,14 +81,15 @@ impl Method for NegateRs {
         Ok(self.targets.get().cloned().unwrap_or_default())
     }
 
-    fn wants(&self, candidate: &Candidate<'_>) -> bool {
+    fn wants(&self, candidate: &Candidate<'_>) -> Want {
         if self.targets.get().is_some_and(|t| !t.is_empty()) {
-            return candidate.is_target().unwrap_or(false);
+            return candidate.is_target().unwrap_or(false).into();
         }
         let filter = self.filter.get().map_or("", String::as_str);
         candidate
             .name()
             .is_ok_and(|name| NegateRs::selects(filter, name))
+            .into()
     }
 
     fn edit(&self, edit: &mut Edit<'_>) -> Result<bool, Error> {

@@ -47,6 +47,24 @@ pub enum Operand {
     /// `switch`: the number of its targets (read only: a `switch` cannot be inserted
     /// through ABI version 1).
     Switch(u32),
+    /// In inserted code only (the inserts and a [`Wrap`](crate::Wrap)'s code): a branch
+    /// to the instruction at this index (from 0) of the same code slice, which must be
+    /// in it (`ILR_OPERAND_CODE`). See [`Instruction::branch_to`].
+    Code(u32),
+    /// In a [`Wrap`](crate::Wrap)'s code only: `ldloc`, `ldloca` or `stloc` of the
+    /// wrap's state local (`ILR_OPERAND_STATE_LOCAL`). See
+    /// [`Instruction::state_local`].
+    StateLocal,
+    /// In a [`Wrap`](crate::Wrap)'s code only: `ldloc`, `ldloca` or `stloc` of the
+    /// return-value local (`ILR_OPERAND_RETURN_LOCAL`). See
+    /// [`Instruction::return_local`].
+    ReturnLocal,
+    /// In a [`Wrap`](crate::Wrap)'s code only, on `ldc.i4`: the method's MethodDef token
+    /// (`ILR_OPERAND_METHOD_ID`). See [`Instruction::method_id`].
+    MethodId,
+    /// In a [`Wrap`](crate::Wrap)'s code only, on `ldc.i8`: the module's ModuleID
+    /// (`ILR_OPERAND_MODULE_ID`). See [`Instruction::module_id`].
+    ModuleId,
     /// An operand this crate cannot represent (a kind it does not know, or a value out
     /// of its kind's range), as the host gave it.
     Other {
@@ -89,6 +107,63 @@ impl Instruction {
         Instruction::with(opcode::LDC_I4, Operand::Int(value as i64))
     }
 
+    /// New code: `ldc.i8 value`.
+    pub const fn ldc_i8(value: i64) -> Instruction {
+        Instruction::with(opcode::LDC_I8, Operand::Long(value))
+    }
+
+    /// New code: `ldstr` of a user string (a token from
+    /// [`Module::user_string`](crate::Module::user_string)).
+    pub const fn ldstr(token: u32) -> Instruction {
+        Instruction::with(opcode::LDSTR, Operand::Token(token))
+    }
+
+    /// New code: `call` of a method (a MethodDef, MemberRef or MethodSpec token).
+    pub const fn call(token: u32) -> Instruction {
+        Instruction::with(opcode::CALL, Operand::Token(token))
+    }
+
+    /// New code: `ldloc local` (an argument-or-local index: the long form, any index).
+    pub const fn ldloc(local: u16) -> Instruction {
+        Instruction::with(opcode::LDLOC, Operand::Var(local as u32))
+    }
+
+    /// New code: `stloc local`.
+    pub const fn stloc(local: u16) -> Instruction {
+        Instruction::with(opcode::STLOC, Operand::Var(local as u32))
+    }
+
+    /// New code: a branch `opcode` (`br`, `bge.s`, ...) to the instruction at `index`
+    /// (from 0) of the same code slice: inserted code may branch within itself
+    /// ([`Operand::Code`]). The host checks that `index` is in the slice and the opcode
+    /// a branch.
+    pub const fn branch_to(opcode: u16, index: u32) -> Instruction {
+        Instruction::with(opcode, Operand::Code(index))
+    }
+
+    /// New code in a [`Wrap`](crate::Wrap): `opcode` (`ldloc`, `ldloca` or `stloc`,
+    /// [`opcode::LDLOC`], [`opcode::LDLOCA`], [`opcode::STLOC`]) of the wrap's state
+    /// local, the one [`Wrap::state_local`](crate::Wrap::state_local) gives the type of.
+    pub const fn state_local(opcode: u16) -> Instruction {
+        Instruction::with(opcode, Operand::StateLocal)
+    }
+
+    /// New code in a [`Wrap`](crate::Wrap): `opcode` (`ldloc`, `ldloca` or `stloc`) of
+    /// the return-value local (the value the method returns, in `on_return`).
+    pub const fn return_local(opcode: u16) -> Instruction {
+        Instruction::with(opcode, Operand::ReturnLocal)
+    }
+
+    /// New code in a [`Wrap`](crate::Wrap): `ldc.i4` of the method's MethodDef token.
+    pub const fn method_id() -> Instruction {
+        Instruction::with(opcode::LDC_I4, Operand::MethodId)
+    }
+
+    /// New code in a [`Wrap`](crate::Wrap): `ldc.i8` of the module's ModuleID.
+    pub const fn module_id() -> Instruction {
+        Instruction::with(opcode::LDC_I8, Operand::ModuleId)
+    }
+
     /// As the ABI passes it.
     pub(crate) fn to_raw(self) -> sys::ilr_instruction {
         let (operand_kind, operand) = match self.operand {
@@ -101,6 +176,11 @@ impl Instruction {
             Operand::Token(t) => (sys::ILR_OPERAND_TOKEN, i64::from(t)),
             Operand::Target(id) => (sys::ILR_OPERAND_TARGET, i64::from(id.get())),
             Operand::Switch(n) => (sys::ILR_OPERAND_SWITCH, i64::from(n)),
+            Operand::Code(index) => (sys::ILR_OPERAND_CODE, i64::from(index)),
+            Operand::StateLocal => (sys::ILR_OPERAND_STATE_LOCAL, 0),
+            Operand::ReturnLocal => (sys::ILR_OPERAND_RETURN_LOCAL, 0),
+            Operand::MethodId => (sys::ILR_OPERAND_METHOD_ID, 0),
+            Operand::ModuleId => (sys::ILR_OPERAND_MODULE_ID, 0),
             Operand::Other { kind, value } => (kind, value),
         };
         sys::ilr_instruction {
@@ -133,6 +213,12 @@ impl Instruction {
                 .and_then(InstructionId::new)
                 .map_or(other, Operand::Target),
             sys::ILR_OPERAND_SWITCH => u32::try_from(value).map(Operand::Switch).unwrap_or(other),
+            sys::ILR_OPERAND_CODE => u32::try_from(value).map(Operand::Code).unwrap_or(other),
+            // The pseudo-operands carry no value: one with a value is kept as it came.
+            sys::ILR_OPERAND_STATE_LOCAL if value == 0 => Operand::StateLocal,
+            sys::ILR_OPERAND_RETURN_LOCAL if value == 0 => Operand::ReturnLocal,
+            sys::ILR_OPERAND_METHOD_ID if value == 0 => Operand::MethodId,
+            sys::ILR_OPERAND_MODULE_ID if value == 0 => Operand::ModuleId,
             _ => other,
         };
         Instruction {
@@ -171,6 +257,12 @@ pub mod opcode {
     pub const NOP: u16 = 0x00;
     /// `ldarg.0`.
     pub const LDARG_0: u16 = 0x02;
+    /// `ldnull`.
+    pub const LDNULL: u16 = 0x14;
+    /// `ldc.i4.0`.
+    pub const LDC_I4_0: u16 = 0x16;
+    /// `ldc.i4.1`.
+    pub const LDC_I4_1: u16 = 0x17;
     /// `ldc.i4.s` (operand [`Int`](crate::Operand::Int), -128 to 127).
     pub const LDC_I4_S: u16 = 0x1F;
     /// `ldc.i4` (operand [`Int`](crate::Operand::Int), 32-bit).
@@ -185,8 +277,30 @@ pub mod opcode {
     pub const CALL: u16 = 0x28;
     /// `ret`.
     pub const RET: u16 = 0x2A;
-    /// `br` (operand [`Target`](crate::Operand::Target)).
+    /// `br.s` (operand [`Target`](crate::Operand::Target) or
+    /// [`Code`](crate::Operand::Code)).
+    pub const BR_S: u16 = 0x2B;
+    /// `brfalse.s`.
+    pub const BRFALSE_S: u16 = 0x2C;
+    /// `brtrue.s`.
+    pub const BRTRUE_S: u16 = 0x2D;
+    /// `beq.s`.
+    pub const BEQ_S: u16 = 0x2E;
+    /// `bge.s`.
+    pub const BGE_S: u16 = 0x2F;
+    /// `bgt.s`.
+    pub const BGT_S: u16 = 0x30;
+    /// `ble.s`.
+    pub const BLE_S: u16 = 0x31;
+    /// `blt.s`.
+    pub const BLT_S: u16 = 0x32;
+    /// `br` (operand [`Target`](crate::Operand::Target) or
+    /// [`Code`](crate::Operand::Code)).
     pub const BR: u16 = 0x38;
+    /// `brfalse`.
+    pub const BRFALSE: u16 = 0x39;
+    /// `brtrue`.
+    pub const BRTRUE: u16 = 0x3A;
     /// `add`.
     pub const ADD: u16 = 0x58;
     /// `sub`.
@@ -197,6 +311,28 @@ pub mod opcode {
     pub const NEG: u16 = 0x65;
     /// `not`.
     pub const NOT: u16 = 0x66;
+    /// `conv.i4`.
+    pub const CONV_I4: u16 = 0x69;
+    /// `conv.i8`.
+    pub const CONV_I8: u16 = 0x6A;
+    /// `callvirt` (operand [`Token`](crate::Operand::Token)).
+    pub const CALLVIRT: u16 = 0x6F;
+    /// `ldstr` (operand [`Token`](crate::Operand::Token), a user string).
+    pub const LDSTR: u16 = 0x72;
+    /// `newobj` (operand [`Token`](crate::Operand::Token), a constructor).
+    pub const NEWOBJ: u16 = 0x73;
+    /// `box` (operand [`Token`](crate::Operand::Token), a type).
+    pub const BOX: u16 = 0x8C;
+    /// `ldlen`.
+    pub const LDLEN: u16 = 0x8E;
+    /// `ldloc` (operand [`Var`](crate::Operand::Var), or in a wrap
+    /// [`StateLocal`](crate::Operand::StateLocal) or
+    /// [`ReturnLocal`](crate::Operand::ReturnLocal)).
+    pub const LDLOC: u16 = 0xFE0C;
+    /// `ldloca` (operands as [`LDLOC`]).
+    pub const LDLOCA: u16 = 0xFE0D;
+    /// `stloc` (operands as [`LDLOC`]).
+    pub const STLOC: u16 = 0xFE0E;
 }
 
 /// A few ECMA-335 element types (Partition II 23.1.16): what
@@ -255,6 +391,14 @@ mod tests {
             Instruction::with(opcode::CALL, Operand::Token(0x0A00_0001)),
             Instruction::with(opcode::BR, Operand::Target(target)),
             Instruction::with(0x45, Operand::Switch(3)),
+            Instruction::branch_to(opcode::BGE_S, 9),
+            Instruction::state_local(opcode::STLOC),
+            Instruction::return_local(opcode::LDLOC),
+            Instruction::method_id(),
+            Instruction::module_id(),
+            Instruction::ldstr(0x7000_0001),
+            Instruction::ldc_i8(-3),
+            Instruction::stloc(65_534),
         ] {
             assert_eq!(Instruction::from_raw(&instruction.to_raw()), instruction);
         }
@@ -268,5 +412,19 @@ mod tests {
         assert_eq!(read.id, InstructionId::new(3));
         assert_eq!(read.operand, Operand::Other { kind: 5, value: -1 });
         assert_eq!(read.to_raw(), odd);
+
+        // The pseudo-operands as the header numbers them.
+        let raw = |i: Instruction| {
+            let r = i.to_raw();
+            (r.opcode, r.operand_kind, r.operand)
+        };
+        assert_eq!(raw(Instruction::branch_to(opcode::BGE_S, 9)), (0x2F, 13, 9));
+        assert_eq!(raw(Instruction::state_local(opcode::STLOC)), (0xFE0E, 9, 0));
+        assert_eq!(
+            raw(Instruction::return_local(opcode::LDLOC)),
+            (0xFE0C, 10, 0)
+        );
+        assert_eq!(raw(Instruction::method_id()), (0x20, 11, 0));
+        assert_eq!(raw(Instruction::module_id()), (0x21, 12, 0));
     }
 }

@@ -3,9 +3,11 @@
 //! [`Method`].
 //!
 //! Every function here catches panics (nothing unwinds into the host): a panic in
-//! `create`, `start`, `check_options` or `edit` becomes `ILR_E_FAILED` with its message
-//! in the host's buffer; one in `wants` answers `ILR_WANT_NO` and logs its message; one
-//! in `destroy` (the method's `Drop`) is logged. The method's state is not poisoned by a
+//! `create`, `start`, `check_options`, `module_loaded` or `edit` becomes `ILR_E_FAILED`
+//! with its message in the host's buffer; one in `wants` answers `ILR_WANT_NO` and logs
+//! its message; one in `callback` leaves `*answer` as it came and logs its message; one
+//! in `destroy` (the method's `Drop`) is logged. (A data item's destructor is
+//! `item::destroy_item`, which does the same.) The method's state is not poisoned by a
 //! panic: later calls run as usual (a method that cannot go on after one should keep a
 //! flag, or lock a `Mutex`, which poisons).
 #![allow(
@@ -14,19 +16,21 @@
 )]
 
 use core::ffi::{c_char, c_void};
-use std::any::Any;
 use std::ffi::CString;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use crate::host::{Candidate, Edit, Options};
+use crate::host::{Candidate, Edit, Module, Options};
+use crate::item::{Logger, panic_message};
 use crate::status::{Error, Status};
-use crate::{Method, OptionKind, sys};
+use crate::{CallbackId, Method, OptionKind, Want, sys};
 
 /// What `ilr_method.self` points to: the method, the host's table, and the strings the
 /// `ilr_method` table points into (alive until `destroy`).
 struct State<T> {
     method: T,
     host: *const sys::ilr_host,
+    /// The host's log for what runs outside its calls (closed by `destroy`).
+    logger: Logger,
     /// `ilr_method.name` points into it.
     _name: CString,
     /// The `ilr_option_spec`s' names point into them.
@@ -36,17 +40,6 @@ struct State<T> {
     /// What `targets` gave the host: the strings and the array of pointers to them,
     /// kept until `destroy` (set once).
     targets: std::sync::OnceLock<(Vec<CString>, Vec<*const c_char>)>,
-}
-
-/// A panic's message.
-fn panic_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(text) = payload.downcast_ref::<&str>() {
-        (*text).to_owned()
-    } else if let Some(text) = payload.downcast_ref::<String>() {
-        text.clone()
-    } else {
-        "a panic without a message".to_owned()
-    }
 }
 
 /// Runs `f`; its panic an [`Error`] (`ILR_E_FAILED`) saying it panicked in `what`.
@@ -205,9 +198,12 @@ unsafe fn fill<T: Method, F: FnOnce() -> T>(
     }
     let option_count = u32::try_from(specs.len()).map_err(|_| Error::new("too many options"))?;
     let priority = made.priority();
+    let events = made.events();
+    let callbacks = made.callbacks().words();
     let state = Box::new(State {
         method: made,
         host,
+        logger: Logger::new(host),
         _name: name,
         _option_names: option_names,
         _specs: specs,
@@ -229,6 +225,11 @@ unsafe fn fill<T: Method, F: FnOnce() -> T>(
         (*method).edit = Some(edit::<T>);
         (*method).destroy = Some(destroy::<T>);
         (*method).targets = Some(targets::<T>);
+        (*method).module_loaded = Some(module_loaded::<T>);
+        (*method).events = events.monitor;
+        (*method).events_high = events.high;
+        (*method).callbacks = callbacks;
+        (*method).callback = Some(callback::<T>);
     }
     Ok(())
 }
@@ -255,7 +256,9 @@ unsafe extern "C" fn start<T: Method>(
     let result = guarded("start", || {
         // SAFETY: the host passes back `ilr_method.self` before `destroy`.
         let (state, host) = unsafe { state::<T>(this) };
-        state.method.start(&Options::new(host, options))
+        state
+            .method
+            .start(&Options::new(host, &state.logger, options))
     });
     // SAFETY: the host's buffer.
     unsafe { answer(result, error) }
@@ -309,7 +312,9 @@ unsafe extern "C" fn check_options<T: Method>(
     let result = guarded("check_options", || {
         // SAFETY: as in `start`.
         let (state, host) = unsafe { state::<T>(this) };
-        state.method.check_options(&Options::new(host, options))
+        state
+            .method
+            .check_options(&Options::new(host, &state.logger, options))
     });
     // SAFETY: the host's buffer.
     unsafe { answer(result, error) }
@@ -322,11 +327,14 @@ unsafe extern "C" fn wants<T: Method>(this: *mut c_void, candidate: sys::ilr_can
         // SAFETY: as in `start`.
         let (state, host) = unsafe { state::<T>(this) };
         host_table = state.host;
-        Ok(state.method.wants(&Candidate::new(host, candidate)))
+        Ok(state
+            .method
+            .wants(&Candidate::new(host, &state.logger, candidate)))
     });
     match result {
-        Ok(true) => sys::ILR_WANT_EDIT,
-        Ok(false) => sys::ILR_WANT_NO,
+        Ok(Want::Edit) => sys::ILR_WANT_EDIT,
+        Ok(Want::EditSingleRet) => sys::ILR_WANT_EDIT_SINGLE_RET,
+        Ok(Want::No) => sys::ILR_WANT_NO,
         Err(e) => {
             // SAFETY: null, or the host's table (before `destroy`).
             unsafe { log(host_table, e.message()) };
@@ -345,7 +353,7 @@ unsafe extern "C" fn edit<T: Method>(
     let result = guarded("edit", || {
         // SAFETY: as in `start`.
         let (state, host) = unsafe { state::<T>(this) };
-        state.method.edit(&mut Edit::new(host, edit))
+        state.method.edit(&mut Edit::new(host, &state.logger, edit))
     });
     if !changed.is_null() {
         // SAFETY: the host's out-parameter, non-null.
@@ -355,22 +363,81 @@ unsafe extern "C" fn edit<T: Method>(
     unsafe { answer(result.map(drop), error) }
 }
 
-/// `ilr_method.destroy`: drops the state (the method first, then the strings).
+/// `ilr_method.module_loaded`.
+unsafe extern "C" fn module_loaded<T: Method>(
+    this: *mut c_void,
+    module: sys::ilr_module,
+    error: *mut sys::ilr_error,
+) -> sys::ilr_status {
+    let result = guarded("module_loaded", || {
+        // SAFETY: as in `start`.
+        let (state, host) = unsafe { state::<T>(this) };
+        state
+            .method
+            .module_loaded(&Module::new(host, &state.logger, module))
+    });
+    // SAFETY: the host's buffer.
+    unsafe { answer(result, error) }
+}
+
+/// `ilr_method.callback`: the method's answer written to `*answer` when it says no; a
+/// panic logged, `*answer` left as it came.
+unsafe extern "C" fn callback<T: Method>(
+    this: *mut c_void,
+    id: u32,
+    args: *const u64,
+    count: u32,
+    answer: *mut i32,
+) {
+    let mut host_table = core::ptr::null();
+    let result = guarded("callback", || {
+        // SAFETY: as in `start`.
+        let (state, _) = unsafe { state::<T>(this) };
+        host_table = state.host;
+        let args: &[u64] = match (args.is_null(), count) {
+            (_, 0) | (true, _) => &[],
+            // SAFETY: `count` words at `args`, valid for the call (the header).
+            (false, n) => unsafe { core::slice::from_raw_parts(args, n as usize) },
+        };
+        Ok(state.method.callback(CallbackId::from_raw(id), args))
+    });
+    match result {
+        Ok(true) => {}
+        Ok(false) => {
+            if !answer.is_null() {
+                // SAFETY: the host's out-parameter, non-null.
+                unsafe { answer.write(0) };
+            }
+        }
+        Err(e) => {
+            // SAFETY: null, or the host's table (before `destroy`).
+            unsafe { log(host_table, e.message()) };
+        }
+    }
+}
+
+/// `ilr_method.destroy`: drops the state (the method first, then the strings), then
+/// closes the method's [`Logger`]s (data items may be dropped later).
 unsafe extern "C" fn destroy<T: Method>(this: *mut c_void) {
     if this.is_null() {
         return;
     }
     let mut host = core::ptr::null();
+    let mut logger = None;
     let result = guarded("destroy", || {
         // SAFETY: the host's last call with `ilr_method.self`: the box `fill` made, no
         // other call in flight (the header), so it can be taken back.
         let state = unsafe { Box::from_raw(this.cast::<State<T>>()) };
         host = state.host;
+        logger = Some(state.logger.clone());
         drop(state);
         Ok(())
     });
     if let Err(e) = result {
         // SAFETY: the host's table stays valid until `destroy` returns.
         unsafe { log(host, e.message()) };
+    }
+    if let Some(logger) = logger {
+        logger.close();
     }
 }

@@ -1,4 +1,5 @@
-//! What the host lends a method during one call: [`Options`], [`Candidate`], [`Edit`].
+//! What the host lends a method during one call: [`Options`], [`Candidate`], [`Edit`],
+//! [`Module`].
 //!
 //! Each wraps a handle (a number) and the host's function table. A handle is valid only
 //! during the call that received it and on its thread; the types are tied to that call
@@ -7,29 +8,50 @@
 //! answer are the host's, lent for the same call (`&'call str`). A handle used wrongly
 //! anyway gets `ILR_E_INVALID_HANDLE` from the host, never undefined behaviour (the
 //! header's promise).
+//!
+//! The data items a method keeps on modules and methods ([`Module::set_item`],
+//! [`Edit::set_method_item`]) are any `Send + Sync + 'static` value, boxed and given
+//! to the host with this crate's destructor; reading one back ([`Module::item`],
+//! [`Edit::module_item`], [`Edit::method_item`]) answers a `&'call T`, valid until the
+//! call returns: the host keeps every item it gave out during a call alive until the
+//! call returns, even if another thread (or the method itself) replaces it meanwhile.
+//! (The reads take every item of the library to be one of this crate's boxes: a library
+//! whose own `unsafe` code sets items through [`sys`](crate::sys) must not mix the two.)
 #![allow(unsafe_code, reason = "calls through the host's function table")]
 
-use core::ffi::c_char;
+use core::ffi::{c_char, c_void};
 use core::fmt;
 use core::marker::PhantomData;
 use std::ffi::CString;
 
 use crate::code::{Incoming, Instruction, InstructionId};
+use crate::item::{self, Logger};
 use crate::status::Status;
 use crate::sys;
 
 /// Neither `Send` nor `Sync`: handles are valid on the calling thread only.
 type ThisThread = PhantomData<*const ()>;
 
-/// The host's table and a handle, lent for one call.
+/// The host's table and a handle, lent for one call, and the method's [`Logger`].
 #[derive(Clone, Copy)]
 struct Lent<'call> {
     host: &'call sys::ilr_host,
+    logger: &'call Logger,
     handle: u64,
     _thread: ThisThread,
 }
 
 impl<'call> Lent<'call> {
+    /// `handle` of `host`.
+    fn new(host: &'call sys::ilr_host, logger: &'call Logger, handle: u64) -> Lent<'call> {
+        Lent {
+            host,
+            logger,
+            handle,
+            _thread: PhantomData,
+        }
+    }
+
     /// Writes `message` to the profiler's log.
     fn log(self, message: &str) {
         // SAFETY: the host's function, with a pointer and length valid for the call.
@@ -97,15 +119,49 @@ fn found<T>(status: sys::ilr_status, value: T) -> Result<Option<T>, Status> {
     }
 }
 
+/// The item a host function answered (`pointer`, with `status`): `Ok(None)` for
+/// `ILR_E_NOT_FOUND` or an item of another type than `T`.
+///
+/// # Safety
+/// `pointer` was written by the host's item function of a handle lent for `'call`,
+/// which answered `status` (the host keeps the item alive until the call returns), and
+/// every item of this library was made by `item::into_raw`.
+unsafe fn lent_item<'call, T: 'static>(
+    status: sys::ilr_status,
+    pointer: *mut c_void,
+) -> Result<Option<&'call T>, Status> {
+    match found(status, pointer)? {
+        // SAFETY: the caller's contract.
+        Some(pointer) => Ok(unsafe { item::downcast::<T>(pointer) }),
+        None => Ok(None),
+    }
+}
+
+/// Gives `value` as an item to `set` (a host function taking the pointer and the
+/// destructor); when the host refuses it, destroys it here.
+fn give_item<T: Send + Sync + 'static>(
+    value: T,
+    logger: &Logger,
+    set: impl FnOnce(*mut c_void, sys::ilr_item_destructor) -> sys::ilr_status,
+) -> Result<(), Status> {
+    let pointer = item::into_raw(value, logger);
+    let status = set(pointer, Some(item::destroy_item));
+    if status != sys::ILR_OK {
+        // SAFETY: made by `into_raw` just now; the host did not take it.
+        unsafe { item::destroy_item(pointer) };
+    }
+    Status::check(status)
+}
+
 impl<'call> Options<'call> {
     /// The options behind `handle`.
-    pub(crate) fn new(host: &'call sys::ilr_host, handle: sys::ilr_options) -> Options<'call> {
+    pub(crate) fn new(
+        host: &'call sys::ilr_host,
+        logger: &'call Logger,
+        handle: sys::ilr_options,
+    ) -> Options<'call> {
         Options {
-            lent: Lent {
-                host,
-                handle,
-                _thread: PhantomData,
-            },
+            lent: Lent::new(host, logger, handle),
         }
     }
 
@@ -186,6 +242,12 @@ impl<'call> Options<'call> {
     pub fn log(&self, message: &str) {
         self.lent.log(message);
     }
+
+    /// The profiler's log, to keep: for lines written outside the host's calls (a
+    /// data item's `Drop`, [`Method::callback`](crate::Method::callback)).
+    pub fn logger(&self) -> Logger {
+        self.lent.logger.clone()
+    }
 }
 
 /// A method the host asks about ([`Method::wants`](crate::Method::wants)), at its first
@@ -204,13 +266,13 @@ impl fmt::Debug for Candidate<'_> {
 
 impl<'call> Candidate<'call> {
     /// The candidate behind `handle`.
-    pub(crate) fn new(host: &'call sys::ilr_host, handle: sys::ilr_candidate) -> Candidate<'call> {
+    pub(crate) fn new(
+        host: &'call sys::ilr_host,
+        logger: &'call Logger,
+        handle: sys::ilr_candidate,
+    ) -> Candidate<'call> {
         Candidate {
-            lent: Lent {
-                host,
-                handle,
-                _thread: PhantomData,
-            },
+            lent: Lent::new(host, logger, handle),
         }
     }
 
@@ -274,6 +336,326 @@ impl<'call> Candidate<'call> {
     pub fn log(&self, message: &str) {
         self.lent.log(message);
     }
+
+    /// The profiler's log, to keep: for lines written outside the host's calls (a
+    /// data item's `Drop`, [`Method::callback`](crate::Method::callback)).
+    pub fn logger(&self) -> Logger {
+        self.lent.logger.clone()
+    }
+}
+
+/// A metadata token (`0xTTRRRRRR`: table and row), as the [`Module`] definitions answer
+/// and [`Operand::Token`](crate::Operand::Token) takes.
+pub type Token = u32;
+
+/// A module that finished loading ([`Method::module_loaded`](crate::Method::module_loaded)):
+/// what its metadata has, and new definitions in it, by value: names, and types and
+/// method signatures as text (`int32`, `class 0x01000005<string>`, `!!0[]`;
+/// `instance void (int32, string&)`, `generic 1 !!0[] ()`: the grammar is
+/// `docs/components.md`, "Types as text"). Each definition answers the existing row
+/// when the module has one. Keep the tokens in the module's data item
+/// ([`Module::set_item`]) for the edits ([`Edit::module_item`]).
+///
+/// Each function answers the host's status on failure: `INVALID_ARGUMENT` for text
+/// that does not parse (the host logs where and why), a token of no row of the module
+/// or of a table it does not take, a string with a NUL byte; `FAILED` for a definition
+/// the runtime refused (logged with its reason).
+pub struct Module<'call> {
+    lent: Lent<'call>,
+}
+
+impl fmt::Debug for Module<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Module")
+            .field("handle", &self.lent.handle)
+            .finish()
+    }
+}
+
+impl<'call> Module<'call> {
+    /// The module behind `handle`.
+    pub(crate) fn new(
+        host: &'call sys::ilr_host,
+        logger: &'call Logger,
+        handle: sys::ilr_module,
+    ) -> Module<'call> {
+        Module {
+            lent: Lent::new(host, logger, handle),
+        }
+    }
+
+    /// Runs a definition `define(handle, &mut token)`; the token.
+    fn define(
+        &self,
+        define: impl FnOnce(sys::ilr_module, &mut u32) -> sys::ilr_status,
+    ) -> Result<Token, Status> {
+        let mut token = 0u32;
+        let status = define(self.lent.handle, &mut token);
+        Status::check(status).map(|()| token)
+    }
+
+    /// Its ModuleID.
+    ///
+    /// # Errors
+    /// The host's status.
+    pub fn id(&self) -> Result<u64, Status> {
+        let mut id = 0u64;
+        // SAFETY: the host's function, with its handle and an out-pointer valid for the
+        // call.
+        let status = unsafe { (self.lent.host.module_id)(self.lent.handle, &mut id) };
+        Status::check(status).map(|()| id)
+    }
+
+    /// The simple name of its assembly, lent for the current call.
+    ///
+    /// # Errors
+    /// The host's status (a module without an assembly manifest has no name).
+    pub fn assembly_name(&self) -> Result<&'call str, Status> {
+        let mut name = NO_STR;
+        // SAFETY: as in `id`.
+        let status = unsafe { (self.lent.host.module_assembly_name)(self.lent.handle, &mut name) };
+        Status::check(status)?;
+        // SAFETY: filled by the host with `ILR_OK` during this call ('call).
+        unsafe { lent_str(name) }
+    }
+
+    /// An AssemblyRef to the assembly `name` (simple name; culture neutral) of
+    /// `version` (major, minor, build, revision) and public key token: the existing one
+    /// of that name, else a new row.
+    ///
+    /// # Errors
+    /// The host's status.
+    pub fn assembly_ref(
+        &self,
+        name: &str,
+        version: [u16; 4],
+        public_key_token: Option<[u8; 8]>,
+    ) -> Result<Token, Status> {
+        let name = c_name(name)?;
+        let assembly = sys::ilr_assembly_ref {
+            name: name.as_ptr(),
+            version,
+            public_key_token: public_key_token
+                .as_ref()
+                .map_or(core::ptr::null(), |key| key.as_ptr()),
+        };
+        // SAFETY: the host's function, with its handle, an `ilr_assembly_ref` whose name
+        // and key are valid for the call, and an out-pointer.
+        self.define(|h, token| unsafe { (self.lent.host.module_assembly_ref)(h, &assembly, token) })
+    }
+
+    /// A TypeRef to `name` (`Namespace.Type`) in `scope`: an AssemblyRef, a ModuleRef
+    /// or, for a nested type, its enclosing TypeRef.
+    ///
+    /// # Errors
+    /// The host's status.
+    pub fn type_ref(&self, scope: Token, name: &str) -> Result<Token, Status> {
+        let name = c_name(name)?;
+        // SAFETY: the host's function, with its handle, a NUL-terminated name and an
+        // out-pointer, valid for the call.
+        self.define(|h, token| unsafe {
+            (self.lent.host.module_type_ref)(h, scope, name.as_ptr(), token)
+        })
+    }
+
+    /// The module's own TypeDef `name` (`Namespace.Type`, nested `Outer/Inner`), or
+    /// `None`.
+    ///
+    /// # Errors
+    /// The host's status.
+    pub fn find_type(&self, name: &str) -> Result<Option<Token>, Status> {
+        let name = c_name(name)?;
+        let mut token = 0u32;
+        // SAFETY: as in `type_ref`.
+        let status = unsafe {
+            (self.lent.host.module_find_type)(self.lent.handle, name.as_ptr(), &mut token)
+        };
+        found(status, token)
+    }
+
+    /// A TypeSpec of the type `text` writes (`class 0x01000005<int32>`, `!0[]`).
+    ///
+    /// # Errors
+    /// The host's status.
+    pub fn type_spec(&self, text: &str) -> Result<Token, Status> {
+        let text = c_name(text)?;
+        // SAFETY: as in `type_ref`.
+        self.define(|h, token| unsafe {
+            (self.lent.host.module_type_spec)(h, text.as_ptr(), token)
+        })
+    }
+
+    /// A MemberRef to the method `name` of `parent` (a TypeRef, TypeDef, TypeSpec or
+    /// ModuleRef) with the signature `signature` writes (`instance void (int32)`).
+    ///
+    /// # Errors
+    /// The host's status.
+    pub fn method_ref(&self, parent: Token, name: &str, signature: &str) -> Result<Token, Status> {
+        let (name, signature) = (c_name(name)?, c_name(signature)?);
+        // SAFETY: as in `type_ref`.
+        self.define(|h, token| unsafe {
+            (self.lent.host.module_method_ref)(h, parent, name.as_ptr(), signature.as_ptr(), token)
+        })
+    }
+
+    /// A MemberRef to the field `name` of `parent` of the type `type_text` writes.
+    ///
+    /// # Errors
+    /// The host's status.
+    pub fn field_ref(&self, parent: Token, name: &str, type_text: &str) -> Result<Token, Status> {
+        let (name, text) = (c_name(name)?, c_name(type_text)?);
+        // SAFETY: as in `type_ref`.
+        self.define(|h, token| unsafe {
+            (self.lent.host.module_field_ref)(h, parent, name.as_ptr(), text.as_ptr(), token)
+        })
+    }
+
+    /// A MethodSpec of the generic method `method` (a MethodDef or MemberRef) with the
+    /// type arguments `arguments` writes (`int32, string`).
+    ///
+    /// # Errors
+    /// The host's status.
+    pub fn method_spec(&self, method: Token, arguments: &str) -> Result<Token, Status> {
+        let arguments = c_name(arguments)?;
+        // SAFETY: as in `type_ref`.
+        self.define(|h, token| unsafe {
+            (self.lent.host.module_method_spec)(h, method, arguments.as_ptr(), token)
+        })
+    }
+
+    /// A user string, for `ldstr` ([`Instruction::ldstr`](crate::Instruction::ldstr)):
+    /// any text, NULs and non-ASCII kept.
+    ///
+    /// # Errors
+    /// The host's status.
+    pub fn user_string(&self, text: &str) -> Result<Token, Status> {
+        // SAFETY: the host's function, with its handle, `text.len()` bytes and an
+        // out-pointer, valid for the call.
+        self.define(|h, token| unsafe {
+            (self.lent.host.module_user_string)(
+                h,
+                text.as_ptr().cast::<c_char>(),
+                text.len(),
+                token,
+            )
+        })
+    }
+
+    /// A StandAloneSig of the call-site signature `text` writes, for `calli`.
+    ///
+    /// # Errors
+    /// The host's status.
+    pub fn signature(&self, text: &str) -> Result<Token, Status> {
+        let text = c_name(text)?;
+        // SAFETY: as in `type_ref`.
+        self.define(|h, token| unsafe {
+            (self.lent.host.module_signature)(h, text.as_ptr(), token)
+        })
+    }
+
+    /// A StandAloneSig of a call-site signature as raw ECMA-335 signature bytes
+    /// (checked by the host to be one method signature).
+    ///
+    /// # Errors
+    /// The host's status.
+    pub fn signature_bytes(&self, blob: &[u8]) -> Result<Token, Status> {
+        // SAFETY: the host's function, with its handle, `blob.len()` bytes and an
+        // out-pointer, valid for the call.
+        self.define(|h, token| unsafe {
+            (self.lent.host.module_signature_bytes)(h, blob.as_ptr(), blob.len(), token)
+        })
+    }
+
+    /// Sets the method's data item on the module to `value`, replacing the one before
+    /// (which is dropped once this call returns). The host keeps it until the module
+    /// unloads, it is replaced or removed, or the profiler releases its methods, and
+    /// then drops it: on any thread, possibly after the method's `destroy` (log from
+    /// its `Drop` with a [`Logger`], which drops lines after `destroy`); a panic in its
+    /// `Drop` is caught and logged. A runtime that never releases the profiler (.NET 8
+    /// at exit) never drops the items of modules still loaded.
+    ///
+    /// # Errors
+    /// The host's status; `value` is then dropped here.
+    pub fn set_item<T: Send + Sync + 'static>(&self, value: T) -> Result<(), Status> {
+        give_item(value, self.lent.logger, |pointer, destroy| {
+            // SAFETY: the host's function, with its handle, an item and its destructor.
+            unsafe { (self.lent.host.module_set_item)(self.lent.handle, pointer, destroy) }
+        })
+    }
+
+    /// Removes the method's data item from the module (dropped once this call
+    /// returns).
+    ///
+    /// # Errors
+    /// The host's status.
+    pub fn remove_item(&self) -> Result<(), Status> {
+        // SAFETY: the host's function, with its handle; a null item removes.
+        let status = unsafe {
+            (self.lent.host.module_set_item)(self.lent.handle, core::ptr::null_mut(), None)
+        };
+        Status::check(status)
+    }
+
+    /// The method's data item on the module, if it is a `T` (`None` when there is none
+    /// or it is of another type), valid until the current call returns.
+    ///
+    /// # Errors
+    /// The host's status.
+    pub fn item<T: 'static>(&self) -> Result<Option<&'call T>, Status> {
+        let mut pointer = core::ptr::null_mut();
+        // SAFETY: the host's function, with its handle and an out-pointer.
+        let status = unsafe { (self.lent.host.module_item)(self.lent.handle, &mut pointer) };
+        // SAFETY: written by the host's item function for a handle lent for 'call; the
+        // library's items are all made by `give_item`.
+        unsafe { lent_item(status, pointer) }
+    }
+
+    /// Writes `message` as a line of the profiler's log.
+    pub fn log(&self, message: &str) {
+        self.lent.log(message);
+    }
+
+    /// The profiler's log, to keep: for lines written outside the host's calls (a
+    /// data item's `Drop`, [`Method::callback`](crate::Method::callback)).
+    pub fn logger(&self) -> Logger {
+        self.lent.logger.clone()
+    }
+}
+
+/// What [`Edit::single_ret`] gives: the body's one epilogue, which every normal return
+/// reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SingleRet {
+    /// The epilogue's first instruction: code inserted before it with
+    /// [`Incoming::Redirect`] runs once on every normal return.
+    pub epilogue: InstructionId,
+    /// The local holding the return value before the epilogue (`None` for a `void`
+    /// method).
+    pub return_local: Option<u16>,
+}
+
+/// Code run around a whole body ([`Edit::wrap`]): `entry` first, `exit` in a `finally`
+/// on every way out (a return, an exception), then `on_return` after a normal return.
+///
+/// The code may use the pseudo-operands: the state local
+/// ([`Instruction::state_local`](crate::Instruction::state_local), of the type
+/// `state_local` writes: one per call, so that `t = begin(); try { ... } finally {
+/// end(t) }` works on every thread and in recursion), the return-value local
+/// ([`Instruction::return_local`](crate::Instruction::return_local)), the method's
+/// token ([`Instruction::method_id`](crate::Instruction::method_id)) and the ModuleID
+/// ([`Instruction::module_id`](crate::Instruction::module_id)); and branch within
+/// itself ([`Instruction::branch_to`](crate::Instruction::branch_to)).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Wrap<'a> {
+    /// Runs first.
+    pub entry: &'a [Instruction],
+    /// Runs in a `finally`, on every way out.
+    pub exit: &'a [Instruction],
+    /// Runs after `exit` on a normal return.
+    pub on_return: &'a [Instruction],
+    /// The state local's type as text (`int32`, `int64`, `class 0x01000005`), or
+    /// `None` for no state local.
+    pub state_local: Option<&'a str>,
 }
 
 /// A method body being edited ([`Method::edit`](crate::Method::edit)): what the method
@@ -305,13 +687,13 @@ fn new_ids(ids: Vec<u32>) -> Result<Vec<InstructionId>, Status> {
 
 impl<'call> Edit<'call> {
     /// The edit behind `handle`.
-    pub(crate) fn new(host: &'call sys::ilr_host, handle: sys::ilr_edit) -> Edit<'call> {
+    pub(crate) fn new(
+        host: &'call sys::ilr_host,
+        logger: &'call Logger,
+        handle: sys::ilr_edit,
+    ) -> Edit<'call> {
         Edit {
-            lent: Lent {
-                host,
-                handle,
-                _thread: PhantomData,
-            },
+            lent: Lent::new(host, logger, handle),
         }
     }
 
@@ -348,7 +730,7 @@ impl<'call> Edit<'call> {
         let mut options: sys::ilr_options = 0;
         // SAFETY: as in `method`.
         let status = unsafe { (self.lent.host.edit_options)(self.lent.handle, &mut options) };
-        Status::check(status).map(|()| Options::new(self.lent.host, options))
+        Status::check(status).map(|()| Options::new(self.lent.host, self.lent.logger, options))
     }
 
     /// The ECMA-335 element type of its return type
@@ -499,9 +881,149 @@ impl<'call> Edit<'call> {
         Status::check(status)
     }
 
+    /// The method's data item on the edited method's module ([`Module::set_item`]), if
+    /// it is a `T`; `None` when there is none (a module of no interest, or one whose
+    /// [`module_loaded`](crate::Method::module_loaded) failed) or it is of another
+    /// type. Valid until the current call returns.
+    ///
+    /// # Errors
+    /// The host's status.
+    pub fn module_item<T: 'static>(&self) -> Result<Option<&'call T>, Status> {
+        let mut pointer = core::ptr::null_mut();
+        // SAFETY: the host's function, with its handle and an out-pointer.
+        let status = unsafe { (self.lent.host.edit_module_item)(self.lent.handle, &mut pointer) };
+        // SAFETY: written by the host's item function for a handle lent for 'call; the
+        // library's items are all made by `give_item`.
+        unsafe { lent_item(status, pointer) }
+    }
+
+    /// The method's data item on the edited method ([`Edit::set_method_item`]), if it
+    /// is a `T`. Valid until the current call returns.
+    ///
+    /// # Errors
+    /// The host's status.
+    pub fn method_item<T: 'static>(&self) -> Result<Option<&'call T>, Status> {
+        let mut pointer = core::ptr::null_mut();
+        // SAFETY: as in `module_item`.
+        let status = unsafe { (self.lent.host.edit_method_item)(self.lent.handle, &mut pointer) };
+        // SAFETY: as in `module_item`.
+        unsafe { lent_item(status, pointer) }
+    }
+
+    /// Sets the method's data item on the edited method to `value`, replacing the one
+    /// before (dropped once this call returns). It lives across the method's
+    /// compilations (generic instantiations, tier-up, ReJIT), which may run on other
+    /// threads at once, while its module is loaded; it is dropped as
+    /// [`Module::set_item`]'s.
+    ///
+    /// # Errors
+    /// The host's status; `value` is then dropped here.
+    pub fn set_method_item<T: Send + Sync + 'static>(&self, value: T) -> Result<(), Status> {
+        give_item(value, self.lent.logger, |pointer, destroy| {
+            // SAFETY: the host's function, with its handle, an item and its destructor.
+            unsafe { (self.lent.host.edit_set_method_item)(self.lent.handle, pointer, destroy) }
+        })
+    }
+
+    /// Removes the method's data item from the edited method (dropped once this call
+    /// returns).
+    ///
+    /// # Errors
+    /// The host's status.
+    pub fn remove_method_item(&self) -> Result<(), Status> {
+        // SAFETY: the host's function, with its handle; a null item removes.
+        let status = unsafe {
+            (self.lent.host.edit_set_method_item)(self.lent.handle, core::ptr::null_mut(), None)
+        };
+        Status::check(status)
+    }
+
+    /// A new local of the type `type_text` writes (`int64`, `class 0x01000005`); its
+    /// index, for `ldloc`/`stloc` ([`Instruction::ldloc`](crate::Instruction::ldloc)).
+    /// It is kept only if the edit succeeds.
+    ///
+    /// # Errors
+    /// The host's status ([`Status::REFUSED`] for a method with no room for another
+    /// local).
+    pub fn add_local(&mut self, type_text: &str) -> Result<u16, Status> {
+        let text = c_name(type_text)?;
+        let mut index = 0u16;
+        // SAFETY: the host's function, with its handle, a NUL-terminated text and an
+        // out-pointer, valid for the call.
+        let status =
+            unsafe { (self.lent.host.edit_add_local)(self.lent.handle, text.as_ptr(), &mut index) };
+        Status::check(status).map(|()| index)
+    }
+
+    /// The body's single-ret epilogue and return-value local, when
+    /// [`Method::wants`](crate::Method::wants) answered
+    /// [`Want::EditSingleRet`](crate::Want::EditSingleRet) (the host made the body
+    /// single-ret before the first edit); `None` otherwise.
+    ///
+    /// # Errors
+    /// The host's status.
+    pub fn single_ret(&self) -> Result<Option<SingleRet>, Status> {
+        let (mut epilogue, mut local) = (0u32, -1i32);
+        // SAFETY: the host's function, with its handle and out-pointers.
+        let status = unsafe {
+            (self.lent.host.edit_single_ret)(self.lent.handle, &mut epilogue, &mut local)
+        };
+        let Some(()) = found(status, ())? else {
+            return Ok(None);
+        };
+        let epilogue = InstructionId::new(epilogue).ok_or(Status::FAILED)?;
+        let return_local = match local {
+            -1 => None,
+            index => Some(u16::try_from(index).map_err(|_| Status::FAILED)?),
+        };
+        Ok(Some(SingleRet {
+            epilogue,
+            return_local,
+        }))
+    }
+
+    /// Wraps the whole body: `entry; try { body } finally { exit }`, then `on_return`
+    /// ([`Wrap`]). All or nothing. Afterwards the body's instruction ids are new: walk
+    /// it again (ids kept from before may name moved code).
+    ///
+    /// # Errors
+    /// The host's status ([`Status::INVALID_ARGUMENT`] for code the host cannot take,
+    /// [`Status::REFUSED`] for a body it cannot wrap, e.g. a tail call it cannot keep);
+    /// the body is then unchanged.
+    pub fn wrap(&mut self, wrap: &Wrap<'_>) -> Result<(), Status> {
+        let state_local = wrap.state_local.map(c_name).transpose()?;
+        let (entry, exit, on_return) = (
+            raw_code(wrap.entry),
+            raw_code(wrap.exit),
+            raw_code(wrap.on_return),
+        );
+        let raw = sys::ilr_wrap {
+            size: size_of::<sys::ilr_wrap>() as u32,
+            entry: entry.as_ptr(),
+            entry_count: entry.len(),
+            exit: exit.as_ptr(),
+            exit_count: exit.len(),
+            on_return: on_return.as_ptr(),
+            on_return_count: on_return.len(),
+            state_local: state_local
+                .as_ref()
+                .map_or(core::ptr::null(), |text| text.as_ptr()),
+        };
+        // SAFETY: the host's function, with its handle and an `ilr_wrap` whose arrays
+        // and text are valid for the call.
+        let status = unsafe { (self.lent.host.edit_wrap)(self.lent.handle, &raw) };
+        Status::check(status)
+    }
+
     /// Writes `message` as a line of the profiler's log.
     pub fn log(&self, message: &str) {
         self.lent.log(message);
+    }
+
+    /// The profiler's log, to keep: for lines written outside the host's calls (a
+    /// data item's `Drop`, [`Method::callback`](crate::Method::callback)).
+    pub fn logger(&self) -> Logger {
+        self.lent.logger.clone()
     }
 }
 

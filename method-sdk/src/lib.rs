@@ -6,17 +6,21 @@
 //! ([`sys`], checked against the header by a test) and wraps them in a safe API:
 //!
 //! * implement [`Method`] (name, priority, the options it takes, `start`, `wants`,
-//!   `edit`);
+//!   `edit`; `module_loaded` to define the metadata its edits name; the runtime's
+//!   callbacks it listens to);
 //! * export it with [`export_method!`], which defines the library's two symbols
 //!   (`ilrewrite_abi_version` and `ilrewrite_method_create`), keeps the strings of the
 //!   table it gives the host alive until the host is done with it, and catches every
 //!   panic at the boundary (nothing unwinds into the host: a panic becomes
 //!   `ILR_E_FAILED` with its message);
-//! * the host lends [`Options`], a [`Candidate`] and an [`Edit`] for the length of one
-//!   call; their functions answer `Result<_, Status>`.
+//! * the host lends [`Options`], a [`Candidate`], a [`Module`] and an [`Edit`] for the
+//!   length of one call; their functions answer `Result<_, Status>`;
+//! * data items ([`Module::set_item`], [`Edit::set_method_item`]) keep what a method
+//!   defined at module load (tokens) or learned about a method, as any
+//!   `Send + Sync + 'static` value the host drops when it is done with it.
 //!
 //! ```no_run
-//! use ilrewrite_method::{Edit, Error, Instruction, Method, Candidate, element_type, opcode};
+//! use ilrewrite_method::{Candidate, Edit, Error, Instruction, Method, Want, element_type, opcode};
 //!
 //! /// Negates the int32 result of every method it is asked about.
 //! struct Negate;
@@ -25,8 +29,8 @@
 //!     fn name(&self) -> &str {
 //!         "negate"
 //!     }
-//!     fn wants(&self, _candidate: &Candidate<'_>) -> bool {
-//!         true
+//!     fn wants(&self, _candidate: &Candidate<'_>) -> Want {
+//!         Want::Edit
 //!     }
 //!     fn edit(&self, edit: &mut Edit<'_>) -> Result<bool, Error> {
 //!         if edit.return_type()? != element_type::I4 {
@@ -43,23 +47,58 @@
 //! Build it with `crate-type = ["cdylib"]` and name the library in the profiler's
 //! configuration (`library = "path/to/libnegate.so"`).
 //!
-//! Threading: the host calls [`Method::wants`] and [`Method::edit`] on many threads at
-//! once, so a method is `Send + Sync` and does its own locking (a `OnceLock` for what
-//! `start` reads, typically).
+//! Threading: the host calls [`Method::wants`], [`Method::edit`],
+//! [`Method::module_loaded`] and [`Method::callback`] on many threads at once, so a
+//! method is `Send + Sync` and does its own locking (a `OnceLock` for what `start`
+//! reads, typically).
+//!
+//! `method-sdk/examples/tracer_rs.rs` uses all of it: metadata defined at module load,
+//! data items, a new local, the single-ret, a wrap of the whole body with a state local.
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+mod callback;
 mod code;
 #[doc(hidden)]
 pub mod export;
 mod host;
+mod item;
 mod status;
 pub mod sys;
 
 use std::borrow::Cow;
 
+pub use callback::{CallbackId, Callbacks, Events};
 pub use code::{Incoming, Instruction, InstructionId, Operand, element_type, opcode};
-pub use host::{Candidate, Edit, Instructions, Options};
+pub use host::{Candidate, Edit, Instructions, Module, Options, SingleRet, Token, Wrap};
+pub use item::Logger;
 pub use status::{Error, Status};
+
+/// What [`Method::wants`] answers about a method.
+///
+/// `bool` converts into it (`true` is [`Want::Edit`]), so that a yes-or-no answer stays
+/// short: `candidate.is_target().unwrap_or(false).into()`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Want {
+    /// It does not edit the method (`ILR_WANT_NO`).
+    #[default]
+    No,
+    /// It edits the method ([`Method::edit`]) as it is (`ILR_WANT_EDIT`).
+    Edit,
+    /// It edits the method after the host made it single-ret, every `ret` a jump to one
+    /// epilogue with the return value in a local ([`Edit::single_ret`];
+    /// `ILR_WANT_EDIT_SINGLE_RET`).
+    EditSingleRet,
+}
+
+impl From<bool> for Want {
+    /// `true`: [`Want::Edit`]; `false`: [`Want::No`].
+    fn from(edit: bool) -> Want {
+        match edit {
+            true => Want::Edit,
+            false => Want::No,
+        }
+    }
+}
 
 /// The kind of an option's value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -116,11 +155,11 @@ impl OptionSpec {
 
 /// An instrumentation method, exported from its library by [`export_method!`].
 ///
-/// `name`, `priority` and `options` are read once, when the library is loaded (the
-/// strings are copied and kept until the host is done). Then the host calls
-/// [`start`](Method::start) once, and [`wants`](Method::wants) and
-/// [`edit`](Method::edit) on many threads at once. A panic in any of them is caught
-/// (see [`export_method!`]).
+/// `name`, `priority`, `options`, `events` and `callbacks` are read once, when the
+/// library is loaded (the strings are copied and kept until the host is done). Then the
+/// host calls [`start`](Method::start) once, and [`module_loaded`](Method::module_loaded),
+/// [`wants`](Method::wants), [`edit`](Method::edit) and [`callback`](Method::callback)
+/// on many threads at once. A panic in any of them is caught (see [`export_method!`]).
 pub trait Method: Send + Sync + 'static {
     /// The name configurations and logs use (unique in a profiler; no NUL byte).
     fn name(&self) -> &str;
@@ -168,9 +207,24 @@ pub trait Method: Send + Sync + 'static {
         Ok(Vec::new())
     }
 
-    /// Whether it edits this method. Cheap: called at every method's first JIT
+    /// A module finished loading: define the metadata later edits name
+    /// ([`Module::assembly_ref`], [`Module::method_ref`], [`Module::user_string`], ...)
+    /// and keep the tokens in the module's data item ([`Module::set_item`]), which
+    /// [`Edit::module_item`] reads back. Called once per module, for modules loaded
+    /// before and after [`start`](Method::start), on many threads at once. Default:
+    /// nothing to define.
+    ///
+    /// # Errors
+    /// An error is logged; the module's item stays as the call left it.
+    fn module_loaded(&self, module: &Module<'_>) -> Result<(), Error> {
+        let _ = module;
+        Ok(())
+    }
+
+    /// Whether it edits this method, and how ([`Want`]; a `bool` converts:
+    /// `true.into()` is [`Want::Edit`]). Cheap: called at every method's first JIT
     /// compilation.
-    fn wants(&self, candidate: &Candidate<'_>) -> bool;
+    fn wants(&self, candidate: &Candidate<'_>) -> Want;
 
     /// Edits the body; `Ok(true)` when it changed something.
     ///
@@ -178,6 +232,35 @@ pub trait Method: Send + Sync + 'static {
     /// An error (or a body the host cannot verify afterwards) rolls back this method's
     /// edits alone; the other methods' stand.
     fn edit(&self, edit: &mut Edit<'_>) -> Result<bool, Error>;
+
+    /// The runtime events it needs beyond those of its callbacks (read once, at load).
+    /// Default: none.
+    fn events(&self) -> Events {
+        Events::default()
+    }
+
+    /// The runtime's callbacks it receives through [`callback`](Method::callback) (read
+    /// once, at load; the host asks the runtime for the events they need). Subscribing
+    /// to one the host does not carry refuses the library at load. Default: none.
+    fn callbacks(&self) -> Callbacks {
+        Callbacks::NONE
+    }
+
+    /// One of its [`callbacks`](Method::callbacks), on the runtime's thread (many at
+    /// once), from after [`start`](Method::start) succeeded: `id` and its arguments, one
+    /// word each, as the header's "callbacks" section and each [`CallbackId`] constant
+    /// say (a pointer word points to data valid during this call only).
+    ///
+    /// The answer matters to the callbacks that answer
+    /// ([`CallbackId::JIT_INLINING`]: may the callee be inlined;
+    /// [`CallbackId::JIT_CACHED_FUNCTION_SEARCH_STARTED`]: may the precompiled code be
+    /// used): `false` says no (the runtime is told no if any method says no); the others
+    /// ignore it. The runtime's thread waits for it: keep it short. To log, keep a
+    /// [`Logger`] (from [`Options::logger`] in `start`). Default: `true`.
+    fn callback(&self, id: CallbackId, args: &[u64]) -> bool {
+        let _ = (id, args);
+        true
+    }
 }
 
 /// Exports a [`Method`] from this library: defines `ilrewrite_abi_version` and
@@ -186,9 +269,11 @@ pub trait Method: Send + Sync + 'static {
 /// the host loads the library.
 ///
 /// Nothing unwinds into the host: a panic in the constructor, `name`, `options`,
-/// `start`, `check_options` or `edit` becomes `ILR_E_FAILED` with the panic's message in
-/// the host's error buffer; one in `wants` answers "no" and is logged; one in the
-/// method's `Drop` is logged. Use it once per library, at the crate's top level.
+/// `events`, `callbacks`, `start`, `check_options`, `module_loaded` or `edit` becomes
+/// `ILR_E_FAILED` with the panic's message in the host's error buffer; one in `wants`
+/// answers "no" and is logged; one in `callback` leaves the answer as it came (yes) and
+/// is logged; one in the method's `Drop`, or in a data item's, is logged. Use it once
+/// per library, at the crate's top level.
 #[macro_export]
 macro_rules! export_method {
     ($constructor:expr $(,)?) => {

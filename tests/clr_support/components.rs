@@ -6,15 +6,19 @@
 //!   C compiler: `$CC`, else `cc`) and gives one's path; [`entry`] is a configuration
 //!   entry naming one;
 //! * [`run`] runs a program under the engine with a configuration;
-//! * [`assert_attached`], [`assert_unchanged`] and [`refused`] check a run.
+//! * [`assert_attached`], [`assert_unchanged`] and [`refused`] check a run;
+//! * the tracers (`tests/components/tracer.c`, `method-sdk/examples/tracer_rs.rs`,
+//!   which print the same lines): [`tracer_config`] configures one, [`run_traced`] runs
+//!   a program under it, [`without_tracer`] and [`count`] read its stdout (for
+//!   `tests/clr_components_module.rs` and `tests/clr_component_sdk.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
 use super::{
-    Output, Runtime, build_example_cdylib, config_file, exit_code, expected_stdout,
-    for_each_runtime, profile_dir, run_profiled, run_unprofiled,
+    Output, Runtime, build_example_cdylib, command_for, config_file, exit_code, expected_stdout,
+    for_each_runtime, profile, profile_dir, program, run_command, run_profiled, run_unprofiled,
 };
 
 /// `examples/engine.rs`'s CLSID.
@@ -186,4 +190,79 @@ pub fn entry(name: &str, path: &Path, options: &str) -> String {
         "[[method]]\nname = \"{name}\"\nlibrary = {}\noptions = {{ {options} }}\n",
         toml_str(path)
     )
+}
+
+// ---- the tracers ---------------------------------------------------------------------
+
+/// The lines a tracer's code prints (`tracer_c`'s, `tracer_rs`'s): removed, the
+/// program's own output is left.
+pub fn is_tracer_line(line: &str) -> bool {
+    line.starts_with("tracer ") || matches!(line, "7001" | "40002" | "900")
+}
+
+/// `stdout` without a tracer's lines (and the value after each `tracer ret`).
+pub fn without_tracer(stdout: &str) -> String {
+    let mut kept = String::new();
+    let mut lines = stdout.lines();
+    while let Some(line) = lines.next() {
+        if line == "tracer ret" {
+            lines.next();
+        } else if !is_tracer_line(line) {
+            kept.push_str(line);
+            kept.push('\n');
+        }
+    }
+    kept
+}
+
+/// How many lines of `stdout` are `line`.
+pub fn count(stdout: &str, line: &str) -> usize {
+    stdout.lines().filter(|l| *l == line).count()
+}
+
+/// The configuration of the tracer `name` (`tracer_c` or `tracer_rs`) in `library`,
+/// with its options `assembly`, `methods` and `single_ret`.
+pub fn tracer_config(
+    name: &str,
+    library: &Path,
+    assembly: &str,
+    methods: &[&str],
+    single_ret: &[&str],
+) -> String {
+    let list = |items: &[&str]| {
+        items
+            .iter()
+            .map(|i| format!("{i:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "[[method]]\nname = \"{name}\"\nlibrary = {}\noptions = {{ assembly = {assembly:?}, methods = [{}], single_ret = [{}] }}\n",
+        toml_str(library),
+        list(methods),
+        list(single_ret),
+    )
+}
+
+/// `program_name` with `args` on `rt` under the engine configured by `config` (written
+/// to a file named after `name` and the runtime), tiered compilation off.
+pub fn run_traced(
+    rt: &Runtime,
+    program_name: &str,
+    args: &[&str],
+    name: &str,
+    config: &str,
+) -> Output {
+    let runtime: String = rt
+        .to_string()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let config = config_file(&format!("traced-{name}{runtime}"), config);
+    let mut cmd = command_for(rt, &program(program_name));
+    cmd.args(args);
+    profile(&mut cmd, engine(), ENGINE);
+    cmd.env("ENGINE_CONFIG", &config);
+    cmd.env("COMPlus_TieredCompilation", "0");
+    run_command(cmd)
 }
