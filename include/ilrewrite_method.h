@@ -11,7 +11,8 @@
  *                                      ilr_error *error);
  *
  * `ilrewrite_method_create` is called once, after the version matched. `host` stays
- * valid until `method->destroy` returns. `method` arrives zeroed with `method->size` set
+ * valid for the life of the process (also after `destroy`, for the item destructors
+ * that run later and log). `method` arrives zeroed with `method->size` set
  * to the size of `ilr_method` the host knows; the library fills the fields it knows up
  * to that size (a newer host's extra fields stay zero: absent). The library may keep
  * the `host` pointer.
@@ -467,9 +468,9 @@ typedef struct ilr_method {
     /* Options of a live request (already checked against `options`); an error refuses
      * the request. Null: every such request is accepted. */
     ilr_status (*check_options)(void *self, ilr_options options, ilr_error *error);
-    /* Whether it edits this method: ILR_WANT_EDIT or ILR_WANT_NO (any other answer is
-     * taken as ILR_WANT_NO). Cheap: called at
-     * every method's first JIT. */
+    /* Whether it edits this method: ILR_WANT_EDIT, ILR_WANT_EDIT_SINGLE_RET or
+     * ILR_WANT_NO (any other answer is taken as ILR_WANT_NO). Cheap: called at every
+     * method's first JIT. */
     int32_t (*wants)(void *self, ilr_candidate candidate);
     /* Edits the body through the host's body_* functions; sets *changed to 1 when it
      * changed something. An error (or a body the host cannot verify afterwards) rolls
