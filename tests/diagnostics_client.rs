@@ -83,7 +83,8 @@ fn a_valid_process_info2_answer_decodes() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2_000))]
+    // Decoding is cheap: at least 2,000 cases (more with PROPTEST_CASES).
+    #![proptest_config(ProptestConfig::with_cases(ProptestConfig::default().cases.max(2_000)))]
 
     /// Random bytes: an error or an answer, never a panic.
     #[test]

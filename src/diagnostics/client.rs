@@ -1,13 +1,11 @@
 //! The commands: [`Process`] (one .NET process's diagnostics socket), what it is
-//! ([`Process::info`]), loading a profiler into it ([`Process::attach_profiler`]), and
-//! the .NET processes of this user ([`Process::list`]).
+//! ([`Process::info`]), loading a profiler into it ([`Process::attach_profiler`]).
 
 use super::error::{DiagnosticsError, RuntimeError};
 use super::guid::Guid;
 use super::message::{self, Answer, Command, MAX_MESSAGE, Payload};
 use super::socket::{self, OwnedAnswer};
 use super::system;
-use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -23,10 +21,11 @@ const MAX_ATTACH_ANSWER: usize = 1024;
 /// A .NET process's diagnostics socket, found and checked to be this user's: what
 /// [`Process::info`] and [`Process::attach_profiler`] talk to.
 ///
-/// Each call is one connection (the protocol serves one command a connection), and
-/// every call is over within its time limit, whatever the other end does: connecting
-/// (a full listen queue included), every write and every read wait at most what is
-/// left of it.
+/// Each exchange is one connection (the protocol serves one command a connection) and
+/// is over within its time limit, whatever the other end does: connecting (a full
+/// listen queue included), every write and every read wait at most what is left of it.
+/// [`Process::attach_profiler`] is one exchange; [`Process::info`] up to two (a
+/// runtime that does not know `ProcessInfo2` is asked `ProcessInfo`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Process {
     pid: u32,
@@ -114,16 +113,6 @@ pub struct ProcessInfo {
     pub source: InfoSource,
 }
 
-/// A .NET process of this user found by [`Process::list`], and its [`Process::info`]
-/// (an error when it did not answer: it may be starting, shutting down or hung).
-#[derive(Debug)]
-pub struct ProcessEntry {
-    /// The process, ready for further commands.
-    pub process: Process,
-    /// What it answered.
-    pub info: Result<ProcessInfo, DiagnosticsError>,
-}
-
 impl Process {
     /// The diagnostics socket of process `pid` in the runtime's default directory
     /// (`$TMPDIR`, or `/tmp` when it is unset or empty), with [`DEFAULT_TIMEOUT`].
@@ -157,6 +146,15 @@ impl Process {
         })
     }
 
+    /// The handle of a socket already found and checked ([`Process::list_in`]).
+    pub(super) fn found(pid: u32, socket: PathBuf, timeout: Duration) -> Process {
+        Process {
+            pid,
+            socket,
+            timeout,
+        }
+    }
+
     /// This handle with every exchange limited to `timeout` (connect, send and receive
     /// together; [`Process::attach_profiler`] adds its attach timeout).
     #[must_use]
@@ -177,72 +175,6 @@ impl Process {
     /// The time limit of each exchange.
     pub fn timeout(&self) -> Duration {
         self.timeout
-    }
-
-    /// The .NET processes of this user in the runtime's default directory, with
-    /// [`DEFAULT_TIMEOUT`]: [`Process::list_in`].
-    ///
-    /// # Errors
-    ///
-    /// As [`Process::list_in`].
-    pub fn list() -> std::io::Result<Vec<ProcessEntry>> {
-        Process::list_in(&system::temp_dir(), DEFAULT_TIMEOUT)
-    }
-
-    /// The .NET processes of this user whose sockets are in `dir`, ordered by pid: one
-    /// entry for each live process that has a diagnostics socket there that is its own
-    /// (as [`Process::open`] chooses it) and owned by this process's effective uid.
-    /// Sockets of dead processes, of earlier processes with a reused id and of other
-    /// users are left out. Each entry has the process's [`Process::info`], all asked at
-    /// once, so the whole takes about one `timeout` at most.
-    ///
-    /// # Errors
-    ///
-    /// If `dir` cannot be listed.
-    pub fn list_in(dir: &Path, timeout: Duration) -> std::io::Result<Vec<ProcessEntry>> {
-        let uid = system::effective_uid();
-        let mut by_pid: BTreeMap<u32, Vec<socket::SocketFile>> = BTreeMap::new();
-        for file in socket::scan(dir, None)? {
-            by_pid.entry(file.pid).or_default().push(file);
-        }
-        let processes: Vec<Process> = by_pid
-            .into_iter()
-            .filter(|(pid, _)| system::is_alive(*pid))
-            .filter_map(|(pid, sockets)| {
-                let own = socket::pick(sockets, system::start_time(pid))?.ok()?;
-                (own.owner == uid).then_some(Process {
-                    pid,
-                    socket: own.path,
-                    timeout,
-                })
-            })
-            .collect();
-        let infos: Vec<Result<ProcessInfo, DiagnosticsError>> = std::thread::scope(|scope| {
-            let asked: Vec<_> = processes
-                .iter()
-                .map(|process| {
-                    std::thread::Builder::new()
-                        .name(format!("diagnostics-{}", process.pid))
-                        .spawn_scoped(scope, || process.info())
-                        .map_err(|_| process)
-                })
-                .collect();
-            asked
-                .into_iter()
-                .map(|thread| match thread {
-                    Ok(handle) => handle
-                        .join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                    // No thread to be had: ask from this one.
-                    Err(process) => process.info(),
-                })
-                .collect()
-        });
-        Ok(processes
-            .into_iter()
-            .zip(infos)
-            .map(|(process, info)| ProcessEntry { process, info })
-            .collect())
     }
 
     /// What the process is: `ProcessInfo2` (.NET 6+); where the runtime does not know it,

@@ -8,7 +8,7 @@
 //! feature: a tool that only attaches carries no profiler code.
 //!
 //! ```no_run
-//! use ilrewrite::diagnostics::{Guid, Process};
+//! use ilrewrite::diagnostics::{Guid, Process, RuntimeError};
 //! use std::time::Duration;
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -19,9 +19,17 @@
 //!     }
 //! }
 //! let process = Process::open(4242)?;
+//! let info = process.info()?;
+//! println!("{} on {}", info.command_line, info.runtime_version);
 //! let clsid = Guid::parse("{0B5C3F2A-7D41-4E8B-9A6C-2E1F4D7B8C93}")?;
 //! let library = std::path::Path::new("/opt/profiler/libprofiler.so");
-//! process.attach_profiler(clsid, library, b"configuration", Duration::from_secs(10))?;
+//! match process.attach_profiler(clsid, library, b"", Duration::from_secs(10)) {
+//!     Ok(()) => println!("attached"),
+//!     Err(e) if e.runtime_error() == Some(RuntimeError::ProfilerAlreadyActive) => {
+//!         println!("a profiler is loaded already")
+//!     }
+//!     Err(e) => return Err(e.into()),
+//! }
 //! # Ok(())
 //! # }
 //! ```
@@ -29,12 +37,13 @@
 //! Floors, each importing only from below:
 //!
 //! ```text
-//! client.rs   3  Process: open, list, info (ProcessInfo2, ProcessInfo, /proc), attach_profiler
-//! socket.rs   2  the socket of a pid (its own, this user's); one exchange under one deadline
-//! error.rs    2  DiagnosticsError; RuntimeError, the HRESULTs by name
-//! message.rs  1  headers and payloads as bytes: encode requests, decode answers (never panics)
+//! list.rs     6  Process::list: the .NET processes of this user, each one's info
+//! client.rs   5  Process: open, info (ProcessInfo2, ProcessInfo, /proc), attach_profiler
+//! socket.rs   4  the socket of a pid (its own, this user's); one exchange under one deadline
+//! error.rs    3  DiagnosticsError; RuntimeError, the HRESULTs by name
+//! message.rs  2  headers and payloads as bytes: encode requests, decode answers (never panics)
+//! guid.rs     1  Guid, as the protocol sends it
 //! system.rs   1  the OS: alive, start time, /proc command line and maps, our uid
-//! guid.rs     0  Guid, as the protocol sends it
 //! ```
 //!
 //! What each call guarantees:
@@ -55,11 +64,13 @@
 mod client;
 mod error;
 mod guid;
+mod list;
 pub mod message;
 mod socket;
 mod system;
 
-pub use client::{DEFAULT_TIMEOUT, InfoSource, Process, ProcessEntry, ProcessInfo, RuntimeVersion};
+pub use client::{DEFAULT_TIMEOUT, InfoSource, Process, ProcessInfo, RuntimeVersion};
 pub use error::{DiagnosticsError, RuntimeError, Step};
 pub use guid::{Guid, ParseGuidError};
+pub use list::ProcessEntry;
 pub use message::{Command, MessageError};
