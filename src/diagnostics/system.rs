@@ -58,13 +58,20 @@ pub(crate) fn command_line(pid: u32) -> Option<String> {
         return None;
     }
     let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
-    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    Some(join_command_line(&exe, &cmdline))
+}
+
+/// The executable's path, then the arguments after `argv[0]` of `cmdline` (each ended
+/// by a NUL), separated by spaces; an empty argument stays (two spaces).
+fn join_command_line(exe: &Path, cmdline: &[u8]) -> String {
+    let args = cmdline.strip_suffix(&[0]).unwrap_or(cmdline);
     let mut line = exe.to_string_lossy().into_owned();
-    for arg in raw.split(|&b| b == 0).skip(1).filter(|a| !a.is_empty()) {
+    for arg in args.split(|&b| b == 0).skip(1) {
         line.push(' ');
         line.push_str(&String::from_utf8_lossy(arg));
     }
-    Some(line)
+    line
 }
 
 /// The version of the shared framework the process's runtime was loaded from: the
@@ -118,6 +125,19 @@ mod tests {
         let self_contained = "7f02-7f03 r-xp 00000000 08:01 2 /srv/app/libcoreclr.so\n";
         assert_eq!(framework_version_in_maps(self_contained), None);
         assert_eq!(framework_version_in_maps("7f00-7f01 rw-p 0 0:0 0 \n"), None);
+    }
+
+    #[test]
+    fn joins_the_command_line_as_the_runtime_does() {
+        let exe = Path::new("/usr/share/dotnet/dotnet");
+        let join = |raw: &[u8]| join_command_line(exe, raw);
+        assert_eq!(
+            join(b"dotnet\0app.dll\0\0x y\0"),
+            "/usr/share/dotnet/dotnet app.dll  x y"
+        );
+        assert_eq!(join(b"dotnet\0"), "/usr/share/dotnet/dotnet");
+        assert_eq!(join(b""), "/usr/share/dotnet/dotnet");
+        assert_eq!(join(b"dotnet\0\xFF\0"), "/usr/share/dotnet/dotnet \u{FFFD}");
     }
 
     #[test]
