@@ -21,6 +21,8 @@
 //! * [`selector`]: methods named by text (`Namespace.Type::Method(string,int32)`), and
 //!   the test whether a MethodDef is one of them.
 //! * `pe` (feature `pe`): a reader of .NET assemblies.
+//! * `diagnostics` (feature `attach`, Unix): a client of the runtime's diagnostics IPC:
+//!   the .NET processes of this user, what each is, loading a profiler into one now.
 //! * `clr` (feature `clr`): raw ICorProfiler and metadata COM bindings, checked slot by
 //!   slot against facts read from the runtime's headers, and the safe profiler layer on
 //!   top (a `Profiler` trait, `export_profiler!`); the only module with `unsafe`.
@@ -30,6 +32,9 @@ pub mod analysis;
 pub mod body;
 #[cfg(feature = "clr")]
 pub mod clr;
+#[cfg(all(feature = "attach", unix))]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "attach", unix))))]
+pub mod diagnostics;
 pub mod disasm;
 pub mod error;
 pub mod graph;
