@@ -101,16 +101,17 @@ fn list_info_and_refused_attaches_on_a_running_program() {
         assert_eq!(dial.answer("round"), round_lines());
         assert_eq!(process.info().unwrap(), info);
 
-        // The engine, which does not implement InitializeForAttach.
+        // The engine without client data: it has no configuration, so it refuses to
+        // attach (and says so on the program's stderr).
         #[cfg(feature = "clr")]
         {
             let refused = process
                 .attach_profiler(clsid, &engine, &[], Duration::from_secs(5))
-                .expect_err("the engine does not attach");
+                .expect_err("the engine without a configuration does not attach");
             println!("attach of the engine: {refused}");
             assert_eq!(
                 refused.runtime_error(),
-                Some(RuntimeError::ProfilerNotAttachable)
+                Some(RuntimeError::UnsupportedForAttaching)
             );
             assert_eq!(dial.answer("round"), round_lines());
             // A wrong CLSID for a library that exists.

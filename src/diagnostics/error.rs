@@ -26,6 +26,13 @@ pub enum RuntimeError {
         "the profiler does not support attaching (CORPROF_E_PROFILER_NOT_ATTACHABLE, 0x80131368)"
     )]
     ProfilerNotAttachable,
+    /// `CORPROF_E_UNSUPPORTED_FOR_ATTACHING_PROFILER` (0x8013136F): the profiler refused
+    /// what it was asked to do at attach (an ilrewrite manager says why on the
+    /// process's stderr: events or hooks only start-up allows, no configuration).
+    #[error(
+        "the profiler cannot do this when attached (CORPROF_E_UNSUPPORTED_FOR_ATTACHING_PROFILER, 0x8013136F)"
+    )]
+    UnsupportedForAttaching,
     /// `CORPROF_E_PROFILER_DETACHING` (0x80131367): the profiler loaded before is
     /// detaching.
     #[error("the loaded profiler is detaching (CORPROF_E_PROFILER_DETACHING, 0x80131367)")]
@@ -117,6 +124,7 @@ const NAMED: &[(u32, RuntimeError)] = &[
     (0x8013_1386, RuntimeError::UnknownMagic),
     (0x8013_1387, RuntimeError::UnknownError),
     (0x8013_1515, RuntimeError::NotSupported),
+    (0x8013_136F, RuntimeError::UnsupportedForAttaching),
     (0x8007_0057, RuntimeError::InvalidArgument),
     (0x8000_4005, RuntimeError::Fail),
 ];

@@ -144,15 +144,25 @@ impl Manager {
                 });
             }
         }
+        let count = keys.len();
+        let requested = match (&running.rejit, count) {
+            (Some(rejit), 1..) => {
+                // Waited for (the runtime calls this on its attach thread, in preemptive
+                // mode, before it answers the attaching tool): once the tool has its
+                // answer, each method runs the new code from its next call.
+                let ask = rejit.renew(keys.into_iter().collect());
+                match rejit.wait_served(ask) {
+                    Ok(()) => "requested".to_owned(),
+                    Err(e) => format!("not yet requested: {e}"),
+                }
+            }
+            _ => "requested".to_owned(),
+        };
         log::write(&format!(
-            "caught up at attach: {} module(s) loaded, {} function(s) compiled, {} to re-JIT-compile",
+            "caught up at attach: {} module(s) loaded, {} function(s) compiled, {count} to re-JIT-compile ({requested})",
             modules.len(),
             compiled.len(),
-            keys.len()
         ));
-        if let (Some(rejit), false) = (&running.rejit, keys.is_empty()) {
-            let _ = rejit.renew(keys.into_iter().collect());
-        }
     }
 }
 
