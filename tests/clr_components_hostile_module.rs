@@ -890,7 +890,6 @@ fn a_branch_to_itself_is_taken() {
 /// through the whole code each time: 10^10 steps, 11 seconds, for this entry (a million
 /// instructions would have taken about 20 minutes, the runtime's thread blocked).
 #[test]
-#[ignore = "host bug: edit_wrap is quadratic in its code (100,000 instructions: 11 s)"]
 fn a_huge_wrap_takes_time_in_proportion() {
     for_each_runtime(|rt| {
         let config = hostile_wrap(

@@ -162,12 +162,17 @@ unsafe fn snippet_of(
     let code = unsafe { core::slice::from_raw_parts(code, count) };
     let mut builder = Snippet::builder();
     let labels: Vec<_> = (0..count).map(|_| builder.new_label()).collect();
-    let bound: Vec<bool> = (0..count)
-        .map(|i| {
-            code.iter()
-                .any(|c| c.operand_kind == OPERAND_CODE && c.operand == i as i64)
-        })
-        .collect();
+    // The instructions a branch of the code targets, in one pass (a label is bound only
+    // where one is used).
+    let mut bound = vec![false; count];
+    for c in code.iter().filter(|c| c.operand_kind == OPERAND_CODE) {
+        if let Some(slot) = usize::try_from(c.operand)
+            .ok()
+            .and_then(|to| bound.get_mut(to))
+        {
+            *slot = true;
+        }
+    }
     let mut plain = smallvec::SmallVec::<[_; 8]>::new();
     for (at, c) in code.iter().enumerate() {
         if bound[at] {
