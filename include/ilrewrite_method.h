@@ -254,7 +254,8 @@ typedef struct ilr_host {
     ilr_status (*module_field_ref)(ilr_module module, uint32_t parent, const char *name,
                                    const char *type, uint32_t *token);
     /* A MethodSpec of generic method `method` (MethodDef or MemberRef) with `arguments`
-     * (`int32, string`). */
+     * (`int32, string`), as many as it has type parameters (else
+     * ILR_E_INVALID_ARGUMENT: the runtime would fail only when the JIT loads it). */
     ilr_status (*module_method_spec)(ilr_module module, uint32_t method, const char *arguments,
                                      uint32_t *token);
     /* A user string (`ldstr`) of `length` bytes of UTF-8 (NULs allowed). */

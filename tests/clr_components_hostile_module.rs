@@ -215,7 +215,6 @@ fn a_definition_without_a_blob_is_an_invalid_argument() {
 /// made `Answer.Get` throw `BadImageFormatException` at its first call, ending the
 /// program (exit 134, SIGABRT) on both runtimes.
 #[test]
-#[ignore = "host bug: a MethodSpec of a non-generic method is taken; calling it throws BadImageFormatException"]
 fn a_method_spec_of_a_method_that_is_not_generic_is_refused() {
     for_each_runtime(|rt| {
         let out = unchanged(rt, "Answer", "spec", &hostile_mod("trick = \"spec\""));

@@ -12,7 +12,7 @@ use super::context::{keep_item, keep_string, with_module};
 use super::host_fns::{guarded, name_of, not_null, put};
 use super::items::{ForeignItem, item_pointer};
 use crate::clr::runtime::{AssemblyName, ClrError, ModuleMetadata};
-use crate::metadata::{table, token_table};
+use crate::metadata::{MetadataSource, table, token_table};
 use crate::sig::text::{parse_method_sig, parse_type, parse_types};
 use crate::sig::{FieldSig, MethodSig, TypeSig};
 
@@ -273,6 +273,21 @@ pub(super) unsafe extern "C" fn module_method_spec(
         let text = unsafe { name_of(arguments) }?;
         let types = parse_types(text).map_err(|e| said(text, e))?;
         types.iter().try_for_each(|t| type_rows(metadata, t))?;
+        // The runtime defines a MethodSpec of any method with any arguments, and fails
+        // only when the JIT loads it (`BadImageFormatException` from the method that
+        // calls it): the method must be generic, with as many type parameters.
+        let parameters = MetadataSource::signature(metadata, method)
+            .ok()
+            .and_then(|blob| MethodSig::parse(blob).ok())
+            .map_or(0, |sig| sig.generic_param_count);
+        if parameters as usize != types.len() {
+            crate::clr::log::write(&format!(
+                "ilr_host: no MethodSpec of {method:#010x} over {} type arguments: the \
+                 method has {parameters} type parameters",
+                types.len()
+            ));
+            return Err(E_INVALID_ARGUMENT);
+        }
         metadata.method_spec(method, &types).map_err(runtime)
     })
 }
