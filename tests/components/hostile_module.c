@@ -323,6 +323,12 @@ static void deep_texts(checks *c, ilr_module m, uint32_t console, uint32_t list)
         }
         free(texts[k]);
     }
+    /* One word of 1,000,000 letters (which the error message quotes). */
+    char *word = repeat("", "a", 1000000, "", "", 0, "");
+    if (word) {
+        expect(c, "type_spec(a word of 1,000,000 letters)", host->module_type_spec(m, word, &t), ARG);
+        free(word);
+    }
     /* A raw signature of one parameter, SZARRAY 1,000,000 times then int32. */
     size_t n = 1000000;
     uint8_t *blob = malloc(n + 4);

@@ -15,7 +15,7 @@ use super::host_fns::{
     Var, fits, guarded, instruction_of, name_of, not_null, put, refused, var_of,
 };
 use super::items::{ForeignItem, item_pointer};
-use super::module_fns::type_rows;
+use super::module_fns::{said, type_rows};
 use crate::body::MethodBody;
 use crate::clr::host::MethodEdit;
 use crate::opcode::{OpCode, OperandKind};
@@ -71,10 +71,7 @@ pub(super) unsafe extern "C" fn edit_set_method_item(
 unsafe fn local_type(method: &MethodEdit<'_, '_>, text: *const c_char) -> Result<TypeSig, Status> {
     // SAFETY: the caller's contract.
     let text = unsafe { name_of(text) }?;
-    let ty = parse_type(text).map_err(|e| {
-        crate::clr::log::write(&format!("ilr_host: cannot read {text:?}: {e}"));
-        E_INVALID_ARGUMENT
-    })?;
+    let ty = parse_type(text).map_err(|e| said(text, e))?;
     if matches!(ty, TypeSig::Void) {
         return Err(E_INVALID_ARGUMENT);
     }

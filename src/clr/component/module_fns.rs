@@ -94,9 +94,34 @@ unsafe fn signature_of(
 
 /// A text the library wrote that does not parse: logged (the status alone would not
 /// say where), [`E_INVALID_ARGUMENT`].
-fn said(text: &str, e: crate::error::Error) -> Status {
-    crate::clr::log::write(&format!("ilr_host: cannot read {text:?}: {e}"));
+pub(super) fn said(text: &str, e: crate::error::Error) -> Status {
+    crate::clr::log::write(&format!(
+        "ilr_host: cannot read {}: {}",
+        quoted(text),
+        cut(&e.to_string())
+    ));
     E_INVALID_ARGUMENT
+}
+
+/// At most this many characters of a library's text go into a log line (a text can be
+/// megabytes long), and at most [`SHOWN_ERROR`] of an error message (which may quote it).
+const SHOWN: usize = 160;
+const SHOWN_ERROR: usize = 400;
+
+/// `text` cut after [`SHOWN_ERROR`] characters, saying how long it was.
+fn cut(text: &str) -> String {
+    match text.char_indices().nth(SHOWN_ERROR) {
+        None => text.to_owned(),
+        Some((end, _)) => format!("{}... ({} bytes)", &text[..end], text.len()),
+    }
+}
+
+/// `text` quoted for the log (Rust's debug form), cut after [`SHOWN`] characters.
+fn quoted(text: &str) -> String {
+    match text.char_indices().nth(SHOWN) {
+        None => format!("{text:?}"),
+        Some((end, _)) => format!("{:?}... ({} bytes)", &text[..end], text.len()),
+    }
 }
 
 /// Runs `define` on the module `module` lends, and writes the token it gives to `token`.
