@@ -180,7 +180,6 @@ fn definitions_the_host_cannot_take_are_refused() {
 /// text, not as a refusal of the runtime (nothing reached it). It was `ILR_E_FAILED`,
 /// logged as "the runtime refused a definition ... the signature cannot be encoded".
 #[test]
-#[ignore = "host bug: a parsed type with no blob is ILR_E_FAILED, logged as the runtime's refusal"]
 fn a_definition_without_a_blob_is_an_invalid_argument() {
     for_each_runtime(|rt| {
         let out = unchanged(rt, "Answer", "no-blob", &hostile_mod(""));

@@ -64,7 +64,8 @@ pub(super) fn type_rows(metadata: &ModuleMetadata, ty: &TypeSig) -> Result<(), S
     Ok(())
 }
 
-/// The type `text` writes, its tokens rows of the module.
+/// The type `text` writes, its tokens rows of the module, as a blob holds it (a field's
+/// type, a TypeSpec, a type argument).
 ///
 /// # Safety
 /// `text` is null or NUL-terminated.
@@ -73,10 +74,12 @@ unsafe fn type_of(metadata: &ModuleMetadata, text: *const c_char) -> Result<Type
     let text = unsafe { name_of(text) }?;
     let ty = parse_type(text).map_err(|e| said(text, e))?;
     type_rows(metadata, &ty)?;
+    encodes(text, ty.to_bytes())?;
     Ok(ty)
 }
 
-/// The method signature `text` writes, its tokens rows of the module.
+/// The method signature `text` writes, its tokens rows of the module, as a blob holds
+/// it.
 ///
 /// # Safety
 /// `text` is null or NUL-terminated.
@@ -89,7 +92,25 @@ unsafe fn signature_of(
     let sig = parse_method_sig(text).map_err(|e| said(text, e))?;
     type_rows(metadata, &sig.return_type)?;
     sig.params.iter().try_for_each(|p| type_rows(metadata, p))?;
+    encodes(text, sig.to_bytes())?;
     Ok(sig)
+}
+
+/// What `text` writes has a blob (the text form parses `void` and `pinned` anywhere;
+/// `void[]`, a `void` parameter, `int32 pinned[]` have none): else logged,
+/// [`E_INVALID_ARGUMENT`], and nothing is asked of the runtime.
+fn encodes(text: &str, blob: crate::error::Result<Vec<u8>>) -> Result<(), Status> {
+    match blob {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            crate::clr::log::write(&format!(
+                "ilr_host: cannot take {}: {}",
+                quoted(text),
+                cut(&e.to_string())
+            ));
+            Err(E_INVALID_ARGUMENT)
+        }
+    }
 }
 
 /// A text the library wrote that does not parse: logged (the status alone would not
@@ -298,6 +319,7 @@ pub(super) unsafe extern "C" fn module_method_spec(
         let text = unsafe { name_of(arguments) }?;
         let types = parse_types(text).map_err(|e| said(text, e))?;
         types.iter().try_for_each(|t| type_rows(metadata, t))?;
+        types.iter().try_for_each(|t| encodes(text, t.to_bytes()))?;
         // The runtime defines a MethodSpec of any method with any arguments, and fails
         // only when the JIT loads it (`BadImageFormatException` from the method that
         // calls it): the method must be generic, with as many type parameters.
