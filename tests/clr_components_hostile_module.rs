@@ -576,7 +576,6 @@ fn add_local_refuses_the_types_it_cannot_take() {
 /// (`ILR_E_INVALID_ARGUMENT`): it encoded the type as a plain type, where `pinned`
 /// cannot be.
 #[test]
-#[ignore = "host bug: edit_add_local refuses pinned locals"]
 fn add_local_takes_a_pinned_local() {
     for_each_runtime(|rt| {
         let config = hostile_wrap(

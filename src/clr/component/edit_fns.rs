@@ -20,6 +20,7 @@ use crate::body::MethodBody;
 use crate::clr::host::MethodEdit;
 use crate::opcode::{OpCode, OperandKind};
 use crate::sig::text::parse_type;
+use crate::sig::types::{Ctx, write_type};
 use crate::sig::{LocalVarSig, TypeSig, summarize_method_sig};
 use crate::transform::{InstrumentationCode, Instrumenter, Snippet};
 
@@ -90,7 +91,8 @@ pub(super) unsafe extern "C" fn edit_add_local(
             // SAFETY: NUL-terminated or null (refused), by the library's contract.
             let ty = unsafe { local_type(method, text) }?;
             let mut local = Vec::new();
-            ty.encode(&mut local).map_err(|_| E_INVALID_ARGUMENT)?;
+            // As a local, where `pinned` may head the type (not as a plain type).
+            write_type(&ty, &mut local, 0, Ctx::LOCAL).map_err(|_| E_INVALID_ARGUMENT)?;
             let locals = method
                 .method()
                 .context(body)
