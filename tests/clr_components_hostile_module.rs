@@ -941,3 +941,39 @@ fn what_the_host_keeps_during_a_call() {
         }
     });
 }
+
+/// Proves that a length or count no buffer can have never takes the program down: user
+/// strings and raw signatures of `SIZE_MAX`, 2^62 and 2^40 bytes, code of as many
+/// instructions inserted at the entry, before the returns, and as a wrap's entry and
+/// exit, each given with a real buffer that is invalid from its first bytes (so a host
+/// that reads no further than it must stays inside it), are `ILR_E_INVALID_ARGUMENT`
+/// and change nothing; `host->log` of a 100,000-byte line, and of the same buffer with
+/// the length `SIZE_MAX`, logs its first 64 KiB and says how long it was. Before, the
+/// log call aborted the process (`String::from_utf8_lossy` asked for `SIZE_MAX` bytes),
+/// and so did a wrap with 2^40 instructions (`snippet_of` allocated two arrays of that
+/// many entries before reading one: 4 TB); a wrap of `SIZE_MAX` instructions panicked
+/// inside the host (`ILR_E_FAILED`).
+#[test]
+#[ignore = "host bug: host->log(SIZE_MAX) and a wrap of 2^40 instructions abort the process"]
+fn lengths_no_buffer_can_have_are_refused() {
+    for_each_runtime(|rt| {
+        let out = unchanged(rt, "Answer", "lengths", &hostile_mod("lengths = true"));
+        let err = &out.stderr;
+        checks_passed(err, "hostile_mod", "lengths", 5, 1);
+        checks_passed(err, "hostile_mod", "edit lengths", 12, 1);
+        assert!(err.contains("hostile_mod: logged the long lines"), "{err}");
+        let long: Vec<&str> = err
+            .lines()
+            .filter(|l| l.starts_with("ilrewrite: hostile_mod: long line "))
+            .collect();
+        assert_eq!(long.len(), 2, "{err}");
+        for (line, length) in long.iter().zip(["100000", "18446744073709551615"]) {
+            assert!(line.len() < 66_000, "a line of {} bytes", line.len());
+            assert!(
+                line.ends_with(&format!("... ({length} bytes)")),
+                "{}",
+                &line[line.len() - 60..]
+            );
+        }
+    });
+}

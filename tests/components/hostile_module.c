@@ -30,6 +30,12 @@
  *                        returns)
  *   fail_load (boolean)  module_loaded fails (ILR_E_FAILED and a message) once it set
  *                        its item: the item stays (the edits check it)
+ *   lengths   (boolean)  batch "lengths": lengths and counts no array can have (SIZE_MAX,
+ *                        2^62, 2^40) with real buffers whose first bytes already make the
+ *                        call invalid (so that a host reading no further than it must stays
+ *                        inside them): user strings, raw signatures, inserted code, a wrap's
+ *                        code; and host->log of a 100,000-byte line, and of the same buffer
+ *                        with the length SIZE_MAX (the host reads no more than it shows)
  *
  * module_loaded (the `assembly` module only): batch "defs": null pointers, texts that do
  * not parse, nested past the limit (and at it), tokens of the wrong table or of no row,
@@ -65,6 +71,7 @@ static int64_t many = 0;
 static int64_t repeats = 0;
 static int32_t deep = 0;
 static int32_t fail_load = 0;
+static int32_t lengths = 0;
 static ilr_options start_options;
 
 static const ilr_option_spec option_table[] = {
@@ -74,6 +81,7 @@ static const ilr_option_spec option_table[] = {
     {"deep", ILR_OPTION_BOOLEAN},
     {"repeat", ILR_OPTION_INTEGER},
     {"fail_load", ILR_OPTION_BOOLEAN},
+    {"lengths", ILR_OPTION_BOOLEAN},
 };
 
 #define ARG ILR_E_INVALID_ARGUMENT
@@ -134,6 +142,7 @@ static ilr_status start(void *self, ilr_options o, ilr_error *error) {
     host->option_boolean(o, "deep", &deep);
     host->option_integer(o, "repeat", &repeats);
     host->option_boolean(o, "fail_load", &fail_load);
+    host->option_boolean(o, "lengths", &lengths);
     return ILR_OK;
 }
 
@@ -776,6 +785,34 @@ static void module_items(ilr_module m) {
     done(&c, "module items");
 }
 
+/* A 100,000-byte line for host->log: "hostile_mod: long line " then 'y's. */
+static char long_line[100000];
+
+/* Lengths no buffer can have, given with real buffers that are invalid from their first
+ * bytes on. */
+static void module_lengths(ilr_module m) {
+    checks c = {0, 0};
+    uint32_t t;
+    static const char bad_utf8[64] = "a\xff";
+    static const uint8_t trailing[64] = {0x00, 0x00, 0x01, 0xFF};
+    expect(&c, "user_string(length SIZE_MAX)", host->module_user_string(m, bad_utf8, SIZE_MAX, &t),
+           ARG);
+    expect(&c, "user_string(length 2^62)",
+           host->module_user_string(m, bad_utf8, (size_t)1 << 62, &t), ARG);
+    expect(&c, "user_string(length 2^40)",
+           host->module_user_string(m, bad_utf8, (size_t)1 << 40, &t), ARG);
+    expect(&c, "signature_bytes(length SIZE_MAX)",
+           host->module_signature_bytes(m, trailing, SIZE_MAX, &t), ARG);
+    expect(&c, "signature_bytes(length 2^40)",
+           host->module_signature_bytes(m, trailing, (size_t)1 << 40, &t), ARG);
+    memset(long_line, 'y', sizeof long_line);
+    memcpy(long_line, "hostile_mod: long line ", 23);
+    host->log(long_line, sizeof long_line);
+    host->log(long_line, SIZE_MAX);
+    log_line("hostile_mod: logged the long lines");
+    done(&c, "lengths");
+}
+
 static ilr_status module_loaded(void *self, ilr_module m, ilr_error *error) {
     (void)self;
     ilr_str name;
@@ -787,6 +824,8 @@ static ilr_status module_loaded(void *self, ilr_module m, ilr_error *error) {
     many_definitions(m);
     kinds(m);
     module_items(m);
+    if (lengths)
+        module_lengths(m);
     atomic_store(&defs_ready, 1);
     if (!atomic_exchange(&late_started, 1) && pthread_create(&late_thread, NULL, late, NULL) != 0)
         atomic_store(&late_started, 2);
@@ -911,6 +950,28 @@ static void after(ilr_edit e) {
     done(&c, "after");
 }
 
+/* Counts no array can have, given with a real array whose second instruction is
+ * already invalid: refused, the body unchanged. */
+static void edit_lengths(ilr_edit e) {
+    checks c = {0, 0};
+    ilr_instruction code[2] = {I(0x00 /* nop */, ILR_OPERAND_NONE, 0), I(0xFFFF, ILR_OPERAND_NONE, 0)};
+    size_t counts[3] = {SIZE_MAX, (size_t)1 << 62, (size_t)1 << 40};
+    char what[96];
+    for (int k = 0; k < 3; k++) {
+        snprintf(what, sizeof what, "insert_at_entry(count %d)", k);
+        expect(&c, what, host->body_insert_at_entry(e, code, counts[k], NULL), ARG);
+        snprintf(what, sizeof what, "insert_before_returns(count %d)", k);
+        expect(&c, what, host->body_insert_before_returns(e, code, counts[k]), ARG);
+        ilr_wrap w = {sizeof w, code, counts[k], NULL, 0, NULL, 0, NULL};
+        snprintf(what, sizeof what, "wrap(entry count %d)", k);
+        expect(&c, what, host->edit_wrap(e, &w), ARG);
+        ilr_wrap x = {sizeof x, NULL, 0, code, counts[k], NULL, 0, NULL};
+        snprintf(what, sizeof what, "wrap(exit count %d)", k);
+        expect(&c, what, host->edit_wrap(e, &x), ARG);
+    }
+    done(&c, "edit lengths");
+}
+
 /* Resident memory, in KiB (Linux). */
 static long rss_kib(void) {
     FILE *f = fopen("/proc/self/statm", "r");
@@ -983,6 +1044,8 @@ static ilr_status edit(void *self, ilr_edit e, int32_t *changed, ilr_error *erro
     after(e);
     if (repeats > 0)
         repeated(e);
+    if (lengths)
+        edit_lengths(e);
     if (strcmp(trick, "strings") == 0) {
         ilr_instruction code[2 * STRINGS];
         for (int k = 0; k < STRINGS; k++) {

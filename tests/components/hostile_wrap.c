@@ -60,6 +60,8 @@
  *   self_loop    `case` 0: a wrap whose entry has a `br` to itself; 1: the same code
  *                inserted at the entry; logs the status, then fails (rolled back).
  *   huge         a wrap whose entry is `case` nops; logs the status and milliseconds.
+ *   nop          a `nop` inserted at the entry (with want = 2: the single-ret kept);
+ *                logs "hostile_wrap: nop NAME status S".
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -729,6 +731,18 @@ static ilr_status edit(void *self, ilr_edit e, int32_t *changed, ilr_error *erro
         return self_loop(e, error);
     if (strcmp(trick, "huge") == 0)
         return huge(e, changed);
+    if (strcmp(trick, "nop") == 0) {
+        ilr_instruction nop = N(NOP);
+        ilr_status st = host->body_insert_at_entry(e, &nop, 1, NULL);
+        ilr_str name;
+        char line[400];
+        if (host->edit_name(e, &name) == ILR_OK) {
+            snprintf(line, sizeof line, "nop %.*s", (int)name.length, name.data);
+            status(line, st);
+        }
+        *changed = st == ILR_OK;
+        return ILR_OK;
+    }
     return ILR_OK;
 }
 
