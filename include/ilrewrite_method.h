@@ -176,7 +176,8 @@ typedef struct ilr_host {
     uint32_t abi_version;
 
     /* A line in the profiler's log, as given (the host cannot tell which library calls:
-     * name your method in the line). */
+     * name your method in the line); at most its first 64 KiB are read and written, then
+     * "... (N bytes)". */
     void (*log)(const char *message, size_t length);
 
     /* An option's value; ILR_E_NOT_FOUND when the configuration does not give it. */

@@ -954,7 +954,6 @@ fn what_the_host_keeps_during_a_call() {
 /// many entries before reading one: 4 TB); a wrap of `SIZE_MAX` instructions panicked
 /// inside the host (`ILR_E_FAILED`).
 #[test]
-#[ignore = "host bug: host->log(SIZE_MAX) and a wrap of 2^40 instructions abort the process"]
 fn lengths_no_buffer_can_have_are_refused() {
     for_each_runtime(|rt| {
         let out = unchanged(rt, "Answer", "lengths", &hostile_mod("lengths = true"));

@@ -9,7 +9,7 @@ use super::abi::{
     AssemblyRefC, E_FAILED, E_INVALID_ARGUMENT, E_NOT_FOUND, Handle, ItemDestructor, Status, Str,
 };
 use super::context::{keep_item, keep_string, with_module};
-use super::host_fns::{guarded, name_of, not_null, put};
+use super::host_fns::{array, guarded, name_of, not_null, put};
 use super::items::{ForeignItem, item_pointer};
 use crate::clr::runtime::{AssemblyName, ClrError, ModuleMetadata};
 use crate::metadata::{MetadataSource, table, token_table};
@@ -346,11 +346,11 @@ pub(super) unsafe extern "C" fn module_user_string(
     token: *mut u32,
 ) -> Status {
     define("ilr_host.module_user_string", module, token, |metadata| {
-        let bytes: &[u8] = match (text.is_null(), length) {
-            (_, 0) => &[],
-            (true, _) => return Err(E_INVALID_ARGUMENT),
-            // SAFETY: `length` readable bytes by the library's contract.
-            (false, n) => unsafe { core::slice::from_raw_parts(text.cast(), n) },
+        let bytes: &[u8] = match length {
+            0 => &[],
+            // SAFETY: `length` readable bytes by the library's contract (refused unread
+            // when null or longer than any array).
+            n => unsafe { array(text.cast(), n) }?,
         };
         let text = core::str::from_utf8(bytes).map_err(|_| E_INVALID_ARGUMENT)?;
         metadata.user_string(text).map_err(runtime)
@@ -380,11 +380,12 @@ pub(super) unsafe extern "C" fn module_signature_bytes(
         module,
         token,
         |metadata| {
-            if blob.is_null() || length == 0 {
+            if length == 0 {
                 return Err(E_INVALID_ARGUMENT);
             }
-            // SAFETY: `length` readable bytes by the library's contract.
-            let bytes = unsafe { core::slice::from_raw_parts(blob, length) };
+            // SAFETY: `length` readable bytes by the library's contract (refused unread
+            // when null or longer than any array).
+            let bytes = unsafe { array(blob, length) }?;
             let sig = MethodSig::parse(bytes).map_err(|_| E_INVALID_ARGUMENT)?;
             type_rows(metadata, &sig.return_type)?;
             sig.params.iter().try_for_each(|p| type_rows(metadata, p))?;
