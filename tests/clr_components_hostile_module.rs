@@ -736,6 +736,112 @@ fn wraps_keep_tail_calls_or_refuse_the_method() {
     });
 }
 
+/// Proves that the single-ret keeps tail calls (or leaves their methods alone): every
+/// method of `TailCalls.exe` and `EdgeCases.exe` is edited by a library that asked for
+/// the single-ret (`ILR_WANT_EDIT_SINGLE_RET`) and inserts a `nop` at the entry, so that
+/// the single-ret body is handed over; each insertion is taken, nothing is rolled back,
+/// and both programs print and exit as unprofiled (the 1,000,000-deep tail calls
+/// overflow the stack unless kept).
+#[test]
+fn the_single_ret_keeps_tail_calls() {
+    for_each_runtime(|rt| {
+        for (program, least) in [("TailCalls", 17), ("EdgeCases", 27)] {
+            let config = hostile_wrap(
+                program,
+                &format!("prefix = \"{program}.\", trick = \"nop\", want = 2"),
+            );
+            let out = unchanged(rt, program, &format!("single-ret-{program}"), &config);
+            let err = &out.stderr;
+            let all = err
+                .lines()
+                .filter(|l| l.starts_with("ilrewrite: hostile_wrap: nop "))
+                .count();
+            let taken = err
+                .lines()
+                .filter(|l| {
+                    l.starts_with("ilrewrite: hostile_wrap: nop ") && l.ends_with(" status 0")
+                })
+                .count();
+            assert!(taken >= least, "{program}: {taken} taken:\n{err}");
+            assert_eq!(all, taken, "{program}:\n{err}");
+            assert!(!err.contains("does not verify"), "{program}:\n{err}");
+            assert!(!err.contains("original IL is kept"), "{program}:\n{err}");
+        }
+    });
+}
+
+/// Proves that a library's failed edit is rolled back alone, its new local with it,
+/// whichever instrumentation method edits first: `scale` (x2) and `hostile_wrap` both
+/// edit `LocalsLimit.Program::AlmostFull` (65,534 locals); `hostile_wrap` adds the
+/// 65,535th local, is refused a wrap that needs one more, and fails its edit with that
+/// status: its edit is rolled back (logged, naming it) and `scale`'s stands (`almost full
+/// 131106`, twice 65,553), before it (priority 20) or after it (5).
+#[test]
+fn a_failed_edit_with_a_new_local_is_rolled_back_alone() {
+    for_each_runtime(|rt| {
+        for priority in [20, 5] {
+            let config = format!(
+                "[[method]]\nname = \"scale\"\npriority = {priority}\n\
+                 options = {{ filter = \"LocalsLimit.Program::AlmostFull\", factor = 2 }}\n\n{}",
+                hostile_wrap(
+                    "LocalsLimit",
+                    "method = \"LocalsLimit.Program::AlmostFull\", trick = \"locals\", case = 1",
+                )
+            );
+            let out = run(
+                rt,
+                "LocalsLimit",
+                &format!("rollback-{priority}"),
+                &config,
+                &[],
+            );
+            let err = &out.stderr;
+            assert_attached(&out);
+            assert_eq!(out.code(), exit_code("LocalsLimit"), "{err}");
+            let want = locals_limit_with(|l| match l {
+                "almost full 65553" => "almost full 131106\n".to_owned(),
+                other => format!("{other}\n"),
+            });
+            assert_eq!(out.stdout, want, "scale at {priority}:\n{err}");
+            assert!(
+                err.lines()
+                    .any(|l| l.contains("instrumentation method hostile_wrap")
+                        && l.contains("the wrap was refused, the edit fails (status -5)")
+                        && l.contains(
+                            "its edits of this method are rolled back, the others' kept"
+                        )),
+                "scale at {priority}:\n{err}"
+            );
+        }
+    });
+}
+
+/// Documents where a wrap's code may `localloc`: in the entry (before the `try`) it is
+/// taken and runs (`answer 41`); in the exit (a `finally` handler, where the JIT rejects
+/// it) `edit_wrap` answers `ILR_OK`, and the verification after the library's `edit`
+/// returns rolls the edit back ("localloc in a handler or filter"): the method runs its
+/// original IL.
+#[test]
+fn localloc_in_a_wrap_s_exit_is_rolled_back() {
+    for_each_runtime(|rt| {
+        for (case, what) in [(0, "localloc in exit"), (1, "localloc in entry")] {
+            let config = hostile_wrap(
+                "Answer",
+                &format!("method = \"Answer::Get\", trick = \"localloc\", case = {case}"),
+            );
+            let out = answers(rt, &format!("localloc-{case}"), &config, "answer 41\n", 41);
+            let err = &out.stderr;
+            assert_eq!(status(err, "hostile_wrap", what), 0);
+            let rolled_back = err.lines().any(|l| {
+                l.contains("Answer::Get")
+                    && l.contains("localloc in a handler or filter")
+                    && l.contains("its original IL is kept")
+            });
+            assert_eq!(rolled_back, case == 0, "case {case}:\n{err}");
+        }
+    });
+}
+
 /// Proves that a wrap of a method that never returns normally, and of an empty one, runs
 /// its exit on every way out: `EdgeCases.Program::ThrowAtEnd` (no `ret`, ends in
 /// `throw`) prints `hostile_wrap enter` and `hostile_wrap exit` as its exception leaves
@@ -772,7 +878,7 @@ fn a_wrap_of_a_method_ending_in_throw_or_empty_runs_its_exit() {
     });
 }
 
-/// Proves that every misuse of `ilr_wrap` is refused and changes nothing (55-odd
+/// Proves that every misuse of `ilr_wrap` is refused and changes nothing (60-odd
 /// checks, then the body compared instruction by instruction): a null wrap; `size` 0,
 /// 4, 8 or one less than the struct; a null array with a count; `ILR_OPERAND_METHOD_ID`
 /// on anything but `ldc.i4` (`ldc.i4.s`, `ldc.i8`, `nop`, `call`),
@@ -782,7 +888,8 @@ fn a_wrap_of_a_method_ending_in_throw_or_empty_runs_its_exit() {
 /// past the end, negative, past 32 bits, on `ldc.i4`, `leave.s` or `switch`; a branch to
 /// an instruction of the body; `ret`, `throw` last, `tail.`, `jmp`, `endfinally`, `leave`,
 /// `rethrow`; an unknown opcode or operand kind; a local or token the method or module
-/// does not have; a state local type of `void`, of no row, unparsable, empty, not UTF-8,
+/// does not have, `arglist` without varargs, `volatile.` before `nop` or last, `newobj`
+/// and `callvirt` of the (static) method itself; a state local type of `void`, of no row, unparsable, empty, not UTF-8,
 /// `void[]` (all `ILR_E_INVALID_ARGUMENT`); an entry that leaves a value or pops the empty
 /// stack, a return code that leaves a value, an exit that pops the empty stack
 /// (`ILR_E_REFUSED`, the body restored). Then the valid wrap runs: its entry prints the
@@ -804,7 +911,7 @@ fn every_misuse_of_a_wrap_is_refused_and_changes_nothing() {
             let out = run(rt, program, &format!("misuse-{program}"), &config, &[]);
             let err = &out.stderr;
             assert_attached(&out);
-            checks_passed(err, "hostile_wrap", "misuse", 55, 1);
+            checks_passed(err, "hostile_wrap", "misuse", 60, 1);
             let ids = err
                 .lines()
                 .find_map(|l| l.strip_prefix("ilrewrite: hostile_wrap: method "))

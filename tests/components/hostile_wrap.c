@@ -57,6 +57,9 @@
  *                ret" for a void method); logs "hostile_wrap: method T module M".
  *   exit_leaves  a wrap whose exit leaves an int32 on the stack; returns ILR_OK.
  *   entry_leaves a wrap whose entry leaves an int32 on the stack; returns ILR_OK.
+ *   localloc     `case` 0: a wrap whose exit (a finally handler) does `ldc.i4.4;
+ *                localloc; pop`; 1: the same in the entry (before the try); logs the
+ *                status, returns ILR_OK.
  *   self_loop    `case` 0: a wrap whose entry has a `br` to itself; 1: the same code
  *                inserted at the entry; logs the status, then fails (rolled back).
  *   huge         a wrap whose entry is `case` nops; logs the status and milliseconds.
@@ -246,6 +249,12 @@ static ilr_status module_loaded(void *self, ilr_module m, ilr_error *error) {
 #define STLOC 0xFE0E
 #define TAIL 0xFE14
 #define RETHROW 0xFE1A
+#define ARGLIST 0xFE00
+#define VOLATILE 0xFE13
+#define NEWOBJ 0x73
+#define CALLVIRT 0x6F
+#define LDC_I4_4 0x1A
+#define LOCALLOC 0xFE0F
 
 /* A copy of the body, instruction by instruction (the first 256). */
 typedef struct snapshot {
@@ -549,6 +558,9 @@ static ilr_status misuse(const defs *d, ilr_edit e, int32_t *changed, ilr_error 
     w = wrap_of(&nop, 1, NULL, 0, NULL, 1, NULL);
     expect(&c, "wrap(null on_return, count 1)", host->edit_wrap(e, &w), ARG);
 
+    uint64_t module = 0;
+    uint32_t token = 0;
+    host->edit_method(e, &module, &token);
     /* Code each place refuses, with what else is needed to be valid. */
     const struct {
         const char *what;
@@ -593,6 +605,11 @@ static ilr_status misuse(const defs *d, ilr_edit e, int32_t *changed, ilr_error 
         {"ldloc 1000 (no such local)", 0, NULL, 2, {I(LDLOC, ILR_OPERAND_VAR, 1000), N(POP)}},
         {"call of no row", 0, NULL, 1, {I(CALL, ILR_OPERAND_TOKEN, 0x0A00FFFF)}},
         {"ldstr of a MethodDef", 0, NULL, 2, {I(LDSTR, ILR_OPERAND_TOKEN, 0x06000001), N(POP)}},
+        {"arglist without varargs", 0, NULL, 2, {N(ARGLIST), N(POP)}},
+        {"volatile. before nop", 1, NULL, 2, {N(VOLATILE), N(NOP)}},
+        {"volatile. last", 1, NULL, 1, {N(VOLATILE)}},
+        {"newobj of the (static) method", 0, NULL, 1, {I(NEWOBJ, ILR_OPERAND_TOKEN, token)}},
+        {"callvirt of the (static) method", 2, NULL, 1, {I(CALLVIRT, ILR_OPERAND_TOKEN, token)}},
     };
     char what[160];
     for (size_t k = 0; k < COUNT(bad); k++) {
@@ -625,9 +642,6 @@ static ilr_status misuse(const defs *d, ilr_edit e, int32_t *changed, ilr_error 
 
     /* The control: method and module ids printed, a backward loop in the entry (3
      * times through the state local), and + 1000 to the return value. */
-    uint64_t module = 0;
-    uint32_t token = 0;
-    host->edit_method(e, &module, &token);
     char line[128];
     snprintf(line, sizeof line, "hostile_wrap: method %u module %llu", (unsigned)token,
              (unsigned long long)module);
@@ -669,6 +683,14 @@ static ilr_status leaves(const defs *d, ilr_edit e, int32_t *changed, int where)
                               I(CALL, ILR_OPERAND_TOKEN, d->wl_str), N(LDC_I4_1)};
     ilr_status st = wrap_in(e, where, code, COUNT(code), NULL);
     status(where ? "exit_leaves" : "entry_leaves", st);
+    *changed = st == ILR_OK;
+    return ILR_OK;
+}
+
+static ilr_status localloc_exit(ilr_edit e, int32_t *changed) {
+    ilr_instruction code[] = {N(LDC_I4_4), N(LOCALLOC), N(POP)};
+    ilr_status st = wrap_in(e, which == 0 ? 1 : 0, code, COUNT(code), NULL);
+    status(which == 0 ? "localloc in exit" : "localloc in entry", st);
     *changed = st == ILR_OK;
     return ILR_OK;
 }
@@ -729,6 +751,8 @@ static ilr_status edit(void *self, ilr_edit e, int32_t *changed, ilr_error *erro
         return leaves(d, e, changed, 0);
     if (strcmp(trick, "self_loop") == 0)
         return self_loop(e, error);
+    if (strcmp(trick, "localloc") == 0)
+        return localloc_exit(e, changed);
     if (strcmp(trick, "huge") == 0)
         return huge(e, changed);
     if (strcmp(trick, "nop") == 0) {
