@@ -141,9 +141,9 @@ typedef struct ilr_assembly_ref {
 } ilr_assembly_ref;
 
 /* A data item's destructor: called once, on any thread, when the item is replaced or
- * removed, or when what it belongs to goes (the module unloads, the profiler releases
- * its instrumentation methods). It may run after `destroy`; the library stays loaded
- * until the last item is destroyed. */
+ * removed (once the call that did it returned), or when what it belongs to goes (the
+ * module unloads; the runtime's Shutdown, for the modules still loaded). It may run
+ * after `destroy`; the library stays loaded until the last item is destroyed. */
 typedef void (*ilr_item_destructor)(void *item);
 
 /* Code run around the whole body (ilr_host.edit_wrap): `entry` before it, `exit` in a

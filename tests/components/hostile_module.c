@@ -167,7 +167,13 @@ static void count_destroyed(void *p) {
         atomic_fetch_add(&destroyed_null, 1);
         return;
     }
-    atomic_fetch_add(&((item *)p)->destroyed, 1);
+    int n = atomic_fetch_add(&((item *)p)->destroyed, 1) + 1;
+    /* D and Q live until the module unloads or the profiler lets go of its methods. */
+    if (p == &item_d || (p == &item_q && n == 2)) {
+        char line[64];
+        snprintf(line, sizeof line, "hostile_mod: %s destroyed at the end", ((item *)p)->name);
+        log_line(line);
+    }
 }
 
 /* What the destructors that call the host saw (-100: not run yet). */
@@ -1012,6 +1018,11 @@ static void repeated(ilr_edit e) {
     }
 }
 
+static void destroy(void *self) {
+    (void)self;
+    log_line("hostile_mod: destroy");
+}
+
 static int is_named(ilr_str name) {
     return (name.length == 13 && memcmp(name.data, "Program::Main", 13) == 0) ||
            (name.length == 11 && memcmp(name.data, "Answer::Get", 11) == 0);
@@ -1084,5 +1095,6 @@ ilr_status ilrewrite_method_create(const ilr_host *h, ilr_method *m, ilr_error *
     m->wants = wants;
     m->edit = edit;
     m->module_loaded = module_loaded;
+    m->destroy = destroy;
     return ILR_OK;
 }
