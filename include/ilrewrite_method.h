@@ -285,8 +285,9 @@ typedef struct ilr_host {
     /* With `wants` answering ILR_WANT_EDIT_SINGLE_RET: the body has one `ret`, reached
      * by every return; `*epilogue` is the id of the epilogue's first instruction (the
      * return value, if any, is stored in the return-value local before it),
-     * `*return_local` that local's index or -1 for a `void` method. ILR_E_NOT_FOUND
-     * otherwise. */
+     * `*return_local` that local's index or -1 for a `void` method. ILR_E_NOT_FOUND when
+     * no instrumentation method asked for it (one that did not ask gets it too when
+     * another one did: the body is single-ret for all). */
     ilr_status (*edit_single_ret)(ilr_edit edit, uint32_t *epilogue, int32_t *return_local);
     /* Wraps the whole body: `entry; try { body } finally { exit }`, then `on_return`
      * (ilr_wrap). All or nothing; afterwards the body's instruction ids are new (walk it

@@ -608,17 +608,44 @@ fn add_local_takes_a_pinned_local() {
     });
 }
 
-/// Proves that `edit_single_ret` answers only a library that asked for the single-ret:
-/// null out-pointers are `ILR_E_INVALID_ARGUMENT` either way; without having asked it is
-/// `ILR_E_NOT_FOUND` (the program unchanged); having asked, it gives the epilogue and the
-/// return-value local, and `+ 1000` through that local before the epilogue makes
-/// `answer 1041`.
+/// Proves that `edit_single_ret` answers when the body was made single-ret: null
+/// out-pointers are `ILR_E_INVALID_ARGUMENT` either way; when no instrumentation method
+/// asked for it, it is `ILR_E_NOT_FOUND` (the program unchanged); having asked, the
+/// library gets the epilogue and the return-value local, and `+ 1000` through that
+/// local before the epilogue makes `answer 1041`. When another library asked
+/// (`tracer_c`, on `Returns.Values::Branches`), one that did not gets them too (`ILR_OK`:
+/// the body is single-ret for every instrumentation method; the header said
+/// `ILR_E_NOT_FOUND`).
 #[test]
-fn the_single_ret_answers_only_who_asked() {
+fn the_single_ret_answers_once_the_body_is_single_ret() {
     for_each_runtime(|rt| {
         let asked = hostile_wrap("Answer", "method = \"Answer::Get\", trick = \"single_ret\"");
         let out = answers(rt, "single-ret-1", &asked, "answer 41\n", 41);
-        checks_passed(&out.stderr, "hostile_wrap", "single_ret", 3, 1);
+        checks_passed(&out.stderr, "hostile_wrap", "single_ret", 2, 1);
+        let got = status(
+            &out.stderr,
+            "hostile_wrap",
+            "single_ret without having asked",
+        );
+        assert_eq!(got, -3);
+        let config = format!(
+            "[[method]]\nname = \"tracer_c\"\nlibrary = {}\noptions = {{ assembly = \"Returns\", \
+             methods = [\"Returns.Values::Branches\"], single_ret = [\"Returns.Values::Branches\"] }}\n\n{}",
+            toml_str(&library("tracer")),
+            hostile_wrap(
+                "Returns",
+                "method = \"Returns.Values::Branches\", trick = \"single_ret\"",
+            )
+        );
+        let out = run(rt, "Returns", "single-ret-other", &config, &[]);
+        let err = &out.stderr;
+        assert_attached(&out);
+        assert_eq!(out.code(), exit_code("Returns"), "{err}");
+        checks_passed(err, "hostile_wrap", "single_ret", 2, 1);
+        assert_eq!(
+            status(err, "hostile_wrap", "single_ret without having asked"),
+            0
+        );
         let asked = hostile_wrap(
             "Answer",
             "method = \"Answer::Get\", trick = \"single_ret\", want = 2",
