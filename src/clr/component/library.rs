@@ -19,8 +19,7 @@ use crate::analysis::{MaxStackMode, ReturnKind, StackAnalyzer};
 use crate::body::{ClauseKind, MethodBody};
 use crate::clr::host::{
     Candidate, Events, InstrumentationMethod, Interest, MethodEdit, MethodError, ModuleLoad,
-    OptionKind,
-    OptionSpec, Options, Start,
+    OptionKind, OptionSpec, Options, Start,
 };
 use crate::clr::profiler::{Callback, Callbacks};
 use crate::clr::rewrite::pipeline::tail_calls_return;
