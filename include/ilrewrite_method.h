@@ -142,9 +142,9 @@ typedef struct ilr_assembly_ref {
 } ilr_assembly_ref;
 
 /* A data item's destructor: called once, on any thread, when the item is replaced or
- * removed, or when what it belongs to goes (the module unloads, the profiler releases
- * its instrumentation methods). It may run after `destroy`; the library stays loaded
- * until the last item is destroyed. */
+ * removed (once the call that did it returned), or when what it belongs to goes (the
+ * module unloads; the runtime's Shutdown, for the modules still loaded). It may run
+ * after `destroy`; the library stays loaded until the last item is destroyed. */
 typedef void (*ilr_item_destructor)(void *item);
 
 /* Code run around the whole body (ilr_host.edit_wrap): `entry` before it, `exit` in a
@@ -177,7 +177,8 @@ typedef struct ilr_host {
     uint32_t abi_version;
 
     /* A line in the profiler's log, as given (the host cannot tell which library calls:
-     * name your method in the line). */
+     * name your method in the line); at most its first 64 KiB are read and written, then
+     * "... (N bytes)". */
     void (*log)(const char *message, size_t length);
 
     /* An option's value; ILR_E_NOT_FOUND when the configuration does not give it. */
@@ -255,7 +256,8 @@ typedef struct ilr_host {
     ilr_status (*module_field_ref)(ilr_module module, uint32_t parent, const char *name,
                                    const char *type, uint32_t *token);
     /* A MethodSpec of generic method `method` (MethodDef or MemberRef) with `arguments`
-     * (`int32, string`). */
+     * (`int32, string`), as many as it has type parameters (else
+     * ILR_E_INVALID_ARGUMENT: the runtime would fail only when the JIT loads it). */
     ilr_status (*module_method_spec)(ilr_module module, uint32_t method, const char *arguments,
                                      uint32_t *token);
     /* A user string (`ldstr`) of `length` bytes of UTF-8 (NULs allowed). */
@@ -286,8 +288,9 @@ typedef struct ilr_host {
     /* With `wants` answering ILR_WANT_EDIT_SINGLE_RET: the body has one `ret`, reached
      * by every return; `*epilogue` is the id of the epilogue's first instruction (the
      * return value, if any, is stored in the return-value local before it),
-     * `*return_local` that local's index or -1 for a `void` method. ILR_E_NOT_FOUND
-     * otherwise. */
+     * `*return_local` that local's index or -1 for a `void` method. ILR_E_NOT_FOUND when
+     * no instrumentation method asked for it (one that did not ask gets it too when
+     * another one did: the body is single-ret for all). */
     ilr_status (*edit_single_ret)(ilr_edit edit, uint32_t *epilogue, int32_t *return_local);
     /* Wraps the whole body: `entry; try { body } finally { exit }`, then `on_return`
      * (ilr_wrap). All or nothing; afterwards the body's instruction ids are new (walk it

@@ -12,14 +12,15 @@ use super::abi::{
 };
 use super::context::{keep_item, with_edit, with_edit_of};
 use super::host_fns::{
-    Var, fits, guarded, instruction_of, name_of, not_null, put, refused, var_of,
+    Var, array, fits, guarded, instruction_of, name_of, not_null, put, refused, var_of,
 };
 use super::items::{ForeignItem, item_pointer};
-use super::module_fns::type_rows;
+use super::module_fns::{said, type_rows};
 use crate::body::MethodBody;
 use crate::clr::host::MethodEdit;
 use crate::opcode::{OpCode, OperandKind};
 use crate::sig::text::parse_type;
+use crate::sig::types::{Ctx, write_type};
 use crate::sig::{LocalVarSig, TypeSig, summarize_method_sig};
 use crate::transform::{InstrumentationCode, Instrumenter, Snippet};
 
@@ -75,10 +76,7 @@ pub(super) unsafe extern "C" fn edit_set_method_item(
 unsafe fn local_type(method: &MethodEdit<'_, '_>, text: *const c_char) -> Result<TypeSig, Status> {
     // SAFETY: the caller's contract.
     let text = unsafe { name_of(text) }?;
-    let ty = parse_type(text).map_err(|e| {
-        crate::clr::log::write(&format!("ilr_host: cannot read {text:?}: {e}"));
-        E_INVALID_ARGUMENT
-    })?;
+    let ty = parse_type(text).map_err(|e| said(text, e))?;
     if matches!(ty, TypeSig::Void) {
         return Err(E_INVALID_ARGUMENT);
     }
@@ -97,7 +95,8 @@ pub(super) unsafe extern "C" fn edit_add_local(
             // SAFETY: NUL-terminated or null (refused), by the library's contract.
             let ty = unsafe { local_type(method, text) }?;
             let mut local = Vec::new();
-            ty.encode(&mut local).map_err(|_| E_INVALID_ARGUMENT)?;
+            // As a local, where `pinned` may head the type (not as a plain type).
+            write_type(&ty, &mut local, 0, Ctx::LOCAL).map_err(|_| E_INVALID_ARGUMENT)?;
             let locals = method
                 .method()
                 .context(body)
@@ -159,23 +158,34 @@ unsafe fn snippet_of(
     if count == 0 {
         return Ok(Snippet::default());
     }
-    if code.is_null() {
-        return Err(E_INVALID_ARGUMENT);
+    // SAFETY: non-null and valid for `count` reads by the caller's contract (refused
+    // unread when null or when no array can be that long).
+    let code = unsafe { array(code, count) }?;
+    // First every opcode known and every operand kind the ABI's, up to the first that is
+    // not, and the targets of the code's own branches: nothing is allocated in
+    // proportion to `count` (which a library can get wrong) before its instructions are
+    // read, and a count longer than the array stops at the garbage after it.
+    let mut targets = Vec::new();
+    for c in code {
+        OpCode::from_code(c.opcode).ok_or(E_INVALID_ARGUMENT)?;
+        match c.operand_kind {
+            OPERAND_CODE => match usize::try_from(c.operand) {
+                Ok(to) if to < count => targets.push(to),
+                _ => return Err(E_INVALID_ARGUMENT),
+            },
+            kind if kind > OPERAND_CODE => return Err(E_INVALID_ARGUMENT),
+            _ => {}
+        }
     }
-    // SAFETY: non-null and valid for `count` reads by the caller's contract.
-    let code = unsafe { core::slice::from_raw_parts(code, count) };
+    targets.sort_unstable();
+    targets.dedup();
     let mut builder = Snippet::builder();
-    let labels: Vec<_> = (0..count).map(|_| builder.new_label()).collect();
-    let bound: Vec<bool> = (0..count)
-        .map(|i| {
-            code.iter()
-                .any(|c| c.operand_kind == OPERAND_CODE && c.operand == i as i64)
-        })
-        .collect();
+    let labels: Vec<_> = targets.iter().map(|_| builder.new_label()).collect();
+    let label = |to: usize| targets.binary_search(&to).ok().map(|i| labels[i]);
     let mut plain = smallvec::SmallVec::<[_; 8]>::new();
     for (at, c) in code.iter().enumerate() {
-        if bound[at] {
-            builder.bind(labels[at]);
+        if let Some(here) = label(at) {
+            builder.bind(here);
         }
         let opcode = OpCode::from_code(c.opcode).ok_or(E_INVALID_ARGUMENT)?;
         match c.operand_kind {
@@ -192,15 +202,15 @@ unsafe fn snippet_of(
                 builder.module_id();
             }
             OPERAND_CODE => {
-                let to = usize::try_from(c.operand).map_err(|_| E_INVALID_ARGUMENT)?;
                 let branch = matches!(
                     opcode.operand(),
                     OperandKind::Branch | OperandKind::ShortBranch
                 );
-                if !branch || to >= count {
-                    return Err(E_INVALID_ARGUMENT);
-                }
-                builder.branch(opcode, labels[to]);
+                let to = usize::try_from(c.operand).ok().and_then(label);
+                match (branch, to) {
+                    (true, Some(to)) => builder.branch(opcode, to),
+                    _ => return Err(E_INVALID_ARGUMENT),
+                };
             }
             OPERAND_METHOD_ID | OPERAND_MODULE_ID => return Err(E_INVALID_ARGUMENT),
             _ => {

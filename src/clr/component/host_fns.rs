@@ -116,6 +116,22 @@ pub(super) fn not_null<T>(out: *mut T) -> Result<(), Status> {
     }
 }
 
+/// The `count` values at `at` as a slice; [`E_INVALID_ARGUMENT`], nothing read, when `at`
+/// is null or no array can be that long (more than `isize::MAX` bytes, which
+/// `from_raw_parts` cannot take: a count the library got wrong).
+///
+/// # Safety
+/// `at` is null or valid for `count` reads.
+pub(super) unsafe fn array<'a, T>(at: *const T, count: usize) -> Result<&'a [T], Status> {
+    let bytes = count.checked_mul(size_of::<T>());
+    if at.is_null() || bytes.is_none_or(|b| b > isize::MAX as usize) {
+        return Err(E_INVALID_ARGUMENT);
+    }
+    // SAFETY: non-null, valid for `count` reads by the caller's contract, and within
+    // `isize::MAX` bytes.
+    Ok(unsafe { core::slice::from_raw_parts(at, count) })
+}
+
 /// Code a library gives: its instructions, and its branches to its own instructions
 /// (`ILR_OPERAND_CODE`: the branch's position and the target's), whose operands are a
 /// placeholder until [`Code::link`] sets them once the code has ids.
@@ -154,11 +170,9 @@ pub(super) unsafe fn code_of(
     if count == 0 {
         return Ok(out);
     }
-    if code.is_null() {
-        return Err(E_INVALID_ARGUMENT);
-    }
-    // SAFETY: non-null and valid for `count` reads by the caller's contract.
-    let code = unsafe { core::slice::from_raw_parts(code, count) };
+    // SAFETY: valid for `count` reads by the caller's contract (refused unread when
+    // null or when no array can be that long).
+    let code = unsafe { array(code, count) }?;
     // A placeholder for branches into the code: any instruction of the body.
     let placeholder = body.instrs.first().ok_or(E_REFUSED)?;
     for (at, c) in code.iter().enumerate() {
@@ -479,14 +493,24 @@ unsafe fn put_ids(ids: *mut u32, new: &[InstrId]) {
     }
 }
 
+/// The most of one message `host->log` reads and writes.
+const LOG_LIMIT: usize = 64 * 1024;
+
 unsafe extern "C" fn host_log(message: *const c_char, length: usize) {
     let _ = log::contain_logged("ilr_host.log", || {
         if message.is_null() {
             return;
         }
-        // SAFETY: valid for `length` reads by the library's contract.
-        let bytes = unsafe { core::slice::from_raw_parts(message.cast::<u8>(), length) };
-        log::write(&String::from_utf8_lossy(bytes));
+        // Only what is written is read: a length the library got wrong (`SIZE_MAX`) reads
+        // no more than the limit, and allocates no more.
+        let shown = length.min(LOG_LIMIT);
+        // SAFETY: valid for `length` reads by the library's contract, so for `shown`.
+        let bytes = unsafe { core::slice::from_raw_parts(message.cast::<u8>(), shown) };
+        let text = String::from_utf8_lossy(bytes);
+        match length > LOG_LIMIT {
+            true => log::write(&format!("{text}... ({length} bytes)")),
+            false => log::write(&text),
+        }
     });
 }
 

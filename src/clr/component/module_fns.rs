@@ -9,10 +9,10 @@ use super::abi::{
     AssemblyRefC, E_FAILED, E_INVALID_ARGUMENT, E_NOT_FOUND, Handle, ItemDestructor, Status, Str,
 };
 use super::context::{keep_item, keep_string, with_module};
-use super::host_fns::{guarded, name_of, not_null, put};
+use super::host_fns::{array, guarded, name_of, not_null, put};
 use super::items::{ForeignItem, item_pointer};
 use crate::clr::runtime::{AssemblyName, ClrError, ModuleMetadata};
-use crate::metadata::{table, token_table};
+use crate::metadata::{MetadataSource, table, token_table};
 use crate::sig::text::{parse_method_sig, parse_type, parse_types};
 use crate::sig::{FieldSig, MethodSig, TypeSig};
 
@@ -64,7 +64,8 @@ pub(super) fn type_rows(metadata: &ModuleMetadata, ty: &TypeSig) -> Result<(), S
     Ok(())
 }
 
-/// The type `text` writes, its tokens rows of the module.
+/// The type `text` writes, its tokens rows of the module, as a blob holds it (a field's
+/// type, a TypeSpec, a type argument).
 ///
 /// # Safety
 /// `text` is null or NUL-terminated.
@@ -73,10 +74,12 @@ unsafe fn type_of(metadata: &ModuleMetadata, text: *const c_char) -> Result<Type
     let text = unsafe { name_of(text) }?;
     let ty = parse_type(text).map_err(|e| said(text, e))?;
     type_rows(metadata, &ty)?;
+    encodes(text, ty.to_bytes())?;
     Ok(ty)
 }
 
-/// The method signature `text` writes, its tokens rows of the module.
+/// The method signature `text` writes, its tokens rows of the module, as a blob holds
+/// it.
 ///
 /// # Safety
 /// `text` is null or NUL-terminated.
@@ -89,14 +92,57 @@ unsafe fn signature_of(
     let sig = parse_method_sig(text).map_err(|e| said(text, e))?;
     type_rows(metadata, &sig.return_type)?;
     sig.params.iter().try_for_each(|p| type_rows(metadata, p))?;
+    encodes(text, sig.to_bytes())?;
     Ok(sig)
+}
+
+/// What `text` writes has a blob (the text form parses `void` and `pinned` anywhere;
+/// `void[]`, a `void` parameter, `int32 pinned[]` have none): else logged,
+/// [`E_INVALID_ARGUMENT`], and nothing is asked of the runtime.
+fn encodes(text: &str, blob: crate::error::Result<Vec<u8>>) -> Result<(), Status> {
+    match blob {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            crate::clr::log::write(&format!(
+                "ilr_host: cannot take {}: {}",
+                quoted(text),
+                cut(&e.to_string())
+            ));
+            Err(E_INVALID_ARGUMENT)
+        }
+    }
 }
 
 /// A text the library wrote that does not parse: logged (the status alone would not
 /// say where), [`E_INVALID_ARGUMENT`].
-fn said(text: &str, e: crate::error::Error) -> Status {
-    crate::clr::log::write(&format!("ilr_host: cannot read {text:?}: {e}"));
+pub(super) fn said(text: &str, e: crate::error::Error) -> Status {
+    crate::clr::log::write(&format!(
+        "ilr_host: cannot read {}: {}",
+        quoted(text),
+        cut(&e.to_string())
+    ));
     E_INVALID_ARGUMENT
+}
+
+/// At most this many characters of a library's text go into a log line (a text can be
+/// megabytes long), and at most [`SHOWN_ERROR`] of an error message (which may quote it).
+const SHOWN: usize = 160;
+const SHOWN_ERROR: usize = 400;
+
+/// `text` cut after [`SHOWN_ERROR`] characters, saying how long it was.
+fn cut(text: &str) -> String {
+    match text.char_indices().nth(SHOWN_ERROR) {
+        None => text.to_owned(),
+        Some((end, _)) => format!("{}... ({} bytes)", &text[..end], text.len()),
+    }
+}
+
+/// `text` quoted for the log (Rust's debug form), cut after [`SHOWN`] characters.
+fn quoted(text: &str) -> String {
+    match text.char_indices().nth(SHOWN) {
+        None => format!("{text:?}"),
+        Some((end, _)) => format!("{:?}... ({} bytes)", &text[..end], text.len()),
+    }
 }
 
 /// Runs `define` on the module `module` lends, and writes the token it gives to `token`.
@@ -273,6 +319,22 @@ pub(super) unsafe extern "C" fn module_method_spec(
         let text = unsafe { name_of(arguments) }?;
         let types = parse_types(text).map_err(|e| said(text, e))?;
         types.iter().try_for_each(|t| type_rows(metadata, t))?;
+        types.iter().try_for_each(|t| encodes(text, t.to_bytes()))?;
+        // The runtime defines a MethodSpec of any method with any arguments, and fails
+        // only when the JIT loads it (`BadImageFormatException` from the method that
+        // calls it): the method must be generic, with as many type parameters.
+        let parameters = MetadataSource::signature(metadata, method)
+            .ok()
+            .and_then(|blob| MethodSig::parse(blob).ok())
+            .map_or(0, |sig| sig.generic_param_count);
+        if parameters as usize != types.len() {
+            crate::clr::log::write(&format!(
+                "ilr_host: no MethodSpec of {method:#010x} over {} type arguments: the \
+                 method has {parameters} type parameters",
+                types.len()
+            ));
+            return Err(E_INVALID_ARGUMENT);
+        }
         metadata.method_spec(method, &types).map_err(runtime)
     })
 }
@@ -284,11 +346,11 @@ pub(super) unsafe extern "C" fn module_user_string(
     token: *mut u32,
 ) -> Status {
     define("ilr_host.module_user_string", module, token, |metadata| {
-        let bytes: &[u8] = match (text.is_null(), length) {
-            (_, 0) => &[],
-            (true, _) => return Err(E_INVALID_ARGUMENT),
-            // SAFETY: `length` readable bytes by the library's contract.
-            (false, n) => unsafe { core::slice::from_raw_parts(text.cast(), n) },
+        let bytes: &[u8] = match length {
+            0 => &[],
+            // SAFETY: `length` readable bytes by the library's contract (refused unread
+            // when null or longer than any array).
+            n => unsafe { array(text.cast(), n) }?,
         };
         let text = core::str::from_utf8(bytes).map_err(|_| E_INVALID_ARGUMENT)?;
         metadata.user_string(text).map_err(runtime)
@@ -318,11 +380,12 @@ pub(super) unsafe extern "C" fn module_signature_bytes(
         module,
         token,
         |metadata| {
-            if blob.is_null() || length == 0 {
+            if length == 0 {
                 return Err(E_INVALID_ARGUMENT);
             }
-            // SAFETY: `length` readable bytes by the library's contract.
-            let bytes = unsafe { core::slice::from_raw_parts(blob, length) };
+            // SAFETY: `length` readable bytes by the library's contract (refused unread
+            // when null or longer than any array).
+            let bytes = unsafe { array(blob, length) }?;
             let sig = MethodSig::parse(bytes).map_err(|_| E_INVALID_ARGUMENT)?;
             type_rows(metadata, &sig.return_type)?;
             sig.params.iter().try_for_each(|p| type_rows(metadata, p))?;
