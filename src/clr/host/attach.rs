@@ -198,10 +198,14 @@ impl Manager {
                 _ => {}
             }
         }
+        let mut taken = Vec::new();
         running
             .hosting
             .engine
-            .for_each_module(|state| state.items.clear());
+            .for_each_module(|state| taken.extend(state.items.take_all()));
+        // Dropped outside the registry's lock: a library's destructor may wait for a
+        // thread that looks a module up.
+        drop(taken);
         drop(self.containers.assemblies.take_all());
         drop(self.containers.app_domains.take_all());
         log::write("detached");
