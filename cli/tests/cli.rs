@@ -336,54 +336,71 @@ fn fake_dial(socket: &Path) -> std::thread::JoinHandle<Vec<String>> {
     })
 }
 
+/// One session of `ilrewrite dial SOCKET COMMANDS...` (no COMMANDS: the lines of
+/// `input` on standard input) against a [`fake_dial`] at `socket`: exit status,
+/// standard output, and the lines the dial received.
+#[cfg(unix)]
+fn dial_session(
+    socket: &Path,
+    commands: &[&str],
+    input: &str,
+) -> (Option<i32>, String, Vec<String>) {
+    let server = fake_dial(socket);
+    let args = [&["dial", socket.to_str().unwrap()][..], commands].concat();
+    let out = match commands.is_empty() {
+        true => run_with_input(&args, input),
+        false => run(&args),
+    };
+    let received = server.join().unwrap();
+    std::fs::remove_file(socket).unwrap();
+    let err = stderr(&out);
+    assert!(!err.contains("panicked"), "{err}");
+    if out.status.code() == Some(3) {
+        assert!(
+            err.contains("the connection ended before the answer's final line"),
+            "{err}"
+        );
+    }
+    (out.status.code(), stdout(&out), received)
+}
+
 #[cfg(unix)]
 #[test]
 fn dial_sends_commands_and_exits_by_the_answers() {
     let dir = scratch("dial");
     let socket = dir.join("dial.sock");
-    let path = socket.to_str().unwrap();
-
-    let server = fake_dial(&socket);
-    let out = run(&["dial", path, "state", "revert A.B::C"]);
+    let state = "method A.B::C stage=active\nok\n";
     assert_eq!(
-        assert_ok("state", &out),
-        "method A.B::C stage=active\nok\nok\n"
+        dial_session(&socket, &["state", "revert A.B::C"], ""),
+        (
+            Some(0),
+            format!("{state}ok\n"),
+            vec!["state".into(), "revert A.B::C".into()]
+        )
     );
-    assert_eq!(server.join().unwrap(), ["state", "revert A.B::C"]);
-    std::fs::remove_file(&socket).unwrap();
-
     // An `error:` answer: status 1, and the commands after it are still sent.
-    let server = fake_dial(&socket);
-    let out = run(&["dial", path, "bad", "state"]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(
-        stdout(&out),
-        "error: unknown command `bad`\nmethod A.B::C stage=active\nok\n"
+        dial_session(&socket, &["bad", "state"], ""),
+        (
+            Some(1),
+            format!("error: unknown command `bad`\n{state}"),
+            vec!["bad".into(), "state".into()]
+        )
     );
-    assert_eq!(server.join().unwrap(), ["bad", "state"]);
-    std::fs::remove_file(&socket).unwrap();
-
     // From standard input, blank lines skipped; a refusal ends the run.
-    let server = fake_dial(&socket);
-    let out = run_with_input(&["dial", path], "state\n\n  \nrefuse\nstate\n");
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(
-        stdout(&out),
-        "method A.B::C stage=active\nok\nerror: refused: connection from uid 65534\n"
+        dial_session(&socket, &[], "state\n\n  \nrefuse\nstate\n"),
+        (
+            Some(1),
+            format!("{state}error: refused: connection from uid 65534\n"),
+            vec!["state".into(), "refuse".into()]
+        )
     );
-    assert_eq!(server.join().unwrap(), ["state", "refuse"]);
-    std::fs::remove_file(&socket).unwrap();
-
-    // A connection that ends within an answer: status 3, what came is shown.
-    let server = fake_dial(&socket);
-    let out = run(&["dial", path, "cut", "state"]);
-    assert_fails(
-        "cut",
-        &out,
-        3,
-        &["the connection ended before the answer's final line"],
+    // A connection that ends within an answer: status 3 (said on standard error), what
+    // came is shown.
+    assert_eq!(
+        dial_session(&socket, &["cut", "state"], ""),
+        (Some(3), "method A.B\n".into(), vec!["cut".into()])
     );
-    assert_eq!(stdout(&out), "method A.B\n");
-    assert_eq!(server.join().unwrap(), ["cut"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
