@@ -84,9 +84,12 @@ struct Cli {
 /// The subcommands.
 //
 // `ps` and `attach PID --profiler PATH --clsid GUID [--config FILE]` come with the
-// diagnostics-IPC client (`ilrewrite::diagnostics`): a module each (`mod ps;`,
-// `mod attach;`, with `Args` and `run` like the others), a variant each here, an arm
-// each in `main`, and their statuses in EXIT_STATUS.
+// diagnostics-IPC client (`ilrewrite::diagnostics`, feature `attach`, Unix): the
+// feature added to `ilrewrite`'s in cli/Cargo.toml, a module each (`mod ps;`,
+// `mod attach;`, with `Args` and `run` like the others; on other systems a `run`
+// that says there is none, as dial.rs does), a variant each here, an arm each in
+// `main`, their statuses in EXIT_STATUS (a process that cannot be reached: 3, as the
+// dial's; a refused attach: 1) and their own `after_help`.
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Decode and re-encode every method body of assemblies and report the counts
