@@ -637,11 +637,12 @@ fn a_dial_directory_open_to_others_is_refused() {
     })
 }
 
-/// Another user cannot use the dial: when the tests run as root, the client example
-/// runs as `nobody` (`setpriv`); first through the directory as the profiler made it
-/// (mode 0700: refused by the file system), then with the directory and socket opened
-/// to everyone (refused by the peer check). Elsewhere the peer check's unit tests stand
-/// for it.
+/// Another user cannot use the dial: when the tests run as root, the client
+/// (`ilrewrite dial`, built by `clr_support::build_cli`) runs as `nobody` (`setpriv`);
+/// first through the directory as the profiler made it (mode 0700: refused by the file
+/// system, exit status 3: cannot connect), then with the directory and socket opened to
+/// everyone (refused by the peer check, exit status 1). Elsewhere the peer check's unit
+/// tests stand for it.
 #[test]
 fn another_user_is_refused() {
     for_each_runtime(|rt| {
@@ -651,13 +652,14 @@ fn another_user_is_refused() {
             eprintln!("not root or no setpriv: the peer check's unit tests cover this");
             return;
         }
-        let client = clr_support::build_example("dial", &[]);
+        let client = clr_support::build_cli();
         let socket = socket_in("foreign");
         let mut program = start(rt, "foreign", &socket, "1", &[]);
         let as_nobody = |command: &str| {
             let mut cmd = Command::new(setpriv);
             cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
                 .arg(&client)
+                .arg("dial")
                 .arg(&socket)
                 .arg(command);
             cmd.output().expect("the client runs")
@@ -665,7 +667,7 @@ fn another_user_is_refused() {
         // Before, and after each attempt: nothing changed.
         let instrument = "instrument Dial.Values::Plain scale factor=3";
         let out = as_nobody(instrument);
-        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert_eq!(out.status.code(), Some(3), "{out:?}");
         assert_eq!(value(&program.answer("round"), "Plain"), 10);
         let dir = socket.parent().expect("a directory");
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");

@@ -1,6 +1,7 @@
-//! The examples' command lines: bad arguments, a path that does not exist and a file
-//! that is not an assembly are errors that name the problem and exit non-zero, never a
-//! panic or a silent "0 assemblies".
+//! The command line of the `throughput` example: bad arguments, a path that does not
+//! exist and a file that is not an assembly are errors that name the problem and exit
+//! non-zero, never a panic. (The `ilrewrite` command's subcommands have theirs in
+//! `cli/tests/cli.rs`.)
 //!
 //! The examples are built (or found fresh) with the same cargo, profile and features
 //! as this test, through `cargo build --message-format=json`, which says where each
@@ -11,9 +12,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
-
-mod clr_support;
-use clr_support::{Runtime, for_each_runtime};
 
 /// The string value starting right after `key` in a JSON line (escapes undone), if
 /// `key` occurs in it.
@@ -126,125 +124,16 @@ fn missing_paths_and_non_assemblies_are_errors_naming_the_path() {
     let text = dir.join("notes.dll");
     std::fs::write(&text, "not an assembly\n").unwrap();
     let (missing, text) = (missing.to_str().unwrap(), text.to_str().unwrap());
-    for example in ["disasm", "roundtrip", "throughput"] {
-        let out = run(example, &[missing]);
-        assert_fails(example, &out, 1, &[missing]);
-        let out = run(example, &[text]);
-        assert_fails(example, &out, 1, &[text, "not a .NET assembly"]);
-    }
-    let out = run("disasm", &[text, "System.String::Concat"]);
-    assert_fails("disasm", &out, 1, &[text, "not a .NET assembly"]);
+    let out = run("throughput", &[missing]);
+    assert_fails("throughput", &out, 1, &[missing]);
+    let out = run("throughput", &[text]);
+    assert_fails("throughput", &out, 1, &[text, "not a .NET assembly"]);
 }
 
 #[test]
 fn bad_arguments_print_the_usage() {
-    for (example, args) in [
-        ("disasm", &["--bogus"][..]),
-        ("disasm", &["a.dll", "T::M", "extra"]),
-        ("disasm", &["a.dll", "T::M(int32"]),
-        ("disasm", &["a.dll", "0x0A000001"]),
-        ("roundtrip", &["--bogus"]),
-        ("throughput", &["--bogus"]),
-        ("throughput", &["a.dll", "b.dll"]),
-        ("throughput", &["-n", "zero"]),
-    ] {
-        let out = run(example, args);
-        assert_fails(&format!("{example} {args:?}"), &out, 2, &["usage"]);
+    for args in [&["--bogus"][..], &["a.dll", "b.dll"], &["-n", "zero"]] {
+        let out = run("throughput", args);
+        assert_fails(&format!("throughput {args:?}"), &out, 2, &["usage"]);
     }
-}
-
-#[test]
-fn roundtrip_skips_and_counts_what_is_not_an_assembly_in_a_directory() {
-    let dir = scratch("examples_cli_dir");
-    std::fs::write(dir.join("native.dll"), "not an assembly\n").unwrap();
-    let out = run("roundtrip", &[dir.to_str().unwrap()]);
-    assert_fails(
-        "roundtrip",
-        &out,
-        1,
-        &["no .NET assemblies found (1 other files skipped)"],
-    );
-    let runtime = ilrewrite_corpus::default_runtime().unwrap_or_else(|e| panic!("{e}"));
-    let framework = runtime.framework_dir();
-    std::fs::copy(
-        framework.join("System.Runtime.dll"),
-        dir.join("System.Runtime.dll"),
-    )
-    .unwrap();
-    let out = run("roundtrip", &[dir.to_str().unwrap()]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}");
-    assert!(stdout.contains("assemblies 1,"), "{stdout}");
-    assert!(
-        stdout.contains("skipped 1 files that are not .NET assemblies"),
-        "{stdout}"
-    );
-}
-
-#[test]
-fn disasm_selects_methods() {
-    for_each_runtime(disasm_selects_methods_of);
-}
-
-fn disasm_selects_methods_of(rt: &Runtime) {
-    let corelib = rt.corelib();
-    let corelib = corelib.to_str().unwrap();
-    let listed = |args: &[&str]| {
-        let out = run("disasm", args);
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let stdout = String::from_utf8(out.stdout).unwrap();
-        stdout
-            .lines()
-            .filter(|l| {
-                l.starts_with("// ") && !l.starts_with("// token") && !l.starts_with("// code size")
-            })
-            .map(str::to_string)
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(
-        listed(&[corelib, "System.String::Concat(string,string)"]),
-        ["// string System.String::Concat(string, string)"]
-    );
-    assert_eq!(
-        listed(&[
-            corelib,
-            "System.Collections.Generic.List`1/Enumerator::MoveNext"
-        ]),
-        ["// instance bool System.Collections.Generic.List`1/Enumerator::MoveNext()"]
-    );
-    let concats = listed(&[corelib, "System.String::Concat"]);
-    let two_strings = "// string System.String::Concat(string, string)";
-    assert!(concats.iter().any(|l| l == two_strings), "{concats:?}");
-    let token = listed_token(corelib, "System.String::Concat(string,string)");
-    assert_eq!(
-        listed(&[corelib, &token]),
-        [two_strings],
-        "selected by its token {token}"
-    );
-    if let Some(f) = rt.facts() {
-        assert_eq!(
-            concats.len(),
-            f.string_concat_overloads,
-            "{rt}: {concats:?}"
-        );
-    }
-    let out = run("disasm", &[corelib, "System.String::NoSuchMethod"]);
-    assert_fails("disasm", &out, 1, &["System.String::NoSuchMethod"]);
-}
-
-/// The token the disassembler prints (`// token 0x........`) for the one method
-/// `selector` names.
-fn listed_token(assembly: &str, selector: &str) -> String {
-    let out = run("disasm", &[assembly, selector]);
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    let tokens: Vec<&str> = stdout
-        .lines()
-        .filter_map(|l| l.strip_prefix("// token "))
-        .collect();
-    assert_eq!(tokens.len(), 1, "{selector}: {stdout}");
-    tokens[0].split(',').next().unwrap().to_owned()
 }

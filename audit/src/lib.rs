@@ -1,8 +1,9 @@
 //! Test support for `ilrewrite`, not part of the library users depend on: whole-assembly
 //! checks that run the codec, the analyses and the instrumentation over every method
 //! body of an assembly and report what happened, with made-up hook tokens. The corpus
-//! tests, the examples and the benchmarks use them; a user can run them against their
-//! own assemblies (the `roundtrip` example) before trusting the crate in production.
+//! tests, the command-line tool, the examples and the benchmarks use them; a user can
+//! run them against their own assemblies (`ilrewrite roundtrip PATH...`, from `cli/`)
+//! before trusting the crate in production.
 
 mod rewrite;
 mod roundtrip;

@@ -11,7 +11,9 @@
 //! # Which runtimes
 //!
 //! [`runtimes`] gives the runtimes to test against, newest first; every test that
-//! starts a runtime runs on each of them. Resolved once per process:
+//! starts a runtime runs on each of them ([`default_runtime`], the first, for tools that
+//! read one framework, resolves and provisions that one alone). Resolved once per
+//! process:
 //!
 //! 1. **`ILREWRITE_DOTNET_ROOT`**, if set, names one installation to use instead (any
 //!    version: its highest `shared/Microsoft.NETCore.App/<version>/`). It is an explicit

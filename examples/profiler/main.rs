@@ -85,7 +85,7 @@
 //! on the Unix socket `PATH` (its directory made with mode 0700, or else the user's own
 //! and closed to group and others; only the process's user may connect), printing
 //! `ilrewrite: dial listening on PATH` at start-up. Its commands (one per line, answered
-//! by lines then `ok`, or one `error: ...` line; `examples/dial.rs` is a client) change
+//! by lines then `ok`, or one `error: ...` line; `ilrewrite dial` is a client) change
 //! what running methods compute from their next call: `instrument Type::Method NAME
 //! [key=value ...] [flags=...]` (NAME one of the hosted instrumentation methods; `scale`
 //! and `offset` then need no `filter`, and take their operand from the request),

@@ -156,7 +156,8 @@ pub(crate) fn param_texts<M: MetadataSource + ?Sized>(
 /// The name of MethodDef `method` as selectors write it: `Namespace.Type::Method`, a
 /// nested type as `Namespace.Outer/Inner`, a generic type with its arity; the method's
 /// name as the metadata has it (unquoted). Never fails: what the source cannot give is
-/// written in hex ([`method_name`]).
+/// written in hex ([`method_name`]). Used by the `clr` feature's code only.
+#[cfg(feature = "clr")]
 pub(crate) fn selector_name<M: MetadataSource + ?Sized>(metadata: &M, method: u32) -> String {
     let listed = method_name(metadata, method);
     let name = metadata

@@ -747,17 +747,6 @@ pub fn profile_dir() -> PathBuf {
     deps.parent().expect("the profile directory").to_path_buf()
 }
 
-/// Builds the example `name` of this package, a program (not a cdylib), with
-/// `features`, into the profile directory of this test binary and returns its path
-/// (`<profile dir>/examples/<name>`), as [`build_example_cdylib`] does for libraries.
-///
-/// # Panics
-///
-/// As [`build_example_cdylib`].
-pub fn build_example(name: &str, features: &[&str]) -> PathBuf {
-    build_example_cdylib_or_bin(None, name, features, false)
-}
-
 /// Builds the example `name` of this package, a cdylib, with `features`, into the
 /// profile directory of this test binary ([`profile_dir`]) and returns
 /// `<profile dir>/examples/lib<name>.so` (with the platform's prefix and suffix).
@@ -770,21 +759,44 @@ pub fn build_example(name: &str, features: &[&str]) -> PathBuf {
 ///
 /// If cargo fails (with its output) or the cdylib is not there afterwards.
 pub fn build_example_cdylib(name: &str, features: &[&str]) -> PathBuf {
-    build_example_cdylib_or_bin(None, name, features, true)
+    build_artifact(None, Artifact::ExampleCdylib(name), features)
 }
 
 /// [`build_example_cdylib`] for an example of the workspace member `package` (built
 /// with its default features).
 pub fn build_package_example_cdylib(package: &str, name: &str) -> PathBuf {
-    build_example_cdylib_or_bin(Some(package), name, &[], true)
+    build_artifact(Some(package), Artifact::ExampleCdylib(name), &[])
 }
 
-fn build_example_cdylib_or_bin(
-    package: Option<&str>,
-    name: &str,
-    features: &[&str],
-    cdylib: bool,
-) -> PathBuf {
+/// Builds the command-line tool `ilrewrite` (workspace member `cli/`) into the profile
+/// directory of this test binary and returns its path (`<profile dir>/ilrewrite`), as
+/// [`build_example_cdylib`] does for libraries. The library `ilrewrite` is built with
+/// the features of this test, so that the build shares the test's.
+///
+/// # Panics
+///
+/// As [`build_example_cdylib`].
+pub fn build_cli() -> PathBuf {
+    let features: Vec<&str> = [
+        ("ilrewrite/pe", cfg!(feature = "pe")),
+        ("ilrewrite/clr", cfg!(feature = "clr")),
+        ("ilrewrite/elt-test-modes", cfg!(feature = "elt-test-modes")),
+    ]
+    .into_iter()
+    .filter_map(|(feature, on)| on.then_some(feature))
+    .collect();
+    build_artifact(Some("ilrewrite-cli"), Artifact::Bin("ilrewrite"), &features)
+}
+
+/// What [`build_artifact`] builds.
+enum Artifact<'a> {
+    /// An example that is a cdylib (`--example NAME`).
+    ExampleCdylib(&'a str),
+    /// A program (`--bin NAME`).
+    Bin(&'a str),
+}
+
+fn build_artifact(package: Option<&str>, artifact: Artifact<'_>, features: &[&str]) -> PathBuf {
     let profile_dir = profile_dir();
     let target_dir = profile_dir.parent().expect("the target directory");
     let profile = profile_dir
@@ -794,10 +806,22 @@ fn build_example_cdylib_or_bin(
     let mut cmd = Command::new(env!("CARGO"));
     cmd.arg("build")
         .arg("--manifest-path")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
-        .args(["--example", name])
-        .arg("--target-dir")
-        .arg(target_dir);
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"));
+    let built = match artifact {
+        Artifact::ExampleCdylib(name) => {
+            cmd.args(["--example", name]);
+            profile_dir.join("examples").join(format!(
+                "{}{name}{}",
+                std::env::consts::DLL_PREFIX,
+                std::env::consts::DLL_SUFFIX
+            ))
+        }
+        Artifact::Bin(name) => {
+            cmd.args(["--bin", name]);
+            profile_dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
+        }
+    };
+    cmd.arg("--target-dir").arg(target_dir);
     if let Some(package) = package {
         cmd.args(["-p", package]);
     }
@@ -823,22 +847,12 @@ fn build_example_cdylib_or_bin(
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let lib = match cdylib {
-        true => profile_dir.join("examples").join(format!(
-            "{}{name}{}",
-            std::env::consts::DLL_PREFIX,
-            std::env::consts::DLL_SUFFIX
-        )),
-        false => profile_dir
-            .join("examples")
-            .join(format!("{name}{}", std::env::consts::EXE_SUFFIX)),
-    };
     assert!(
-        lib.is_file(),
+        built.is_file(),
         "{cmd:?} succeeded but {} does not exist",
-        lib.display()
+        built.display()
     );
-    lib
+    built
 }
 
 // ---------------------------------------------------------------------------------------

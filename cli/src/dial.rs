@@ -1,14 +1,12 @@
-//! `dial`: a client of the live dial, the control channel through which the user who
-//! owns a profiled process changes, while it runs, which methods run which
-//! instrumentation (`ilrewrite::clr::dial`, Unix only). Plain std: it needs no feature
-//! of the crate.
+//! `ilrewrite dial SOCKET [COMMAND...]`: a client of the live dial, the control channel
+//! through which the user who owns a profiled process changes, while it runs, which
+//! methods run which instrumentation (`ilrewrite::clr::dial`, Unix only). Plain std: it
+//! needs no feature of the crate.
 //!
 //! ```text
-//! dial SOCKET [COMMAND ...]
-//!
-//! cargo run --example dial -- /run/user/1000/ilrewrite/dial.sock state
-//! cargo run --example dial -- "$SOCK" 'instrument App.Orders::Place timing threshold_ms=5' state
-//! printf 'revert App.Orders::*\nstate\n' | cargo run --example dial -- "$SOCK"
+//! ilrewrite dial /run/user/1000/ilrewrite/dial.sock state
+//! ilrewrite dial "$SOCK" 'instrument App.Orders::Place timing threshold_ms=5' state
+//! printf 'revert App.Orders::*\nstate\n' | ilrewrite dial "$SOCK"
 //! ```
 //!
 //! With commands as arguments it sends each (one argument, one line; an argument
@@ -25,45 +23,50 @@
 //! past the dial's limit of open connections gets `error: busy: ...` and is closed:
 //! after either, nothing more is sent.
 //!
-//! Exit status: 0 when every answer ended in `ok`; 1 when one ended in `error: `
-//! (a refused or busy connection included); 2 when it cannot connect, or the
-//! connection failed or ended before the final line of an answer (said on standard
-//! error), or for a usage error.
+//! Status 0 when every answer ended in `ok`; 1 when one ended in `error: ` (a refused
+//! or busy connection included); 2 for bad arguments (a command holding a newline
+//! included); 3 when it cannot connect, or the connection (or standard input) failed,
+//! or the connection ended before the final line of an answer (said on standard
+//! error).
 
-use std::process::ExitCode;
+use crate::Status;
+use std::ffi::OsString;
+use std::path::PathBuf;
 
-#[cfg(unix)]
-fn main() -> ExitCode {
-    unix::main()
+/// The arguments of `dial`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The dial's Unix socket (the profiler's ILREWRITE_DIAL; it prints `ilrewrite: dial
+    /// listening on PATH` at start-up)
+    socket: PathBuf,
+    /// Commands, one argument each, sent in order over one connection (`help` lists
+    /// them) [default: the lines of standard input, blank ones skipped]
+    #[arg(value_name = "COMMAND")]
+    commands: Vec<OsString>,
 }
 
+/// Runs `dial`.
 #[cfg(not(unix))]
-fn main() -> ExitCode {
-    eprintln!("dial: the live dial is a Unix socket; this system has none");
-    ExitCode::from(2)
+pub(crate) fn run(args: Args) -> Status {
+    let _ = args;
+    eprintln!("ilrewrite dial: the live dial is a Unix socket; this system has none");
+    Status::Unreachable
+}
+
+/// Runs `dial`.
+#[cfg(unix)]
+pub(crate) fn run(args: Args) -> Status {
+    unix::run(args)
 }
 
 #[cfg(unix)]
 mod unix {
+    use super::Args;
+    use crate::Status;
     use std::ffi::OsString;
     use std::io::{self, BufRead, BufReader, Write};
     use std::os::unix::ffi::OsStringExt;
     use std::os::unix::net::UnixStream;
-    use std::path::PathBuf;
-    use std::process::ExitCode;
-
-    const USAGE: &str = "usage: dial SOCKET [COMMAND ...]   (no COMMAND: one per line on standard input; `help` lists them)";
-
-    /// How a run ends, and its exit status.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-    enum Status {
-        /// Every answer ended in `ok`.
-        Ok = 0,
-        /// An answer ended in `error: `.
-        Error = 1,
-        /// No connection, a connection that failed or ended early, a usage error.
-        Failed = 2,
-    }
 
     /// What an answer ended with.
     enum Answer {
@@ -73,35 +76,26 @@ mod unix {
         Closed,
     }
 
-    pub(super) fn main() -> ExitCode {
-        let status = run(std::env::args_os().skip(1).collect());
-        ExitCode::from(status as u8)
-    }
-
-    fn run(args: Vec<OsString>) -> Status {
-        let mut args = args.into_iter();
-        let Some(socket) = args.next() else {
-            eprintln!("{USAGE}");
-            return Status::Failed;
-        };
-        if socket == "-h" || socket == "--help" {
-            println!("{USAGE}");
-            return Status::Ok;
-        }
-        let socket = PathBuf::from(socket);
-        let commands: Vec<Vec<u8>> = args.map(OsString::into_vec).collect();
+    pub(super) fn run(args: Args) -> Status {
+        let Args { socket, commands } = args;
+        let commands: Vec<Vec<u8>> = commands.into_iter().map(OsString::into_vec).collect();
         if let Some(bad) = commands.iter().find(|c| c.contains(&b'\n')) {
-            eprintln!(
-                "dial: {:?} holds a newline; a command is one line (one argument each)",
-                String::from_utf8_lossy(bad)
+            return crate::usage_error(
+                "dial",
+                format!(
+                    "{:?} holds a newline; a command is one line (one argument each)",
+                    String::from_utf8_lossy(bad)
+                ),
             );
-            return Status::Failed;
         }
         let stream = match UnixStream::connect(&socket) {
             Ok(stream) => stream,
             Err(e) => {
-                eprintln!("dial: cannot connect to {}: {e}", socket.display());
-                return Status::Failed;
+                eprintln!(
+                    "ilrewrite dial: cannot connect to {}: {e}",
+                    socket.display()
+                );
+                return Status::Unreachable;
             }
         };
         let mut connection = Connection::new(stream);
@@ -127,8 +121,8 @@ mod unix {
                 Ok(0) => return Ok(status),
                 Ok(_) => {}
                 Err(e) => {
-                    eprintln!("dial: cannot read standard input: {e}");
-                    return Err(Status::Failed);
+                    eprintln!("ilrewrite dial: cannot read standard input: {e}");
+                    return Err(Status::Unreachable);
                 }
             }
             if line.last() == Some(&b'\n') {
@@ -162,14 +156,14 @@ mod unix {
             let written = self.reader.get_mut().write_all(&request);
             match self.answer() {
                 Ok(Answer::Ok) => Ok(status),
-                Ok(Answer::Error) => Ok(status.max(Status::Error)),
-                Ok(Answer::Closed) => Err(status.max(Status::Error)),
+                Ok(Answer::Error) => Ok(status.max(Status::Failure)),
+                Ok(Answer::Closed) => Err(status.max(Status::Failure)),
                 Err(why) => {
                     match written {
-                        Err(e) => eprintln!("dial: cannot send a command: {e}"),
-                        Ok(()) => eprintln!("dial: {why}"),
+                        Err(e) => eprintln!("ilrewrite dial: cannot send a command: {e}"),
+                        Ok(()) => eprintln!("ilrewrite dial: {why}"),
                     }
-                    Err(Status::Failed)
+                    Err(Status::Unreachable)
                 }
             }
         }

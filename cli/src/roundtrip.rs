@@ -1,26 +1,33 @@
-//! Decodes and re-encodes every method body of assemblies and reports the counts.
+//! `ilrewrite roundtrip [PATH...]`: decodes and re-encodes every method body of
+//! assemblies and reports the counts (`ilrewrite_audit::round_trip_assembly`).
 //!
-//! ```text
-//! cargo run --release --features pe --example roundtrip -- [PATH...]
-//! ```
-//! Each PATH is an assembly or a directory (searched recursively for .dll/.exe files that
-//! are managed). Default: the shared framework of the default runtime (.NET 8.0.4,
+//! Each PATH is an assembly or a directory (searched recursively for .dll/.exe files
+//! that are managed). Default: the shared framework of the default runtime (.NET 8.0.4,
 //! provisioned on first use; see `ilrewrite_corpus::default_runtime`).
 //!
 //! A PATH that does not exist, or a file named on the command line that is not a .NET
-//! assembly, is an error (exit status 1, the path named); in a directory, files that are
-//! not .NET assemblies (native DLLs) are skipped and counted. Exits with status 1 if any
-//! body or LocalVarSig does not round-trip byte-identical, or if no assembly was found;
-//! 2 for bad arguments.
+//! assembly, is an error (status 1, the path named); in a directory, files that are not
+//! .NET assemblies (native DLLs) are skipped and counted. Status 1 too if any body or
+//! LocalVarSig does not round-trip byte-identical, or if no assembly was found.
+//!
+//! Standard output: a line per assembly with failures, then the totals, the skipped
+//! files, the time and the first 50 failures.
 
+use crate::Status;
 use ilrewrite::pe::Assembly;
 use ilrewrite_audit::{RoundTripReport, round_trip_assembly};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::Instant;
 
-const USAGE: &str =
-    "usage: roundtrip [PATH...]   (assemblies or directories; default: the framework)";
+/// The arguments of `roundtrip`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Assemblies, or directories searched recursively for .dll and .exe files (files
+    /// there that are not .NET assemblies are skipped and counted) [default: the shared
+    /// framework of .NET 8.0.4, downloaded into target/ on first use]
+    #[arg(value_name = "PATH")]
+    paths: Vec<PathBuf>,
+}
 
 /// Appends the .dll and .exe files under directory `dir` to `out`, recursively.
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -57,38 +64,24 @@ fn files_of(args: &[PathBuf]) -> Result<Vec<(PathBuf, bool)>, String> {
     Ok(files)
 }
 
-fn main() -> ExitCode {
-    let mut args = Vec::new();
-    let mut options_done = false;
-    for arg in std::env::args().skip(1) {
-        if !options_done && arg == "--" {
-            options_done = true;
-        } else if !options_done && (arg == "-h" || arg == "--help") {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        } else if !options_done && arg.starts_with('-') && arg.len() > 1 {
-            eprintln!("roundtrip: unknown option {arg:?}\n{USAGE}");
-            return ExitCode::from(2);
-        } else {
-            args.push(PathBuf::from(arg));
-        }
-    }
-    let files = if args.is_empty() {
+/// Runs `roundtrip`.
+pub(crate) fn run(args: Args) -> Status {
+    let files = if args.paths.is_empty() {
         match ilrewrite_corpus::default_runtime()
             .and_then(ilrewrite_corpus::Runtime::framework_assemblies)
         {
             Ok(files) => files.into_iter().map(|f| (f, false)).collect(),
             Err(e) => {
-                eprintln!("roundtrip: no default assemblies: {e}");
-                return ExitCode::FAILURE;
+                eprintln!("ilrewrite roundtrip: no default assemblies: {e}");
+                return Status::Failure;
             }
         }
     } else {
-        match files_of(&args) {
+        match files_of(&args.paths) {
             Ok(files) => files,
             Err(e) => {
-                eprintln!("roundtrip: {e}");
-                return ExitCode::FAILURE;
+                eprintln!("ilrewrite roundtrip: {e}");
+                return Status::Failure;
             }
         }
     };
@@ -102,8 +95,8 @@ fn main() -> ExitCode {
                     .map_err(|e| format!("not a .NET assembly: {e}"))
             });
         if let Err(e) = checked {
-            eprintln!("roundtrip: {}: {e}", file.display());
-            return ExitCode::FAILURE;
+            eprintln!("ilrewrite roundtrip: {}: {e}", file.display());
+            return Status::Failure;
         }
     }
     let mut total = RoundTripReport::default();
@@ -121,7 +114,10 @@ fn main() -> ExitCode {
             continue;
         };
         assemblies += 1;
-        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        let name = file.file_name().map_or_else(
+            || file.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
         let report = round_trip_assembly(&name, &asm);
         if !report.failures.is_empty() {
             println!("{name}: {} failures", report.failures.len());
@@ -130,8 +126,8 @@ fn main() -> ExitCode {
     }
     let elapsed = start.elapsed();
     if assemblies == 0 {
-        eprintln!("roundtrip: no .NET assemblies found ({skipped} other files skipped)");
-        return ExitCode::FAILURE;
+        eprintln!("ilrewrite roundtrip: no .NET assemblies found ({skipped} other files skipped)");
+        return Status::Failure;
     }
     println!("{total}");
     if skipped > 0 {
@@ -146,8 +142,8 @@ fn main() -> ExitCode {
         println!("FAILED {f}");
     }
     if total.failures.is_empty() {
-        ExitCode::SUCCESS
+        Status::Ok
     } else {
-        ExitCode::FAILURE
+        Status::Failure
     }
 }

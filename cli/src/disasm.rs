@@ -1,8 +1,5 @@
-//! Prints methods of a .NET assembly in ilasm syntax.
-//!
-//! ```text
-//! cargo run --release --features pe --example disasm -- [ASSEMBLY] [METHOD]
-//! ```
+//! `ilrewrite disasm [ASSEMBLY] [METHOD]`: prints methods of a .NET assembly in ilasm
+//! syntax (`ilrewrite::disasm`).
 //!
 //! METHOD selects the methods to list:
 //!
@@ -17,19 +14,30 @@
 //! `System.Text.StringBuilder::ToString()`. A single argument is the METHOD when it is
 //! not an existing file and looks like one (has `::` or starts with `0x`).
 //!
-//! Exit status: 0 when methods were listed, 1 when none matched or the assembly could
-//! not be read, 2 for bad arguments.
+//! Status 0 when methods were listed, 1 when none matched or the assembly could not be
+//! read, 2 for bad arguments (a METHOD that cannot be parsed included).
 
+use crate::Status;
 use ilrewrite::MethodBody;
 use ilrewrite::disasm::{MethodName, disassemble, method_name};
 use ilrewrite::pe::{Assembly, MethodDefInfo};
 use std::path::PathBuf;
-use std::process::ExitCode;
 
-const USAGE: &str = "usage: disasm [ASSEMBLY] [METHOD]
-  METHOD: Namespace.Type::Name, Namespace.Outer/Inner::Name, Type::Name(param,...),
-          Name, or a MethodDef token 0x06xxxxxx
-  defaults: System.Private.CoreLib and System.Text.StringBuilder::ToString()";
+/// The METHOD listed when none is given.
+const DEFAULT_METHOD: &str = "System.Text.StringBuilder::ToString()";
+
+/// The arguments of `disasm`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The assembly [default: System.Private.CoreLib of .NET 8.0.4, downloaded into
+    /// target/ on first use]. A single argument that is not an existing file and looks
+    /// like a METHOD (has `::` or starts with `0x`) is the METHOD
+    assembly: Option<PathBuf>,
+    /// The methods to list: Namespace.Type::Name, Namespace.Outer/Inner::Name,
+    /// Type::Name(param,...) for one overload (parameter types as listings write them),
+    /// Name, or a MethodDef token 0x06xxxxxx [default: System.Text.StringBuilder::ToString()]
+    method: Option<String>,
+}
 
 /// Which methods to list.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,72 +120,53 @@ fn strip(s: &str) -> String {
         .collect()
 }
 
-/// The assembly (`None`: the default) and the query (as given and parsed), or a
-/// message for bad arguments.
-fn parse_args(args: &[String]) -> Result<(Option<PathBuf>, String, Query), String> {
-    let mut positional = Vec::new();
-    let mut options_done = false;
-    for arg in args {
-        if !options_done && arg == "--" {
-            options_done = true;
-        } else if !options_done && arg.starts_with('-') && arg.len() > 1 {
-            return Err(format!("unknown option {arg:?}"));
-        } else {
-            positional.push(arg.as_str());
-        }
-    }
-    let default_query = "System.Text.StringBuilder::ToString()";
-    let (path, query) = match positional[..] {
-        [] => (None, default_query),
-        [one] => {
-            let looks_like_method = one.contains("::") || one.starts_with("0x");
-            if looks_like_method && !std::path::Path::new(one).exists() {
-                (None, one)
-            } else {
-                (Some(PathBuf::from(one)), default_query)
+/// The assembly (`None`: the default) and the METHOD text, the single-argument rule
+/// applied.
+fn resolve_args(args: Args) -> (Option<PathBuf>, String) {
+    match (args.assembly, args.method) {
+        (None, _) => (None, DEFAULT_METHOD.to_string()),
+        (Some(path), Some(method)) => (Some(path), method),
+        (Some(one), None) => match one.to_str() {
+            Some(text) if (text.contains("::") || text.starts_with("0x")) && !one.exists() => {
+                (None, text.to_string())
             }
-        }
-        [path, query] => (Some(PathBuf::from(path)), query),
-        _ => return Err(format!("too many arguments ({})", positional.len())),
-    };
-    Ok((path, query.to_string(), Query::parse(query)?))
+            _ => (Some(one), DEFAULT_METHOD.to_string()),
+        },
+    }
 }
 
-fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "-h" || a == "--help") {
-        println!("{USAGE}");
-        return ExitCode::SUCCESS;
-    }
-    let (path, query_text, query) = match parse_args(&args) {
-        Ok(parsed) => parsed,
-        Err(e) => {
-            eprintln!("disasm: {e}\n{USAGE}");
-            return ExitCode::from(2);
-        }
+/// Runs `disasm`.
+pub(crate) fn run(args: Args) -> Status {
+    let (path, query_text) = resolve_args(args);
+    let query = match Query::parse(&query_text) {
+        Ok(query) => query,
+        Err(e) => return crate::usage_error("disasm", e),
     };
     let path = match path {
         Some(path) => path,
         None => match ilrewrite_corpus::default_runtime().map(ilrewrite_corpus::Runtime::corelib) {
             Ok(path) => path,
             Err(e) => {
-                eprintln!("disasm: no default assembly: {e}");
-                return ExitCode::FAILURE;
+                eprintln!("ilrewrite disasm: no default assembly: {e}");
+                return Status::Failure;
             }
         },
     };
     let data = match std::fs::read(&path) {
         Ok(data) => data,
         Err(e) => {
-            eprintln!("disasm: {}: {e}", path.display());
-            return ExitCode::FAILURE;
+            eprintln!("ilrewrite disasm: {}: {e}", path.display());
+            return Status::Failure;
         }
     };
     let asm = match Assembly::parse(&data) {
         Ok(asm) => asm,
         Err(e) => {
-            eprintln!("disasm: {}: not a .NET assembly: {e}", path.display());
-            return ExitCode::FAILURE;
+            eprintln!(
+                "ilrewrite disasm: {}: not a .NET assembly: {e}",
+                path.display()
+            );
+            return Status::Failure;
         }
     };
     let mut found = 0;
@@ -185,7 +174,7 @@ fn main() -> ExitCode {
         let method = match method {
             Ok(method) => method,
             Err(e) => {
-                eprintln!("disasm: {}: {e}", path.display());
+                eprintln!("ilrewrite disasm: {}: {e}", path.display());
                 continue;
             }
         };
@@ -218,10 +207,10 @@ fn main() -> ExitCode {
     }
     if found == 0 {
         eprintln!(
-            "disasm: no method of {} matches {query_text}",
+            "ilrewrite disasm: no method of {} matches {query_text}",
             path.display()
         );
-        return ExitCode::FAILURE;
+        return Status::Failure;
     }
-    ExitCode::SUCCESS
+    Status::Ok
 }
