@@ -189,3 +189,70 @@ fn what_only_start_up_allows_is_refused_at_attach() {
         assert_eq!(out.code(), clr_support::exit_code("Dial"), "{}", out.stderr);
     });
 }
+
+/// Proves the command-line tool's path through the same steps: `ilrewrite ps` lists the
+/// running `Dial.exe` with its runtime version; `ilrewrite attach PID --profiler ENGINE
+/// --clsid ... --config FILE --dial SOCKET` attaches the engine (status 0), whose
+/// configuration and dial come from the client data the tool wrote; `Plain` returns 30
+/// from its next call; `ilrewrite dial SOCKET original Dial.Values::Plain` puts it back;
+/// a second `ilrewrite attach` is refused (status 1, a profiler is loaded) and the
+/// program exits with its own code.
+#[test]
+fn the_ilrewrite_command_lists_attaches_and_dials() {
+    let cli = clr_support::build_cli();
+    for_each_runtime(|rt| {
+        let mut dial = start_dial(rt, 50);
+        let pid = dial.id().to_string();
+        let ps = std::process::Command::new(&cli).arg("ps").output().unwrap();
+        let listed = String::from_utf8_lossy(&ps.stdout).into_owned();
+        let line = listed
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(pid.as_str()))
+            .unwrap_or_else(|| panic!("{pid} not listed:\n{listed}"));
+        assert!(line.contains(rt.version()), "{line}");
+        assert!(line.contains("Dial.exe"), "{line}");
+        let socket = socket_in(&format!("cli{}", rt.major()));
+        let config = config("cli", "");
+        let attach = |config: &PathBuf, socket: &PathBuf| {
+            std::process::Command::new(&cli)
+                .args(["attach", &pid, "--clsid", ENGINE, "--profiler"])
+                .arg(engine())
+                .arg("--config")
+                .arg(config)
+                .arg("--dial")
+                .arg(socket)
+                .output()
+                .unwrap()
+        };
+        let attached = attach(&config, &socket);
+        assert_eq!(
+            attached.status.code(),
+            Some(0),
+            "{}\n{}",
+            String::from_utf8_lossy(&attached.stderr),
+            dial.stderr_so_far()
+        );
+        assert_eq!(
+            dial.answer("round"),
+            round_with(30),
+            "{}",
+            dial.stderr_so_far()
+        );
+        let original = std::process::Command::new(&cli)
+            .arg("dial")
+            .arg(&socket)
+            .arg("original Dial.Values::Plain")
+            .output()
+            .unwrap();
+        assert_eq!(original.status.code(), Some(0), "{original:?}");
+        assert_eq!(dial.answer("round"), round_with(10));
+        let again = attach(&config, &socket);
+        assert_eq!(again.status.code(), Some(1), "{again:?}");
+        assert!(
+            String::from_utf8_lossy(&again.stderr).contains("0x8013136A"),
+            "{again:?}"
+        );
+        let out = dial.finish();
+        assert_eq!(out.code(), clr_support::exit_code("Dial"), "{}", out.stderr);
+    });
+}

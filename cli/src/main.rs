@@ -4,6 +4,8 @@
 //! cargo run --release -p ilrewrite-cli -- roundtrip [PATH...]
 //! cargo run --release -p ilrewrite-cli -- disasm [ASSEMBLY] [METHOD]
 //! cargo run --release -p ilrewrite-cli -- dial SOCKET [COMMAND...]
+//! cargo run --release -p ilrewrite-cli -- ps
+//! cargo run --release -p ilrewrite-cli -- attach PID --profiler PATH --clsid GUID [--config FILE] [--dial SOCKET]
 //! ```
 //!
 //! One module per subcommand, each with its arguments (`Args`, a clap `Args` derive)
@@ -14,8 +16,10 @@
 use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
+mod attach;
 mod dial;
 mod disasm;
+mod ps;
 mod roundtrip;
 
 /// The exit statuses, as `ilrewrite --help` shows them (kept next to [`Status`]).
@@ -27,7 +31,8 @@ Exit status:
      matched, a dial answer `error: ...` (a refused or busy connection included)
   2  bad arguments (the usage is printed)
   3  dial: cannot connect to the socket, or the connection failed or ended before an
-     answer's final line";
+     answer's final line; attach: the process cannot be reached; ps: the temporary
+     directory cannot be read";
 
 /// The exit statuses of `roundtrip`, as its `--help` shows them.
 const ROUNDTRIP_STATUS: &str = "\
@@ -52,6 +57,20 @@ Exit status:
   2  bad arguments (a COMMAND holding a newline included)
   3  cannot connect to SOCKET, or the connection (or standard input) failed, or the
      connection ended before an answer's final line";
+
+/// The exit statuses of `ps`, as its `--help` shows them.
+const PS_STATUS: &str = "\
+Exit status:
+  0  the list was made (empty or not)
+  3  the temporary directory (where the runtimes' sockets are) cannot be read";
+
+/// The exit statuses of `attach`, as its `--help` shows them.
+const ATTACH_STATUS: &str = "\
+Exit status:
+  0  the profiler attached
+  1  the runtime or the profiler refused (the profiler says why on the process's stderr)
+  2  bad arguments
+  3  the process cannot be reached: no such process, not .NET, another user's, no answer";
 
 /// How a run ends: its exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -82,14 +101,6 @@ struct Cli {
 }
 
 /// The subcommands.
-//
-// `ps` and `attach PID --profiler PATH --clsid GUID [--config FILE]` come with the
-// diagnostics-IPC client (`ilrewrite::diagnostics`, feature `attach`, Unix): the
-// feature added to `ilrewrite`'s in cli/Cargo.toml, a module each (`mod ps;`,
-// `mod attach;`, with `Args` and `run` like the others; on other systems a `run`
-// that says there is none, as dial.rs does), a variant each here, an arm each in
-// `main`, their statuses in EXIT_STATUS (a process that cannot be reached: 3, as the
-// dial's; a refused attach: 1) and their own `after_help`.
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Decode and re-encode every method body of assemblies and report the counts
@@ -101,6 +112,12 @@ enum Command {
     /// Send commands to a running profiler's live dial (a Unix socket)
     #[command(after_help = DIAL_STATUS)]
     Dial(dial::Args),
+    /// List the .NET processes of this user (pid, runtime version, command line)
+    #[command(after_help = PS_STATUS)]
+    Ps(ps::Args),
+    /// Ask a running .NET process to load a profiler now
+    #[command(after_help = ATTACH_STATUS)]
+    Attach(attach::Args),
 }
 
 /// Prints `message` as clap prints a usage error of `subcommand` (with its usage
@@ -123,6 +140,8 @@ fn main() -> ExitCode {
         Command::Roundtrip(args) => roundtrip::run(args),
         Command::Disasm(args) => disasm::run(args),
         Command::Dial(args) => dial::run(args),
+        Command::Ps(args) => ps::run(args),
+        Command::Attach(args) => attach::run(args),
     };
     status.into()
 }

@@ -81,7 +81,7 @@ fn scratch(name: &str) -> PathBuf {
 fn help_lists_the_subcommands_and_the_exit_statuses() {
     let out = run(&["--help"]);
     let help = assert_ok("--help", &out);
-    for sub in ["roundtrip", "disasm", "dial"] {
+    for sub in ["roundtrip", "disasm", "dial", "ps", "attach"] {
         assert!(
             help.lines().any(|l| l.trim_start().starts_with(sub)),
             "{sub} not listed:\n{help}"
@@ -90,7 +90,7 @@ fn help_lists_the_subcommands_and_the_exit_statuses() {
     for status in ["Exit status:", "  0  ", "  1  ", "  2  ", "  3  "] {
         assert!(help.contains(status), "{status:?} not in:\n{help}");
     }
-    for sub in ["roundtrip", "disasm", "dial"] {
+    for sub in ["roundtrip", "disasm", "dial", "ps", "attach"] {
         let out = run(&[sub, "--help"]);
         let help = assert_ok(sub, &out);
         assert!(help.contains(&format!("Usage: ilrewrite {sub}")), "{help}");
@@ -105,9 +105,16 @@ fn bad_arguments_exit_2_with_the_usage() {
         &[][..],
         &["--bogus"],
         &["no-such-subcommand"],
-        // Not there until the diagnostics client serves them.
-        &["ps"],
+        &["ps", "extra"],
         &["attach", "1"],
+        &[
+            "attach",
+            "1",
+            "--profiler",
+            "/p.so",
+            "--clsid",
+            "not-a-clsid",
+        ],
         &["roundtrip", "--bogus"],
         &["disasm", "--bogus"],
         &["disasm", "a.dll", "T::M", "extra"],
@@ -403,4 +410,23 @@ fn dial_sends_commands_and_exits_by_the_answers() {
         (Some(3), "method A.B\n".into(), vec!["cut".into()])
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `attach` to a pid no process has: the reason, status 3 (unreachable), nothing else.
+#[test]
+fn attach_to_no_process_exits_3_naming_it() {
+    let out = run(&[
+        "attach",
+        "999999999",
+        "--profiler",
+        "/nonexistent/libp.so",
+        "--clsid",
+        "{5B0E6A3C-8D21-4F7A-B6C9-2E1D4A7F3C85}",
+    ]);
+    assert_fails(
+        "attach 999999999",
+        &out,
+        3,
+        &["no process has id 999999999"],
+    );
 }
