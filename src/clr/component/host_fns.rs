@@ -2,18 +2,15 @@
 //! catches any panic (nothing unwinds into the library) and answers a status.
 
 use core::ffi::{CStr, c_char};
-use std::sync::OnceLock;
 
 use smallvec::SmallVec;
 
 use super::abi::{
-    ABI_VERSION, E_FAILED, E_INVALID_ARGUMENT, E_NOT_FOUND, E_REFUSED, Handle, HostApi,
-    InstructionC, KEEP, OK, OPERAND_CODE, OPERAND_FLOAT32, OPERAND_FLOAT64, OPERAND_INT,
-    OPERAND_LONG, OPERAND_NONE, OPERAND_SWITCH, OPERAND_TARGET, OPERAND_TOKEN, OPERAND_VAR,
-    REDIRECT, Status, Str,
+    E_FAILED, E_INVALID_ARGUMENT, E_NOT_FOUND, E_REFUSED, Handle, InstructionC, KEEP, OK,
+    OPERAND_CODE, OPERAND_FLOAT32, OPERAND_FLOAT64, OPERAND_INT, OPERAND_LONG, OPERAND_NONE,
+    OPERAND_SWITCH, OPERAND_TARGET, OPERAND_TOKEN, OPERAND_VAR, REDIRECT, Status, Str,
 };
 use super::context::{keep_string, with_candidate, with_edit, with_options};
-use super::{edit_fns, module_fns};
 use crate::body::MethodBody;
 use crate::clr::host::MethodEdit;
 use crate::clr::log;
@@ -21,54 +18,6 @@ use crate::graph::{Incoming, InstrId, Instruction, Operand};
 use crate::metadata::{MetadataSource, token_table};
 use crate::opcode::{OpCode, OperandKind};
 use crate::sig::{CallingConvention, LocalVarSig, MethodSig, summarize_method_sig};
-
-/// The host's function table, one for the process.
-pub(super) fn host_api() -> &'static HostApi {
-    static API: OnceLock<HostApi> = OnceLock::new();
-    API.get_or_init(|| HostApi {
-        size: u32::try_from(size_of::<HostApi>()).unwrap_or(u32::MAX),
-        abi_version: ABI_VERSION,
-        log: host_log,
-        option_integer,
-        option_boolean,
-        option_string,
-        candidate_method,
-        candidate_name,
-        edit_method,
-        edit_name,
-        edit_options,
-        edit_return_type,
-        body_first,
-        body_next,
-        body_get,
-        body_insert_before,
-        body_insert_after,
-        body_insert_at_entry,
-        body_insert_before_returns,
-        option_string_at,
-        candidate_is_target,
-        module_id: module_fns::module_id,
-        module_assembly_name: module_fns::module_assembly_name,
-        module_assembly_ref: module_fns::module_assembly_ref,
-        module_type_ref: module_fns::module_type_ref,
-        module_find_type: module_fns::module_find_type,
-        module_type_spec: module_fns::module_type_spec,
-        module_method_ref: module_fns::module_method_ref,
-        module_field_ref: module_fns::module_field_ref,
-        module_method_spec: module_fns::module_method_spec,
-        module_user_string: module_fns::module_user_string,
-        module_signature: module_fns::module_signature,
-        module_signature_bytes: module_fns::module_signature_bytes,
-        module_set_item: module_fns::module_set_item,
-        module_item: module_fns::module_item,
-        edit_module_item: edit_fns::edit_module_item,
-        edit_method_item: edit_fns::edit_method_item,
-        edit_set_method_item: edit_fns::edit_set_method_item,
-        edit_add_local: edit_fns::edit_add_local,
-        edit_single_ret: edit_fns::edit_single_ret,
-        edit_wrap: edit_fns::edit_wrap,
-    })
-}
 
 /// Runs `f`, its panic a logged [`E_FAILED`].
 pub(super) fn guarded(what: &str, f: impl FnOnce() -> Result<(), Status>) -> Status {
@@ -496,7 +445,7 @@ unsafe fn put_ids(ids: *mut u32, new: &[InstrId]) {
 /// The most of one message `host->log` reads and writes.
 const LOG_LIMIT: usize = 64 * 1024;
 
-unsafe extern "C" fn host_log(message: *const c_char, length: usize) {
+pub(super) unsafe extern "C" fn host_log(message: *const c_char, length: usize) {
     let _ = log::contain_logged("ilr_host.log", || {
         if message.is_null() {
             return;
@@ -514,7 +463,7 @@ unsafe extern "C" fn host_log(message: *const c_char, length: usize) {
     });
 }
 
-unsafe extern "C" fn option_integer(
+pub(super) unsafe extern "C" fn option_integer(
     options: Handle,
     name: *const c_char,
     value: *mut i64,
@@ -529,7 +478,7 @@ unsafe extern "C" fn option_integer(
     })
 }
 
-unsafe extern "C" fn option_boolean(
+pub(super) unsafe extern "C" fn option_boolean(
     options: Handle,
     name: *const c_char,
     value: *mut i32,
@@ -544,7 +493,7 @@ unsafe extern "C" fn option_boolean(
     })
 }
 
-unsafe extern "C" fn option_string(
+pub(super) unsafe extern "C" fn option_string(
     options: Handle,
     name: *const c_char,
     value: *mut Str,
@@ -560,7 +509,7 @@ unsafe extern "C" fn option_string(
     })
 }
 
-unsafe extern "C" fn option_string_at(
+pub(super) unsafe extern "C" fn option_string_at(
     options: Handle,
     name: *const c_char,
     index: u32,
@@ -584,7 +533,10 @@ unsafe extern "C" fn option_string_at(
     })
 }
 
-unsafe extern "C" fn candidate_is_target(candidate: Handle, is_target: *mut i32) -> Status {
+pub(super) unsafe extern "C" fn candidate_is_target(
+    candidate: Handle,
+    is_target: *mut i32,
+) -> Status {
     guarded("ilr_host.candidate_is_target", || {
         let target = with_candidate(candidate, |c| c.is_target())?;
         // SAFETY: null (refused) or writable.
@@ -592,7 +544,7 @@ unsafe extern "C" fn candidate_is_target(candidate: Handle, is_target: *mut i32)
     })
 }
 
-unsafe extern "C" fn candidate_method(
+pub(super) unsafe extern "C" fn candidate_method(
     candidate: Handle,
     module: *mut u64,
     token: *mut u32,
@@ -606,7 +558,7 @@ unsafe extern "C" fn candidate_method(
     })
 }
 
-unsafe extern "C" fn candidate_name(candidate: Handle, name: *mut Str) -> Status {
+pub(super) unsafe extern "C" fn candidate_name(candidate: Handle, name: *mut Str) -> Status {
     guarded("ilr_host.candidate_name", || {
         let text = with_candidate(candidate, |c| c.name())?;
         let text = keep_string(candidate, text)?;
@@ -615,7 +567,11 @@ unsafe extern "C" fn candidate_name(candidate: Handle, name: *mut Str) -> Status
     })
 }
 
-unsafe extern "C" fn edit_method(edit: Handle, module: *mut u64, token: *mut u32) -> Status {
+pub(super) unsafe extern "C" fn edit_method(
+    edit: Handle,
+    module: *mut u64,
+    token: *mut u32,
+) -> Status {
     guarded("ilr_host.edit_method", || {
         not_null(module)?;
         not_null(token)?;
@@ -628,7 +584,7 @@ unsafe extern "C" fn edit_method(edit: Handle, module: *mut u64, token: *mut u32
     })
 }
 
-unsafe extern "C" fn edit_name(edit: Handle, name: *mut Str) -> Status {
+pub(super) unsafe extern "C" fn edit_name(edit: Handle, name: *mut Str) -> Status {
     guarded("ilr_host.edit_name", || {
         let text = with_edit(edit, |_, method, _| method.name())?;
         let text = keep_string(edit, text)?;
@@ -637,7 +593,7 @@ unsafe extern "C" fn edit_name(edit: Handle, name: *mut Str) -> Status {
     })
 }
 
-unsafe extern "C" fn edit_options(edit: Handle, options: *mut Handle) -> Status {
+pub(super) unsafe extern "C" fn edit_options(edit: Handle, options: *mut Handle) -> Status {
     guarded("ilr_host.edit_options", || {
         let handle = with_edit(edit, |_, _, options| options)?;
         // SAFETY: null (refused) or writable.
@@ -645,7 +601,7 @@ unsafe extern "C" fn edit_options(edit: Handle, options: *mut Handle) -> Status 
     })
 }
 
-unsafe extern "C" fn edit_return_type(edit: Handle, element_type: *mut u8) -> Status {
+pub(super) unsafe extern "C" fn edit_return_type(edit: Handle, element_type: *mut u8) -> Status {
     guarded("ilr_host.edit_return_type", || {
         let first = with_edit(edit, |_, method, _| {
             let sig = MethodSig::parse(method.method().signature().ok()?).ok()?;
@@ -658,7 +614,7 @@ unsafe extern "C" fn edit_return_type(edit: Handle, element_type: *mut u8) -> St
     })
 }
 
-unsafe extern "C" fn body_first(edit: Handle, id: *mut u32) -> Status {
+pub(super) unsafe extern "C" fn body_first(edit: Handle, id: *mut u32) -> Status {
     guarded("ilr_host.body_first", || {
         let first = with_edit(edit, |body, _, _| body.instrs.first().map_or(0, c_id))?;
         // SAFETY: null (refused) or writable.
@@ -666,7 +622,7 @@ unsafe extern "C" fn body_first(edit: Handle, id: *mut u32) -> Status {
     })
 }
 
-unsafe extern "C" fn body_next(edit: Handle, id: u32, next: *mut u32) -> Status {
+pub(super) unsafe extern "C" fn body_next(edit: Handle, id: u32, next: *mut u32) -> Status {
     guarded("ilr_host.body_next", || {
         let after = with_edit(edit, |body, _, _| {
             let at = instr_id(body, id).ok_or(E_INVALID_ARGUMENT)?;
@@ -677,7 +633,11 @@ unsafe extern "C" fn body_next(edit: Handle, id: u32, next: *mut u32) -> Status 
     })
 }
 
-unsafe extern "C" fn body_get(edit: Handle, id: u32, instruction: *mut InstructionC) -> Status {
+pub(super) unsafe extern "C" fn body_get(
+    edit: Handle,
+    id: u32,
+    instruction: *mut InstructionC,
+) -> Status {
     guarded("ilr_host.body_get", || {
         let got = with_edit(edit, |body, _, _| {
             let at = instr_id(body, id).ok_or(E_INVALID_ARGUMENT)?;
@@ -698,7 +658,7 @@ pub(super) fn refused(e: crate::error::Error) -> Status {
     }
 }
 
-unsafe extern "C" fn body_insert_before(
+pub(super) unsafe extern "C" fn body_insert_before(
     edit: Handle,
     at: u32,
     incoming: u32,
@@ -728,7 +688,7 @@ unsafe extern "C" fn body_insert_before(
     })
 }
 
-unsafe extern "C" fn body_insert_after(
+pub(super) unsafe extern "C" fn body_insert_after(
     edit: Handle,
     at: u32,
     code: *const InstructionC,
@@ -750,7 +710,7 @@ unsafe extern "C" fn body_insert_after(
     })
 }
 
-unsafe extern "C" fn body_insert_at_entry(
+pub(super) unsafe extern "C" fn body_insert_at_entry(
     edit: Handle,
     code: *const InstructionC,
     count: usize,
@@ -773,7 +733,7 @@ unsafe extern "C" fn body_insert_at_entry(
     })
 }
 
-unsafe extern "C" fn body_insert_before_returns(
+pub(super) unsafe extern "C" fn body_insert_before_returns(
     edit: Handle,
     code: *const InstructionC,
     count: usize,

@@ -5,7 +5,7 @@
 //! below are the one list both sides are printed from; the test also fails when the
 //! header defines a constant they do not list. The callback ids (`ILR_CALLBACK_*`) are
 //! listed from [`Callback::ALL`] (their names by
-//! [`c_name`](super::callbacks::c_name)), so the header has one per callback of the
+//! [`c_name`](super::subscriptions::c_name)), so the header has one per callback of the
 //! crate's list, each of the value `Callback as u8`; a last test reads their comments,
 //! which must name the callback's arguments in order.
 //!
@@ -26,7 +26,8 @@ use super::abi::{
     AssemblyRefC, ItemDestructor, OPERAND_CODE, OPERAND_METHOD_ID, OPERAND_MODULE_ID,
     OPERAND_RETURN_LOCAL, OPERAND_STATE_LOCAL, WANT_EDIT_SINGLE_RET, WrapC,
 };
-use super::callbacks::{NOT_CARRIED, argument_names, c_name};
+use super::callbacks::argument_names;
+use super::subscriptions::{NOT_CARRIED, c_name};
 use crate::clr::profiler::Callback;
 
 /// One struct field: the C struct and field, the Rust offset and size.

@@ -12,9 +12,9 @@ use super::abi::{
     OPTION_INTEGER, OPTION_SELECTORS, OPTION_STRING, OPTION_STRINGS, OptionSpecC, Status,
     VERSION_SYMBOL, WANT_EDIT, WANT_EDIT_SINGLE_RET,
 };
-use super::callbacks::subscriptions;
 use super::context::{Library, lend_candidate, lend_edit, lend_module, lend_options};
-use super::host_fns::host_api;
+use super::subscriptions::subscriptions;
+use super::table::host_api;
 use crate::analysis::{MaxStackMode, ReturnKind, StackAnalyzer};
 use crate::body::{ClauseKind, MethodBody};
 use crate::clr::host::{

@@ -29,5 +29,7 @@ mod items;
 mod layout_tests;
 mod library;
 mod module_fns;
+mod subscriptions;
+mod table;
 
 pub use library::{LibraryMethod, LoadError};

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, OnceLock};
 
 use super::events::EventMasks;
-use super::initialize::StartError;
+use super::initialize::{Arrival, StartError};
 use super::manager::Manager;
 use crate::clr::hooks::HookSubscriber;
 use crate::clr::log;
@@ -24,15 +24,6 @@ use crate::clr::sys::types::{
     ObjectID, ReJITID, ThreadID, mdMethodDef,
 };
 use crate::clr::sys::{CorPrfHighMonitor, CorPrfMonitor, Guid, HResult};
-
-/// How the runtime loaded the profiler.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Arrival {
-    /// At start-up (`Initialize`), named by the `CORECLR_PROFILER*` variables.
-    Startup,
-    /// Into a running process (`InitializeForAttach`), by a diagnostics client.
-    Attach,
-}
 
 impl Manager {
     /// `InitializeForAttach`: starts as at start-up, with ReJIT on, after checking

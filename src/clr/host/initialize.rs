@@ -6,7 +6,6 @@ use std::sync::Arc;
 #[cfg(unix)]
 use std::sync::Mutex;
 
-use super::attach::Arrival;
 use super::events::{EventMasks, Events, EventsHandle, with_subscriptions};
 use super::hosting::{Hosting, NamedTarget};
 use super::manager::{Manager, OWN_EVENTS, Running};
@@ -21,6 +20,15 @@ use crate::clr::rewrite::engine::Engine;
 use crate::clr::runtime::guard::spawn_profiler_thread;
 use crate::clr::runtime::{ClrError, ProfilerInfo};
 use crate::clr::sys::{CorPrfHighMonitor, CorPrfMonitor, HResult};
+
+/// How the runtime loaded the profiler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrival {
+    /// At start-up (`Initialize`), named by the `CORECLR_PROFILER*` variables.
+    Startup,
+    /// Into a running process (`InitializeForAttach`), by a diagnostics client.
+    Attach,
+}
 
 /// Why the manager does not run: the first step of its start that failed.
 #[derive(Debug, thiserror::Error)]

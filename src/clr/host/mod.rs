@@ -24,12 +24,13 @@ mod rejit_control;
 mod report;
 mod routing;
 
-pub use attach::{Arrival, Attachable, ClientData};
+pub use attach::{Attachable, ClientData};
 pub use change::{Change, ChangeError};
 pub use config::{
     ConfigError, Configuration, MethodEntry, OptionKind, OptionSpec, Options, Position,
 };
 pub use events::{Events, EventsHandle};
+pub use initialize::Arrival;
 pub use manager::Manager;
 pub use method::{
     Candidate, InstrumentationMethod, Interest, LibraryLoader, MethodEdit, MethodError, ModuleLoad,
