@@ -124,27 +124,7 @@ impl<M: MetadataSource + ?Sized> Printer<'_, M> {
 
     /// Writes a type of a signature in ilasm syntax.
     pub(super) fn type_sig(&mut self, t: &TypeSig, ctx: Context, out: &mut String) {
-        let keyword = match t {
-            TypeSig::Void => "void",
-            TypeSig::Boolean => "bool",
-            TypeSig::Char => "char",
-            TypeSig::I1 => "int8",
-            TypeSig::U1 => "uint8",
-            TypeSig::I2 => "int16",
-            TypeSig::U2 => "uint16",
-            TypeSig::I4 => "int32",
-            TypeSig::U4 => "uint32",
-            TypeSig::I8 => "int64",
-            TypeSig::U8 => "uint64",
-            TypeSig::R4 => "float32",
-            TypeSig::R8 => "float64",
-            TypeSig::I => "native int",
-            TypeSig::U => "native uint",
-            TypeSig::String => "string",
-            TypeSig::Object => "object",
-            TypeSig::TypedByRef => "typedref",
-            _ => "",
-        };
+        let keyword = crate::sig::text::primitive_keyword(t).unwrap_or_default();
         if !keyword.is_empty() {
             out.push_str(keyword);
             return;

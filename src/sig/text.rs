@@ -985,24 +985,6 @@ fn write_type<'a>(
 ) -> fmt::Result {
     loop {
         let keyword = match t {
-            TypeSig::Void => "void",
-            TypeSig::Boolean => "bool",
-            TypeSig::Char => "char",
-            TypeSig::I1 => "int8",
-            TypeSig::U1 => "uint8",
-            TypeSig::I2 => "int16",
-            TypeSig::U2 => "uint16",
-            TypeSig::I4 => "int32",
-            TypeSig::U4 => "uint32",
-            TypeSig::I8 => "int64",
-            TypeSig::U8 => "uint64",
-            TypeSig::R4 => "float32",
-            TypeSig::R8 => "float64",
-            TypeSig::I => "native int",
-            TypeSig::U => "native uint",
-            TypeSig::String => "string",
-            TypeSig::Object => "object",
-            TypeSig::TypedByRef => "typedref",
             TypeSig::Class(token) => return write!(f, "class {token:#010x}"),
             TypeSig::ValueType(token) => return write!(f, "valuetype {token:#010x}"),
             TypeSig::Var(n) => return write!(f, "!{n}"),
@@ -1065,9 +1047,37 @@ fn write_type<'a>(
                 t = &a.elem;
                 continue;
             }
+            // The primitives: every other variant is written above.
+            primitive => primitive_keyword(primitive).unwrap_or_default(),
         };
         return f.write_str(keyword);
     }
+}
+
+/// The ILAsm keyword of a primitive type (`int32`, `native int`, `typedref`, ...), `None`
+/// for the others: the one table the printer here and the disassembler write from.
+pub(crate) fn primitive_keyword(t: &TypeSig) -> Option<&'static str> {
+    Some(match t {
+        TypeSig::Void => "void",
+        TypeSig::Boolean => "bool",
+        TypeSig::Char => "char",
+        TypeSig::I1 => "int8",
+        TypeSig::U1 => "uint8",
+        TypeSig::I2 => "int16",
+        TypeSig::U2 => "uint16",
+        TypeSig::I4 => "int32",
+        TypeSig::U4 => "uint32",
+        TypeSig::I8 => "int64",
+        TypeSig::U8 => "uint64",
+        TypeSig::R4 => "float32",
+        TypeSig::R8 => "float64",
+        TypeSig::I => "native int",
+        TypeSig::U => "native uint",
+        TypeSig::String => "string",
+        TypeSig::Object => "object",
+        TypeSig::TypedByRef => "typedref",
+        _ => return None,
+    })
 }
 
 /// Writes the head of a method signature (`instance`, `explicit`, calling convention,
